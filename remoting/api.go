@@ -1,0 +1,62 @@
+package remoting
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// Conn is the reply side of one client connection, handed to every handler.
+// Any goroutine may call Reply, at any time, any number of times (a long
+// poll replies long after the handler returned). After the connection closed,
+// Reply returns net.ErrClosed and drops the frame.
+type Conn interface {
+	// Reply encodes resp as a JSON frame and queues it for writing on this
+	// connection without blocking. Encoding happens on the caller's
+	// goroutine; the bytes handed to gnet are not touched again until gnet's
+	// write callback has run. Replies to a oneway request must not be sent:
+	// the caller checks req.IsOneway() (Router does it for the common path).
+	Reply(resp *codec.Command) error
+	// RemoteAddr is the peer address.
+	RemoteAddr() net.Addr
+	// ID is unique per connection for the life of the process.
+	ID() uint64
+}
+
+// HandlerFunc serves one request. It runs on the gnet event loop goroutine
+// that decoded the frame, so it must never block: no RocksDB, no waiting on
+// the writer, no sleeping. It answers through c.Reply, now or later, from any
+// goroutine. req is owned by the handler (nothing aliases gnet's buffers).
+type HandlerFunc func(c Conn, req *codec.Command)
+
+// Router is the dispatch table keyed by request code. Build it before the
+// server starts; it is read-only afterwards and safe for concurrent reads.
+type Router struct {
+	handlers map[int32]HandlerFunc
+}
+
+// NewRouter returns an empty table.
+func NewRouter() *Router { return &Router{handlers: make(map[int32]HandlerFunc)} }
+
+// Handle registers h for code. Registering a code twice is a programming
+// error and panics, so two files cannot silently claim one code.
+func (r *Router) Handle(code int32, h HandlerFunc) {
+	if _, dup := r.handlers[code]; dup {
+		panic(fmt.Sprintf("remoting: request code %d registered twice", code))
+	}
+	r.handlers[code] = h
+}
+
+// Lookup returns the handler for code, or nil when none is registered (the
+// server then answers REQUEST_CODE_NOT_SUPPORTED).
+func (r *Router) Lookup(code int32) HandlerFunc { return r.handlers[code] }
+
+// Codes lists the registered request codes, in no particular order.
+func (r *Router) Codes() []int32 {
+	out := make([]int32, 0, len(r.handlers))
+	for c := range r.handlers {
+		out = append(out, c)
+	}
+	return out
+}
