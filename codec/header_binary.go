@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // languageNames maps the ROCKETMQ header's language byte to the enum name
@@ -21,60 +22,72 @@ func languageCode(name string) byte {
 // decodeBinaryHeader decodes the ROCKETMQ header (RocketMQSerializable.java):
 // code i16, language u8, version i16, opaque i32, flag i32, remark
 // (i32 len + bytes), ext block (i32 len + entries of i16 klen, key, i32 vlen,
-// value). Every length is checked against the bytes left.
+// value). Every length is checked against the bytes left, and the ext block
+// must end exactly at the end of the header. Entries with an empty key or
+// value are dropped (Java reads zero-length strings as null). All strings
+// share one copy of the header bytes; known keys are interned.
 func decodeBinaryHeader(b []byte, cmd *Command) error {
 	if len(b) < 21 {
 		return fmt.Errorf("%w: ROCKETMQ header of %d bytes < 21", ErrBadHeader, len(b))
 	}
-	cmd.Code = int32(int16(binary.BigEndian.Uint16(b)))
-	if l := int(b[2]); l < len(languageNames) {
+	r := reader{b: b}
+	cmd.Code = int32(r.i16("code"))
+	if l := int(r.u8("language")); l < len(languageNames) {
 		cmd.Language = languageNames[l]
 	} else {
 		cmd.Language = "OTHER"
 	}
-	cmd.Version = int32(int16(binary.BigEndian.Uint16(b[3:])))
-	cmd.Opaque = int32(binary.BigEndian.Uint32(b[5:]))
-	cmd.Flag = int32(binary.BigEndian.Uint32(b[9:]))
-	off := 13
-	rlen := int(int32(binary.BigEndian.Uint32(b[off:])))
-	off += 4
-	if rlen < 0 || rlen > len(b)-off-4 {
-		return fmt.Errorf("%w: remark length %d at offset 13 exceeds %d bytes left", ErrBadHeader, rlen, len(b)-off-4)
+	cmd.Version = int32(r.i16("version"))
+	cmd.Opaque = r.i32("opaque")
+	cmd.Flag = r.i32("flag")
+	rlen := int(r.i32("remarkLength"))
+	if rlen < 0 || rlen > r.remaining()-4 {
+		return fmt.Errorf("%w: remark length %d at offset 13 exceeds %d bytes left", ErrBadHeader, rlen, r.remaining()-4)
 	}
-	cmd.Remark = string(b[off : off+rlen])
-	off += rlen
-	elen := int(int32(binary.BigEndian.Uint32(b[off:])))
-	off += 4
-	if elen < 0 || elen != len(b)-off {
-		return fmt.Errorf("%w: ext length %d at offset %d, %d bytes left", ErrBadHeader, elen, off-4, len(b)-off)
+	remark := r.span(rlen, "remark")
+	elen := int(r.i32("extLength"))
+	if elen < 0 || elen != r.remaining() {
+		return fmt.Errorf("%w: ext length %d at offset %d, %d bytes left", ErrBadHeader, elen, r.off-4, r.remaining())
+	}
+	var all string // one copy of the header for remark, keys and values
+	str := func(span []byte, start int) string {
+		if all == "" {
+			all = string(b)
+		}
+		return all[start : start+len(span)]
+	}
+	if rlen > 0 {
+		cmd.Remark = str(remark, 17)
 	}
 	if elen == 0 {
 		return nil
 	}
 	ext := make(map[string]string, 8)
-	for off < len(b) {
-		if len(b)-off < 2 {
-			return fmt.Errorf("%w: ext key length at offset %d truncated", ErrBadHeader, off)
+	for r.remaining() > 0 {
+		klen := int(r.i16("ext key length"))
+		kAt := r.off
+		key := r.span(klen, "ext key")
+		vlen := int(r.i32("ext value length"))
+		vAt := r.off
+		val := r.span(vlen, "ext value")
+		if err := r.complete(); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadHeader, err)
 		}
-		klen := int(int16(binary.BigEndian.Uint16(b[off:])))
-		off += 2
-		if klen < 0 || klen > len(b)-off-4 {
-			return fmt.Errorf("%w: ext key length %d at offset %d exceeds bytes left", ErrBadHeader, klen, off-2)
+		if klen == 0 || vlen == 0 {
+			continue
 		}
-		k := string(b[off : off+klen])
-		off += klen
-		vlen := int(int32(binary.BigEndian.Uint32(b[off:])))
-		off += 4
-		if vlen < 0 || vlen > len(b)-off {
-			return fmt.Errorf("%w: ext value length %d at offset %d exceeds bytes left", ErrBadHeader, vlen, off-4)
+		k, ok := internedStrings[string(key)]
+		if !ok {
+			k = str(key, kAt)
 		}
-		ext[k] = string(b[off : off+vlen])
-		off += vlen
+		ext[k] = str(val, vAt)
 	}
 	cmd.ExtFields = ext
 	return nil
 }
 
+// appendBinaryHeader writes the ROCKETMQ header with ext keys sorted, so the
+// output is deterministic.
 func appendBinaryHeader(dst []byte, c *Command) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(c.Code))
 	dst = append(dst, languageCode(c.Language))
@@ -85,7 +98,14 @@ func appendBinaryHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, c.Remark...)
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	for k, v := range c.ExtFields {
+	var stack [16]string
+	keys := stack[:0]
+	for k := range c.ExtFields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := c.ExtFields[k]
 		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
 		dst = append(dst, k...)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))

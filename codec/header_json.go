@@ -1,62 +1,195 @@
 package codec
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 )
 
-// jsonHeader mirrors the JSON members of RemotingCommand.java. Unknown
-// members are ignored and missing ones keep Java's defaults.
-type jsonHeader struct {
-	Code      json.Number       `json:"code"`
-	Language  string            `json:"language"`
-	Version   json.Number       `json:"version"`
-	Opaque    json.Number       `json:"opaque"`
-	Flag      json.Number       `json:"flag"`
-	Remark    string            `json:"remark"`
-	ExtFields map[string]string `json:"extFields"`
+// internedStrings holds ext keys and language names that appear in almost
+// every header, so decoding them costs no allocation.
+var internedStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range languageNames {
+		m[s] = s
+	}
+	for _, s := range []string{
+		"consumerGroup", "topic", "queueId", "offset", "extraInfo", "bname", "invisibleTime", "popTime",
+		"reviveQid", "restNum", "startOffsetInfo", "msgOffsetInfo", "orderCountInfo", "maxMsgNums", "pollTime",
+		"bornTime", "initMode", "expType", "exp", "order", "attemptId", "queueOffset", "msgId", "transactionId",
+		"MSG_REGION", "TRACE_ON", "producerGroup", "defaultTopic", "defaultTopicQueueNums", "sysFlag",
+		"bornTimestamp", "flag", "properties", "reconsumeTimes", "unitMode", "maxReconsumeTimes", "batch",
+		"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "commitOffset",
+		"suspendTimeoutMillis", "subscription", "subVersion", "expressionType", "suggestWhichBrokerId",
+		"nextBeginOffset", "minOffset", "maxOffset", "hasMsg", "pollingFull", "clientID", "timestamp", "group",
+		"delayLevel", "originMsgId", "originTopic", "committed", "setZeroIfNotFound", "ns", "nsd", "oway", "lo",
+		"0", "1", "2", "3", "true", "false", "-1", "60000", "TBW102",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
+// internOrKeep returns the interned copy of a plain string, or keeps it in the arena.
+func (s *jsonScanner) internOrKeep(raw []byte, plain bool) string {
+	if plain {
+		if v, ok := internedStrings[string(raw)]; ok {
+			return v
+		}
+	}
+	return s.keep(raw, plain)
 }
 
+// decodeJSONHeader decodes a JSON header (RemotingCommand.java members).
+// Member order is free, unknown members of any type are skipped (but must
+// be valid JSON), missing members keep Java's defaults (language JAVA), null
+// counts as missing. code/version/opaque/flag must be integer numbers within
+// int32. extFields values may be strings, numbers or booleans (the latter
+// two are kept as their JSON text) or null (entry skipped); objects and
+// arrays there are an error. Nothing but whitespace may follow the object.
+// All strings share one arena allocation; known keys are interned.
 func decodeJSONHeader(b []byte, cmd *Command) error {
-	var h jsonHeader
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&h); err != nil {
-		return fmt.Errorf("%w: JSON: %v", ErrBadHeader, err)
-	}
-	var err error
-	if cmd.Code, err = jsonInt32("code", h.Code); err != nil {
+	s := jsonScanner{b: b, arena: make([]byte, 0, len(b))}
+	cmd.Language = "JAVA"
+	if err := s.expect('{'); err != nil {
 		return err
 	}
-	if cmd.Version, err = jsonInt32("version", h.Version); err != nil {
-		return err
+	if s.peek() == '}' {
+		s.i++
+		return s.end()
 	}
-	if cmd.Opaque, err = jsonInt32("opaque", h.Opaque); err != nil {
-		return err
+	for {
+		key, plain, err := s.rawString()
+		if err != nil {
+			return err
+		}
+		if !plain {
+			key = unescape(nil, key)
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		if s.isNull() {
+			// null means "absent": the member falls back to its default.
+			switch string(key) {
+			case "code":
+				cmd.Code = 0
+			case "version":
+				cmd.Version = 0
+			case "opaque":
+				cmd.Opaque = 0
+			case "flag":
+				cmd.Flag = 0
+			case "language":
+				cmd.Language = "JAVA"
+			case "remark":
+				cmd.Remark = ""
+			case "extFields":
+				cmd.ExtFields = nil
+			}
+		} else {
+			switch string(key) {
+			case "code":
+				cmd.Code, err = s.int32Value("code")
+			case "version":
+				cmd.Version, err = s.int32Value("version")
+			case "opaque":
+				cmd.Opaque, err = s.int32Value("opaque")
+			case "flag":
+				cmd.Flag, err = s.int32Value("flag")
+			case "language":
+				var raw []byte
+				if raw, plain, err = s.rawString(); err == nil {
+					cmd.Language = s.internOrKeep(raw, plain)
+					if cmd.Language == "" {
+						cmd.Language = "JAVA"
+					}
+				}
+			case "remark":
+				cmd.Remark, err = s.str()
+			case "extFields":
+				err = s.extFields(cmd)
+			default:
+				err = s.skip()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return s.end()
+		default:
+			return s.errorf("want ',' or '}'")
+		}
 	}
-	if cmd.Flag, err = jsonInt32("flag", h.Flag); err != nil {
-		return err
+}
+
+func (s *jsonScanner) end() error {
+	if s.peek() != 0 || s.i != len(s.b) {
+		return s.errorf("data after the header object")
 	}
-	cmd.Language = h.Language
-	if cmd.Language == "" {
-		cmd.Language = "JAVA"
-	}
-	cmd.Remark = h.Remark
-	cmd.ExtFields = h.ExtFields
 	return nil
 }
 
-func jsonInt32(name string, n json.Number) (int32, error) {
-	if n == "" {
-		return 0, nil
+func (s *jsonScanner) extFields(cmd *Command) error {
+	if err := s.expect('{'); err != nil {
+		return err
 	}
-	v, err := strconv.ParseInt(string(n), 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("%w: member %q is not an int32: %q", ErrBadHeader, name, string(n))
+	ext := make(map[string]string, 8)
+	cmd.ExtFields = ext
+	if s.peek() == '}' {
+		s.i++
+		return nil
 	}
-	return int32(v), nil
+	for {
+		raw, plain, err := s.rawString()
+		if err != nil {
+			return err
+		}
+		key := s.internOrKeep(raw, plain)
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		switch c := s.peek(); {
+		case c == '"':
+			raw, plain, err := s.rawString()
+			if err != nil {
+				return err
+			}
+			ext[key] = s.internOrKeep(raw, plain)
+		case c == '-' || c >= '0' && c <= '9':
+			num, err := s.number()
+			if err != nil {
+				return err
+			}
+			ext[key] = s.internOrKeep(num, true)
+		case c == 'n':
+			if !s.isNull() {
+				return s.errorf("bad literal")
+			}
+			delete(ext, key)
+		case c == 't' || c == 'f':
+			lit, err := s.literal()
+			if err != nil {
+				return err
+			}
+			ext[key] = s.internOrKeep(lit, true)
+		default:
+			return s.errorf("extFields value for %q is not a string, number or boolean", key)
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.errorf("want ',' or '}'")
+		}
+	}
 }
 
 // appendJSONHeader writes the header as a Java broker's fastjson does:

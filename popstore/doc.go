@@ -1,4 +1,53 @@
 // Package popstore owns popshim's RocksDB database: the messages, pop
 // (checkpoint), offsets and meta column families, their key layouts, and the
 // read paths used by the handlers. It never answers the network.
+//
+// # Column families and keys (all integers big-endian)
+//
+//	messages  topic 0x00 queueId(u32) queueOffset(u64)   → stored-message record
+//	          0x00 'P' physicalOffset(u64)                → message key (index)
+//	pop       visibleAt(i64) group '@' topic '@' queueId(u32) '@' queueOffset(u64)
+//	                                                      → checkpoint value
+//	offsets   group 0x00 topic 0x00 queueId(u32)          → consume offset (i64)
+//	meta      "t/" topic                                  → TopicMeta JSON
+//	          "g/" group                                  → GroupMeta JSON
+//	          "q/" topic 0x00 queueId(u32)                → minOffset(i64) maxOffset(i64)
+//	          "s/phys"                                    → next physical offset (i64)
+//	          "x/" name                                   → free-form (Txn.PutMetaValue)
+//
+// A message value is RocketMQ's stored-message record (CommitLog layout), so
+// a POP or PULL response body is the concatenation of values. Its
+// QUEUEOFFSET (byte 20) and PHYSICALOFFSET (byte 28) are filled in by
+// Txn.AppendMessage. The physical offset is a per-broker byte position (sum of
+// the lengths of all records appended before), monotonic across restarts
+// because "s/phys" is written in the same WriteBatch as the appends.
+//
+// The checkpoint key is the layout of RocketMQ's POP KV store
+// (pop-kv-semantics §2.2): sorted by visibility instant, so revive is a range
+// scan (ScanCheckpoints). The value is compact binary (Checkpoint.appendValue).
+//
+// # Writes
+//
+// Every mutation goes through a Txn, built on one goroutine (the batch
+// writer) and committed with one synced db.Write (WAL on, sync=true). A Txn
+// reads through its own pending writes (house style 11). After the write
+// returns, Commit publishes the in-memory effects: queue extents (MaxOffset,
+// MinOffset), consumer offsets, topics and groups, and tells the
+// AppendListener. Readers therefore only ever see durable state.
+//
+// # Reads
+//
+// MaxOffset, MinOffset, ConsumerOffset, Topic(s), Group(s) are in-memory and
+// safe on the gnet event loop. ReadMessages, ReadMessage,
+// MessageByPhysicalOffset, SearchOffsetByTimestamp, ScanCheckpoints,
+// Checkpoint and MetaValue read RocksDB and must run on a reader goroutine.
+//
+// # Recovery and retention
+//
+// Open loads the queue extents, consumer offsets and metadata from the meta
+// and offsets families; because they are written in the same WriteBatch as
+// the data they describe, they agree after any crash. Retention (PlanRetention
+// + Txn.ApplyRetention, driven by package batch) removes messages older than
+// Options.RetentionMillis (default 72 h, RocketMQ's fileReservedTime) with
+// range deletes, per queue, by STORETIMESTAMP.
 package popstore

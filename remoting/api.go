@@ -15,8 +15,12 @@ type Conn interface {
 	// Reply encodes resp as a JSON frame and queues it for writing on this
 	// connection without blocking. Encoding happens on the caller's
 	// goroutine; the bytes handed to gnet are not touched again until gnet's
-	// write callback has run. Replies to a oneway request must not be sent:
-	// the caller checks req.IsOneway() (Router does it for the common path).
+	// write callback has run. The Conn a Server hands to a handler is a
+	// per-request view: for a oneway request (flag bit 1) Reply sends
+	// nothing and returns nil, so handlers need not check req.IsOneway().
+	// Reply writes any Command, so a server-to-client request (flag 0) can
+	// be sent through it too. Errors: net.ErrClosed (connection gone), or
+	// gnet's error when the engine is shutting down.
 	Reply(resp *codec.Command) error
 	// RemoteAddr is the peer address.
 	RemoteAddr() net.Addr
@@ -59,4 +63,15 @@ func (r *Router) Codes() []int32 {
 		out = append(out, c)
 	}
 	return out
+}
+
+// MarkLongPolling labels the request behind c as long-polling
+// (is_long_polling="true" in rocketmq_rpc_latency), so a parked POP does not
+// pollute the latency of immediate answers. Call it from the handler, on any
+// goroutine, before the Reply. It does nothing for a Conn that did not come
+// from a Server dispatch.
+func MarkLongPolling(c Conn) {
+	if r, ok := c.(*request); ok {
+		r.longPoll.Store(true)
+	}
 }

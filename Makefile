@@ -1,0 +1,78 @@
+# popshim build, run and test entry points. `make run` and `make test` work on
+# a fresh Debian/Ubuntu machine with Go installed: `deps` installs RocksDB.
+
+GO        ?= go
+BIN       := bin/popshim
+DATA_DIR  ?= ./data
+VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+# Fuzz time per target: FUZZTIME in `make test`, FUZZTIME_LONG in `make fuzz`.
+FUZZTIME      ?= 10s
+FUZZTIME_LONG ?= 2m
+# grocksdb is cgo; the system librocksdb-dev (7.8.x) is found by default.
+export CGO_ENABLED := 1
+
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+.PHONY: all build run test deps vet unit fuzz-quick fuzz interop bench bench-anchor clean
+
+all: build
+
+## deps: install librocksdb-dev when its headers or pkg-config entry are missing.
+deps:
+	@if ! pkg-config --exists rocksdb 2>/dev/null || [ ! -f /usr/include/rocksdb/c.h ]; then \
+		echo "installing librocksdb-dev"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y librocksdb-dev pkg-config; \
+	fi
+
+## build: compile bin/popshim.
+build: deps
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
+
+## run: build and serve with data in ./data (Ctrl-C stops it gracefully).
+run: build
+	./$(BIN) serve --data-dir $(DATA_DIR)
+
+## test: vet, race-enabled unit tests, a short run of every fuzz target, interop.
+test: deps vet unit fuzz-quick
+	$(MAKE) interop
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Every `func FuzzX(` in a _test.go file is found by grep, so new targets run
+# without editing this file. `go test -fuzz` takes one package and one target.
+define run_fuzz
+	@set -e; for f in $$(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' . | grep -v '/testdata/' | sort); do \
+		dir=$$(dirname $$f); \
+		for t in $$(grep -oE '^func Fuzz[A-Za-z0-9_]*' $$f | sed 's/^func //'); do \
+			echo "fuzz $$dir $$t for $(1)"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime=$(1) $$dir; \
+		done; \
+	done
+endef
+
+fuzz-quick:
+	$(call run_fuzz,$(FUZZTIME))
+
+## fuzz: every fuzz target for FUZZTIME_LONG each.
+fuzz:
+	$(call run_fuzz,$(FUZZTIME_LONG))
+
+## interop: real RocketMQ clients (Java, Go) against a fresh popshim.
+interop: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/interop/run.sh
+
+## bench: group-commit vs sync-mode benchmark (scripts under testdata/bench).
+bench: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/run.sh
+
+## bench-anchor: the reference (anchor) benchmark against Apache RocketMQ.
+bench-anchor: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/anchor.sh
+
+clean:
+	rm -rf bin

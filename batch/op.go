@@ -1,0 +1,178 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/popstore"
+)
+
+// Lane is the class of a mutation. Each lane has its own bounded queue; every
+// batch takes foreground work before produce work and caps background work,
+// so a revive burst or a produce flood delays an ACK by at most one batch.
+type Lane uint8
+
+const (
+	// LaneForeground: ACK, BATCH_ACK, CHANGE_INVISIBLE_TIME and POP
+	// checkpoints — small, latency-critical.
+	LaneForeground Lane = iota
+	// LaneProduce: SEND (message appends).
+	LaneProduce
+	// LaneBackground: revive, retention, offset maintenance, admin.
+	LaneBackground
+	numLanes
+)
+
+// String returns "foreground", "produce" or "background" (metric label).
+func (l Lane) String() string {
+	switch l {
+	case LaneForeground:
+		return "foreground"
+	case LaneProduce:
+		return "produce"
+	case LaneBackground:
+		return "background"
+	}
+	return fmt.Sprintf("lane(%d)", uint8(l))
+}
+
+// Errors returned by Submit (and passed to Done by the writer).
+var (
+	// ErrBusy: the op's lane is full. Returned at once by Submit; nothing was
+	// queued and Done will not be called. Handlers answer SYSTEM_BUSY (2).
+	ErrBusy = errors.New("batch: queue full")
+	// ErrClosed: Submit after Close. Nothing queued; Done not called.
+	ErrClosed = errors.New("batch: writer closed")
+	// ErrFailed: an earlier synced write failed with an error that leaves the
+	// WAL in an unknown state, so the writer refuses all work (sticky
+	// failure, never retrying an fsync). Returned by Submit, and passed to
+	// Done of ops that were queued at the time. Wraps the original cause in
+	// its message. Handlers answer SYSTEM_ERROR (1).
+	ErrFailed = errors.New("batch: writer stopped after a failed write")
+	// ErrBadLane: Op.Lane is not one of the three lanes.
+	ErrBadLane = errors.New("batch: invalid lane")
+)
+
+// Op is one mutation: one request's worth of writes (an ACK, one BATCH_ACK,
+// one CHANGE, the checkpoints and offset advance of one POP, one SEND, one
+// revive step).
+//
+// The writer owns the Op from a successful Submit until Done returns; do not
+// reuse or modify it meanwhile.
+type Op struct {
+	// Lane selects the queue; see Lane.
+	Lane Lane
+	// Bytes is the caller's estimate of the op's size (record bytes for a
+	// SEND; ~100 for an ACK), used for Options.MaxBatchBytes. 0 is fine.
+	Bytes int
+	// Apply adds the op's writes to the batch being built. It runs on the
+	// writer goroutine (sync mode: on a worker), one op at a time, and must
+	// not block on anything but RocksDB reads. If it returns an error (or
+	// panics) none of its writes are kept; Done then gets that error and the
+	// other ops of the batch are unaffected. nil Apply writes nothing.
+	Apply func(tx *popstore.Txn) error
+	// Done is called exactly once after the batch holding the op was written
+	// with sync=true (err == nil: durable), or failed (err: the Apply
+	// error, the write error, or ErrFailed). In group mode it runs on the
+	// writer goroutine, in accept order; in sync mode on the worker that
+	// wrote it. It must not block (encode the reply and hand it to the
+	// connection). nil Done is allowed.
+	Done func(err error)
+
+	seq uint64 // accept order, set by Submit
+	err error  // Apply result
+}
+
+// Mode chooses how mutations are made durable.
+type Mode string
+
+const (
+	// ModeGroup (default): one writer goroutine persists everything queued
+	// in one synced WriteBatch, then completes each op.
+	ModeGroup Mode = "group"
+	// ModeSync: the baseline of the Java broker — each op is written with its
+	// own synced db.Write by one of SyncWorkers workers
+	// (--pop-write-mode=sync). RocksDB's own write-group joining applies.
+	ModeSync Mode = "sync"
+)
+
+// ParseMode accepts "group" and "sync" (the --pop-write-mode values).
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeGroup, ModeSync:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("batch: --pop-write-mode must be group or sync, got %q", s)
+}
+
+// Options configures New. Zero values take the defaults given.
+type Options struct {
+	// Mode: ModeGroup (default) or ModeSync.
+	Mode Mode
+	// SyncWorkers: workers in ModeSync. Default 16, as RocketMQ's
+	// ackMessageThreadPoolNums.
+	SyncWorkers int
+	// MaxBatchOps caps the ops in one WriteBatch (--batch-max-ops).
+	// Default 4096.
+	MaxBatchOps int
+	// MaxBatchBytes caps the sum of Op.Bytes in one WriteBatch
+	// (--batch-max-bytes). Default 8 MiB. A single larger op still forms a
+	// batch of its own.
+	MaxBatchBytes int
+	// LaneCapacity bounds each lane's queue, ops. Default 100000, as
+	// RocketMQ's ackThreadPoolQueueCapacity.
+	LaneCapacity int
+	// BackgroundShare caps the background lane at this fraction of
+	// MaxBatchOps per batch (at least one op). Default 0.25.
+	BackgroundShare float64
+	// RetentionInterval is how often retention runs (plan on a background
+	// goroutine, range deletes through the background lane). Default 10
+	// minutes; negative disables. Retention is also off when the store's
+	// retention is disabled.
+	RetentionInterval time.Duration
+	// Logger; nil means zerolog.Nop().
+	Logger *zerolog.Logger
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Mode == "" {
+		o.Mode = ModeGroup
+	}
+	if _, err := ParseMode(string(o.Mode)); err != nil {
+		return o, err
+	}
+	if o.SyncWorkers == 0 {
+		o.SyncWorkers = 16
+	}
+	if o.MaxBatchOps == 0 {
+		o.MaxBatchOps = 4096
+	}
+	if o.MaxBatchBytes == 0 {
+		o.MaxBatchBytes = 8 << 20
+	}
+	if o.LaneCapacity == 0 {
+		o.LaneCapacity = 100000
+	}
+	if o.BackgroundShare == 0 {
+		o.BackgroundShare = 0.25
+	}
+	if o.RetentionInterval == 0 {
+		o.RetentionInterval = 10 * time.Minute
+	}
+	switch {
+	case o.SyncWorkers < 1:
+		return o, fmt.Errorf("batch: SyncWorkers must be ≥ 1, got %d", o.SyncWorkers)
+	case o.MaxBatchOps < 1:
+		return o, fmt.Errorf("batch: MaxBatchOps must be ≥ 1, got %d", o.MaxBatchOps)
+	case o.MaxBatchBytes < 1:
+		return o, fmt.Errorf("batch: MaxBatchBytes must be ≥ 1, got %d", o.MaxBatchBytes)
+	case o.LaneCapacity < 1:
+		return o, fmt.Errorf("batch: LaneCapacity must be ≥ 1, got %d", o.LaneCapacity)
+	case o.BackgroundShare < 0 || o.BackgroundShare > 1:
+		return o, fmt.Errorf("batch: BackgroundShare must be in (0, 1], got %g", o.BackgroundShare)
+	}
+	return o, nil
+}

@@ -1,0 +1,47 @@
+package batch
+
+import "time"
+
+// syncWorker is one of SyncWorkers baseline workers: take one op, write it
+// with its own synced db.Write, complete it — the shape of RocketMQ's ACK
+// executor with popConsumerKVServiceEnable. Concurrent workers' writes may
+// still share an fsync through RocksDB's own write-group joining.
+func (w *Writer) syncWorker() {
+	defer w.wg.Done()
+	for {
+		op, done := w.lanes.takeOne()
+		if done {
+			return
+		}
+		if op == nil {
+			<-w.lanes.signal
+			continue
+		}
+		w.writeOne(op)
+	}
+}
+
+func (w *Writer) writeOne(op *Op) {
+	if err := w.lanes.failure(); err != nil {
+		w.complete(op, err)
+		return
+	}
+	tx := w.store.Begin()
+	var err error
+	if op.Apply != nil {
+		err = tx.Do(op.Apply)
+	}
+	if err != nil {
+		tx.Discard()
+		w.complete(op, err)
+		return
+	}
+	wrote := tx.Count() > 0
+	start := time.Now()
+	err = tx.Commit()
+	w.m.observeBatch(1, op.Bytes, wrote, time.Since(start))
+	w.complete(op, err)
+	if err != nil {
+		w.afterWriteError(err)
+	}
+}

@@ -1,0 +1,169 @@
+package batch
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/popstore"
+)
+
+// Writer persists ops. In ModeGroup one goroutine takes whatever is queued
+// (no deliberate delay), applies every op to one popstore.Txn, commits it
+// with one synced write and completes the ops in accept order; while it
+// writes, new ops accumulate, so the batch size follows fsync latency. In
+// ModeSync, SyncWorkers goroutines each write one op at a time.
+//
+// Submit may be called from any goroutine, including the gnet event loop: it
+// never blocks on I/O.
+type Writer struct {
+	store *popstore.Store
+	opts  Options
+	log   zerolog.Logger
+	lanes *lanes
+	bgMax int
+	m     *metrics
+
+	wg        sync.WaitGroup // writer goroutines
+	closeOnce sync.Once
+	ret       *retention
+}
+
+// Stats are cumulative counters since New.
+type Stats struct {
+	Batches   uint64           // WriteBatches committed or attempted (with at least one op)
+	Mutations uint64           // ops completed (any result)
+	Failed    uint64           // ops completed with an error
+	Fsyncs    uint64           // synced db.Write calls issued
+	Rejects   [numLanes]uint64 // Submit calls answered ErrBusy, per lane
+}
+
+// New starts a writer over store. reg receives the writer's Prometheus
+// metrics (nil: not registered). The caller closes the writer before the
+// store. Errors: invalid options, metric registration conflicts.
+func New(store *popstore.Store, opts Options, reg prometheus.Registerer) (*Writer, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{store: store, opts: o, lanes: newLanes(o.LaneCapacity)}
+	if o.Logger != nil {
+		w.log = o.Logger.With().Str("component", "batch").Logger()
+	} else {
+		w.log = zerolog.Nop()
+	}
+	w.bgMax = max(1, int(float64(o.MaxBatchOps)*o.BackgroundShare))
+	w.m = newMetrics(w)
+	if reg != nil {
+		if err := w.m.register(reg); err != nil {
+			return nil, err
+		}
+	}
+	switch o.Mode {
+	case ModeGroup:
+		w.wg.Add(1)
+		go w.groupLoop()
+	case ModeSync:
+		for i := 0; i < o.SyncWorkers; i++ {
+			w.wg.Add(1)
+			go w.syncWorker()
+		}
+	}
+	if o.RetentionInterval > 0 && store.RetentionMillis() >= 0 {
+		w.ret = startRetention(w, o.RetentionInterval)
+	}
+	w.log.Info().Str("mode", string(o.Mode)).Int("maxBatchOps", o.MaxBatchOps).
+		Int("maxBatchBytes", o.MaxBatchBytes).Int("laneCapacity", o.LaneCapacity).
+		Int("syncWorkers", o.SyncWorkers).Msg("writer started")
+	return w, nil
+}
+
+// Mode returns the writer's mode.
+func (w *Writer) Mode() Mode { return w.opts.Mode }
+
+// Submit queues op without blocking. nil: accepted, and op.Done will be
+// called exactly once. ErrBusy (lane full), ErrClosed, ErrFailed (sticky
+// failure) or ErrBadLane: not queued, Done will not be called. Any
+// goroutine.
+func (w *Writer) Submit(op *Op) error {
+	err := w.lanes.push(op)
+	if errors.Is(err, ErrBusy) {
+		w.m.rejects[op.Lane].Inc()
+	}
+	return err
+}
+
+// SubmitWait submits an op with the given lane and apply function and blocks
+// until it is durable or failed. For tests, the CLI and startup code only —
+// never on the event loop or the writer goroutine (it would deadlock).
+func (w *Writer) SubmitWait(lane Lane, apply func(tx *popstore.Txn) error) error {
+	ch := make(chan error, 1)
+	op := &Op{Lane: lane, Apply: apply, Done: func(err error) { ch <- err }}
+	if err := w.Submit(op); err != nil {
+		return err
+	}
+	return <-ch
+}
+
+// Err returns the sticky failure (wrapping ErrFailed), or nil.
+func (w *Writer) Err() error { return w.lanes.failure() }
+
+// Stats returns the cumulative counters. Any goroutine.
+func (w *Writer) Stats() Stats {
+	s := Stats{
+		Batches:   w.m.batchesN.Load(),
+		Mutations: w.m.mutationsN.Load(),
+		Failed:    w.m.failedN.Load(),
+		Fsyncs:    w.m.fsyncsN.Load(),
+	}
+	for l := Lane(0); l < numLanes; l++ {
+		s.Rejects[l] = w.lanes.rejected(l)
+	}
+	return s
+}
+
+// Close stops accepting ops (Submit returns ErrClosed), stops retention,
+// writes and completes everything already accepted, and returns when every
+// writer goroutine has exited. It does not close the store; close the store
+// after Close returns. Returns the sticky failure, if any. Idempotent.
+func (w *Writer) Close() error {
+	w.closeOnce.Do(func() {
+		if w.ret != nil {
+			w.ret.stop()
+		}
+		w.lanes.close()
+		w.wg.Wait()
+		w.log.Info().Uint64("batches", w.m.batchesN.Load()).Uint64("mutations", w.m.mutationsN.Load()).Msg("writer closed")
+	})
+	return w.lanes.failure()
+}
+
+// complete calls op.Done with err, counting it.
+func (w *Writer) complete(op *Op, err error) {
+	w.m.mutationsN.Add(1)
+	if err != nil {
+		w.m.failedN.Add(1)
+	}
+	if op.Done != nil {
+		op.Done(err)
+	}
+}
+
+// afterWriteError decides whether a failed write is sticky: anything but
+// popstore.ErrWriteRejected is. Sticky: every queued op fails now and all
+// later Submits fail.
+func (w *Writer) afterWriteError(err error) {
+	if errors.Is(err, popstore.ErrWriteRejected) {
+		w.log.Warn().Err(err).Msg("write rejected before the WAL; batch failed, writer continues")
+		return
+	}
+	w.log.Error().Err(err).Msg("synced write failed; refusing all further work")
+	w.m.failedGauge.Set(1)
+	queued := w.lanes.fail(err)
+	ferr := w.lanes.failure()
+	for _, op := range queued {
+		w.complete(op, ferr)
+	}
+}

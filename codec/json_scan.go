@@ -1,0 +1,320 @@
+package codec
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// jsonScanner is a small JSON reader for remoting headers. It validates
+// the full JSON grammar (RFC 8259) of everything it passes over, including
+// skipped members, and decodes strings as encoding/json does (escapes
+// resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD).
+//
+// Decoded strings are appended to arena and handed out with unsafe.String.
+// That is safe because arena bytes are never written again once a string
+// points at them: appends either write past every existing string or move
+// to a new array, leaving the old one (still referenced) untouched.
+type jsonScanner struct {
+	b     []byte
+	i     int
+	arena []byte
+	depth int
+}
+
+// maxJSONDepth bounds nesting in skipped values.
+const maxJSONDepth = 1000
+
+func (s *jsonScanner) errorf(format string, args ...any) error {
+	lo, hi := max(0, s.i-12), min(len(s.b), s.i+12)
+	return fmt.Errorf("%w: JSON at offset %d near %q: %s", ErrBadHeader, s.i, s.b[lo:hi], fmt.Sprintf(format, args...))
+}
+
+func (s *jsonScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (s *jsonScanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+func (s *jsonScanner) expect(c byte) error {
+	if s.peek() != c {
+		return s.errorf("want %q", c)
+	}
+	s.i++
+	return nil
+}
+
+// rawString scans a string starting at '"' and returns its raw contents
+// (between the quotes) and whether it needs unescaping or UTF-8 repair.
+func (s *jsonScanner) rawString() (raw []byte, plain bool, err error) {
+	if s.peek() != '"' {
+		return nil, false, s.errorf("want string")
+	}
+	s.i++
+	start := s.i
+	plain = true
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			raw = s.b[start:s.i]
+			s.i++
+			if !plain || utf8.Valid(raw) {
+				return raw, plain, nil
+			}
+			return raw, false, nil
+		case c < 0x20:
+			return nil, false, s.errorf("control character in string")
+		case c == '\\':
+			plain = false
+			s.i++
+			if s.i >= len(s.b) {
+				return nil, false, s.errorf("unterminated escape")
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if s.i+4 >= len(s.b) {
+					return nil, false, s.errorf("short \\u escape")
+				}
+				for _, h := range s.b[s.i+1 : s.i+5] {
+					if _, ok := unhex(h); !ok {
+						return nil, false, s.errorf("bad \\u escape")
+					}
+				}
+				s.i += 4
+			default:
+				return nil, false, s.errorf("bad escape")
+			}
+		}
+		s.i++
+	}
+	return nil, false, s.errorf("unterminated string")
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		v, _ := unhex(c)
+		r = r<<4 | rune(v)
+	}
+	return r
+}
+
+// unescape appends the decoded form of an already validated raw string.
+func unescape(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c == '\\' {
+			switch raw[i+1] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(raw[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+						r2 = hex4(raw[i+2 : i+6])
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						i += 6
+						r = dec
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default: // " \ /
+				dst = append(dst, raw[i+1])
+			}
+			i += 2
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		} else {
+			dst = append(dst, raw[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
+}
+
+// str scans a string and returns it as a string backed by the arena.
+func (s *jsonScanner) str() (string, error) {
+	raw, plain, err := s.rawString()
+	if err != nil {
+		return "", err
+	}
+	return s.keep(raw, plain), nil
+}
+
+func (s *jsonScanner) keep(raw []byte, plain bool) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	start := len(s.arena)
+	if plain {
+		s.arena = append(s.arena, raw...)
+	} else {
+		s.arena = unescape(s.arena, raw)
+	}
+	v := s.arena[start:]
+	return unsafe.String(unsafe.SliceData(v), len(v))
+}
+
+// number scans a JSON number and returns its text.
+func (s *jsonScanner) number() ([]byte, error) {
+	s.ws()
+	start := s.i
+	b := s.b
+	digits := func() int {
+		n := 0
+		for s.i < len(b) && b[s.i] >= '0' && b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(b) && b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(b) && b[s.i] == '0':
+		s.i++
+	case digits() == 0:
+		return nil, s.errorf("bad number")
+	}
+	if s.i < len(b) && b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return nil, s.errorf("bad fraction")
+		}
+	}
+	if s.i < len(b) && (b[s.i] == 'e' || b[s.i] == 'E') {
+		s.i++
+		if s.i < len(b) && (b[s.i] == '+' || b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return nil, s.errorf("bad exponent")
+		}
+	}
+	return b[start:s.i], nil
+}
+
+// literal consumes true, false or null and returns it.
+func (s *jsonScanner) literal() ([]byte, error) {
+	s.ws()
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+			s.i += len(lit)
+			return s.b[s.i-len(lit) : s.i], nil
+		}
+	}
+	return nil, s.errorf("bad literal")
+}
+
+func (s *jsonScanner) isNull() bool {
+	if s.peek() == 'n' && len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// int32Value scans a JSON number that must be an integer within int32.
+func (s *jsonScanner) int32Value(name string) (int32, error) {
+	num, err := s.number()
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(num), len(num)), 10, 32)
+	if err != nil {
+		return 0, s.errorf("member %q is not an int32: %s", name, num)
+	}
+	return int32(v), nil
+}
+
+// skip validates and skips any JSON value.
+func (s *jsonScanner) skip() error {
+	switch c := s.peek(); {
+	case c == '"':
+		_, _, err := s.rawString()
+		return err
+	case c == '{' || c == '[':
+		if s.depth++; s.depth > maxJSONDepth {
+			return s.errorf("nested too deep")
+		}
+		defer func() { s.depth-- }()
+		s.i++
+		closer := byte(']')
+		if c == '{' {
+			closer = '}'
+		}
+		if s.peek() == closer {
+			s.i++
+			return nil
+		}
+		for {
+			if c == '{' {
+				if _, _, err := s.rawString(); err != nil {
+					return err
+				}
+				if err := s.expect(':'); err != nil {
+					return err
+				}
+			}
+			if err := s.skip(); err != nil {
+				return err
+			}
+			switch s.peek() {
+			case ',':
+				s.i++
+			case closer:
+				s.i++
+				return nil
+			default:
+				return s.errorf("want ',' or %q", closer)
+			}
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := s.number()
+		return err
+	default:
+		_, err := s.literal()
+		return err
+	}
+}

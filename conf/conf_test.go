@@ -1,0 +1,122 @@
+package conf
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+)
+
+// parse binds a fresh Default config, parses args and loads env.
+func parse(t *testing.T, args []string, env map[string]string) (*Config, error) {
+	t.Helper()
+	c := Default()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	c.BindFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	return c, c.Load(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+}
+
+func TestDefaultsAreValid(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, ":10911", c.Listen)
+	require.Equal(t, ":9876", c.NamesrvListen)
+	require.Equal(t, ":5557", c.MetricsListen)
+	require.Equal(t, 8, c.DefaultTopicQueueNums)
+	require.Equal(t, 16777216, c.MaxFrameSize)
+	require.Equal(t, 72*time.Hour, c.Retention)
+	require.Equal(t, "group", c.PopWriteMode)
+	require.NotEmpty(t, c.BrokerIP, "Load detects the broker IP")
+	require.Nil(t, c.NamesrvAddrs())
+}
+
+func TestEnvOverridesDefaultButNotFlag(t *testing.T) {
+	c, err := parse(t, []string{"--batch-max-ops=100"}, map[string]string{
+		"POPSHIM_DATA_DIR":          "/tmp/pd",
+		"POPSHIM_BATCH_MAX_OPS":     "7", // the flag wins
+		"POPSHIM_AUTO_CREATE_TOPIC": "false",
+		"POPSHIM_RETENTION":         "1h",
+		"POPSHIM_NAMESRV_ADDR":      "10.0.0.1:9876;10.0.0.2:9876",
+		"POPSHIM_BROKER_IP":         "192.0.2.7",
+		"POPSHIM_TEST_SLOW_STORE":   "5ms",
+		"POPSHIM_BACKGROUND_SHARE":  "0.5",
+	})
+	require.NoError(t, err)
+	require.Equal(t, "/tmp/pd", c.DataDir)
+	require.Equal(t, 100, c.BatchMaxOps)
+	require.False(t, c.AutoCreateTopic)
+	require.Equal(t, time.Hour, c.Retention)
+	require.Equal(t, []string{"10.0.0.1:9876", "10.0.0.2:9876"}, c.NamesrvAddrs())
+	require.Equal(t, "192.0.2.7:10911", c.BrokerAddr())
+	require.Equal(t, 5*time.Millisecond, c.TestSlowStore)
+	require.Equal(t, 0.5, c.BackgroundShare)
+}
+
+func TestBadEnvValueNamesTheVariable(t *testing.T) {
+	_, err := parse(t, nil, map[string]string{"POPSHIM_SYNC_WORKERS": "many"})
+	require.ErrorContains(t, err, "POPSHIM_SYNC_WORKERS")
+}
+
+func TestValidationErrorsNameTheFlag(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen=nonsense"}, "--listen must be host:port"},
+		{[]string{"--listen="}, "--listen must not be empty"},
+		{[]string{"--namesrv-listen=:10911"}, "same port"},
+		{[]string{"--namesrv-addr=a:1;bad"}, "--namesrv-addr must be host:port"},
+		{[]string{"--log-level=loud"}, "--log-level"},
+		{[]string{"--log-format=xml"}, "--log-format must be json or console"},
+		{[]string{"--pop-write-mode=async"}, "--pop-write-mode must be group or sync"},
+		{[]string{"--batch-max-ops=0"}, "--batch-max-ops must be in [1,"},
+		{[]string{"--background-share=0"}, "--background-share must be in (0, 1]"},
+		{[]string{"--background-share=1.5"}, "--background-share"},
+		{[]string{"--broker-name=a@b"}, "--broker-name"},
+		{[]string{"--broker-ip=not-an-ip"}, "--broker-ip must be an IP address"},
+		{[]string{"--max-message-size=16777216"}, "--max-message-size 16777216 must be below --max-frame-size"},
+		{[]string{"--retention=0s"}, "--retention must be ≥ 1m0s"},
+		{[]string{"--idle-timeout=-1s"}, "--idle-timeout must be ≥ 0"},
+		{[]string{"--default-topic-queue-nums=0"}, "--default-topic-queue-nums"},
+		{[]string{"--data-dir="}, "--data-dir must not be empty"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, err := parse(t, tc.args, nil)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	_, err := parse(t, []string{"--sync-workers=0", "--queue-capacity=0"}, nil)
+	require.ErrorContains(t, err, "--sync-workers")
+	require.ErrorContains(t, err, "--queue-capacity")
+}
+
+func TestEveryFlagHasEnvInUsageAndTestHookIsHidden(t *testing.T) {
+	c := Default()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	c.BindFlags(fs)
+	n := 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		n++
+		require.Contains(t, f.Usage, EnvName(f.Name), f.Name)
+	})
+	require.GreaterOrEqual(t, n, 30)
+	require.True(t, fs.Lookup("test-slow-store").Hidden)
+	require.Equal(t, "POPSHIM_DATA_DIR", EnvName("data-dir"))
+}
+
+func TestServerOptionsFromConfig(t *testing.T) {
+	c, err := parse(t, []string{"--idle-timeout=0", "--max-frame-size=2048", "--max-message-size=1024"}, nil)
+	require.NoError(t, err)
+	o := c.BrokerServerOptions(nil)
+	require.Equal(t, ":10911", o.Addr)
+	require.Equal(t, 2048, o.MaxFrameBytes)
+	require.Negative(t, o.IdleTimeout, "conf 0 disables; remoting spells that negative")
+	require.Equal(t, "namesrv", c.NamesrvServerOptions(nil).Name)
+}

@@ -1,0 +1,216 @@
+// Package conf holds popshim's whole configuration: one Config struct, its
+// command-line flags, POPSHIM_* environment overrides and validation.
+//
+// Precedence: a flag given on the command line wins, then the environment
+// variable POPSHIM_<FLAG_NAME> (upper case, '-' → '_', e.g. --data-dir ↔
+// POPSHIM_DATA_DIR), then the default. Defaults follow Apache RocketMQ's
+// BrokerConfig / MessageStoreConfig where a RocketMQ name exists. conf reads
+// no file.
+package conf
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// Config is every setting of a popshim process. Build it with Default, bind
+// it with BindFlags, finish it with Load (environment, derived values,
+// Validate). Read-only once Load returned; safe to share between goroutines.
+type Config struct {
+	// Listen is the broker's remoting listen address, host:port
+	// (RocketMQ listenPort 10911). --listen, default ":10911".
+	Listen string
+	// NamesrvListen is where popshim answers name-server requests itself,
+	// routing every topic to this broker; empty disables the embedded name
+	// server. --namesrv-listen, default ":9876".
+	NamesrvListen string
+	// NamesrvAddr lists external RocketMQ name servers to REGISTER_BROKER
+	// with, separated by ';' as in RocketMQ's namesrvAddr (',' accepted too);
+	// empty means none. --namesrv-addr.
+	NamesrvAddr string
+	// RegisterInterval is the period of REGISTER_BROKER to NamesrvAddr
+	// (registerNameServerPeriod, 30 s). --register-interval.
+	RegisterInterval time.Duration
+	// MetricsListen is the Prometheus /metrics address, host:port
+	// (metricsPromExporterPort 5557); empty disables. --metrics-listen.
+	MetricsListen string
+	// DataDir is the RocksDB directory, created when missing. --data-dir,
+	// default "./data".
+	DataDir string
+	// LogLevel is a zerolog level: trace, debug, info, warn, error.
+	// --log-level, default "info".
+	LogLevel string
+	// LogFormat is "json" (default) or "console" (human-readable).
+	// --log-format.
+	LogFormat string
+	// MaxFrameSize is the largest remoting frame accepted, bytes, 4-byte
+	// length prefix included (com.rocketmq.remoting.frameMaxLength,
+	// 16777216). --max-frame-size.
+	MaxFrameSize int
+	// MaxMessageSize bounds one message body on SEND, bytes
+	// (maxMessageSize, 4194304). Must be below MaxFrameSize.
+	// --max-message-size.
+	MaxMessageSize int
+	// BrokerName is this broker's name (brokerName); it is field 5 of every
+	// POP receipt handle. --broker-name, default "popshim-a".
+	BrokerName string
+	// ClusterName is the cluster (brokerClusterName). --cluster-name,
+	// default "DefaultCluster".
+	ClusterName string
+	// BrokerIP is the address clients are told to connect to (brokerIP1).
+	// Empty: the first non-loopback IPv4 address of this host, else
+	// 127.0.0.1 (filled in by Load). --broker-ip.
+	BrokerIP string
+	// AutoCreateTopic creates unknown topics on first SEND
+	// (autoCreateTopicEnable, true). --auto-create-topic.
+	AutoCreateTopic bool
+	// DefaultTopicQueueNums is the queue count of an auto-created topic
+	// (defaultTopicQueueNums, 8). --default-topic-queue-nums.
+	DefaultTopicQueueNums int
+	// Retention is how long messages are kept by store time
+	// (fileReservedTime, 72 h). --retention.
+	Retention time.Duration
+	// RetentionInterval is how often expired messages are deleted.
+	// --retention-interval, default 10m.
+	RetentionInterval time.Duration
+	// PopWriteMode is "group" (one group-commit writer, the default) or
+	// "sync" (each ACK/CHANGE written synchronously by SyncWorkers workers,
+	// the Java broker's behaviour, kept as a measurement baseline).
+	// --pop-write-mode.
+	PopWriteMode string
+	// SyncWorkers is the worker count in sync mode
+	// (ackMessageThreadPoolNums, 16). --sync-workers.
+	SyncWorkers int
+	// BatchMaxOps caps mutations per WriteBatch. --batch-max-ops, 4096.
+	BatchMaxOps int
+	// BatchMaxBytes caps the bytes of one WriteBatch; a single larger
+	// mutation still forms its own batch. --batch-max-bytes, 8 MiB.
+	BatchMaxBytes int
+	// QueueCapacity bounds each writer lane, mutations; a full lane answers
+	// SYSTEM_BUSY (ackThreadPoolQueueCapacity, 100000). --queue-capacity.
+	QueueCapacity int
+	// BackgroundShare is the largest fraction of a batch's ops taken from
+	// the background lane (revive, retention), in (0, 1]. --background-share,
+	// default 0.25.
+	BackgroundShare float64
+	// MaxParkedPolls bounds parked long-poll requests; beyond it POP answers
+	// POLLING_FULL (maxPopPollingSize, 100000). --max-parked-polls.
+	MaxParkedPolls int
+	// ReviveInterval is the pause between revive scans that found less than
+	// a full batch. --revive-interval, default 500ms.
+	ReviveInterval time.Duration
+	// MaxReconsumeTimes is the default retry limit before a message goes to
+	// %DLQ%<group> (maxReconsumeTimes, 16). --max-reconsume-times.
+	MaxReconsumeTimes int
+	// PopReaderWorkers is the number of POP/PULL reader goroutines.
+	// --pop-reader-workers, default 4.
+	PopReaderWorkers int
+	// PopReaderQueue bounds requests waiting for a reader; full answers
+	// SYSTEM_BUSY. --pop-reader-queue, default 10000.
+	PopReaderQueue int
+	// IdleTimeout closes a connection without traffic for this long
+	// (serverChannelMaxIdleTimeSeconds, 120 s); 0 disables. --idle-timeout.
+	IdleTimeout time.Duration
+	// EventLoops is the number of gnet event loops per server; 0 means
+	// GOMAXPROCS. --event-loops.
+	EventLoops int
+	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
+	// parked polls, close connections). --shutdown-timeout, default 10s.
+	ShutdownTimeout time.Duration
+	// TestSlowStore is a TEST-ONLY hook: an artificial delay added to every
+	// store write, to provoke queueing in handler tests. Hidden flag
+	// --test-slow-store, default 0. Never set it in production.
+	TestSlowStore time.Duration
+}
+
+// Default returns the configuration with every default filled in except
+// the auto-detected BrokerIP (see Load).
+func Default() *Config {
+	return &Config{
+		Listen:                ":10911",
+		NamesrvListen:         ":9876",
+		RegisterInterval:      30 * time.Second,
+		MetricsListen:         ":5557",
+		DataDir:               "./data",
+		LogLevel:              "info",
+		LogFormat:             "json",
+		MaxFrameSize:          codec.DefaultMaxFrame,
+		MaxMessageSize:        4 << 20,
+		BrokerName:            "popshim-a",
+		ClusterName:           "DefaultCluster",
+		AutoCreateTopic:       true,
+		DefaultTopicQueueNums: 8,
+		Retention:             72 * time.Hour,
+		RetentionInterval:     10 * time.Minute,
+		PopWriteMode:          "group",
+		SyncWorkers:           16,
+		BatchMaxOps:           4096,
+		BatchMaxBytes:         8 << 20,
+		QueueCapacity:         100000,
+		BackgroundShare:       0.25,
+		MaxParkedPolls:        100000,
+		ReviveInterval:        500 * time.Millisecond,
+		MaxReconsumeTimes:     16,
+		PopReaderWorkers:      4,
+		PopReaderQueue:        10000,
+		IdleTimeout:           120 * time.Second,
+		ShutdownTimeout:       10 * time.Second,
+	}
+}
+
+// NamesrvAddrs splits NamesrvAddr into host:port entries, dropping empty
+// ones. Nil when none are configured.
+func (c *Config) NamesrvAddrs() []string {
+	var out []string
+	for _, a := range strings.FieldsFunc(c.NamesrvAddr, func(r rune) bool { return r == ';' || r == ',' }) {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// BrokerAddr is the advertised broker address BrokerIP:port, with the port
+// taken from Listen. When Listen asks for port 0, pass the bound port
+// (remoting.Server.Addr) instead: BrokerAddrWithPort.
+func (c *Config) BrokerAddr() string {
+	_, port, _ := net.SplitHostPort(c.Listen)
+	return net.JoinHostPort(c.BrokerIP, port)
+}
+
+// BrokerAddrWithPort is BrokerIP:port for an explicit port.
+func (c *Config) BrokerAddrWithPort(port int) string {
+	return net.JoinHostPort(c.BrokerIP, strconv.Itoa(port))
+}
+
+// BrokerServerOptions returns the remoting options of the broker listener.
+// m may be nil (no metrics).
+func (c *Config) BrokerServerOptions(m *remoting.Metrics) remoting.ServerOptions {
+	return c.serverOptions("broker", c.Listen, m)
+}
+
+// NamesrvServerOptions returns the remoting options of the embedded name
+// server listener (only meaningful when NamesrvListen is not empty).
+func (c *Config) NamesrvServerOptions(m *remoting.Metrics) remoting.ServerOptions {
+	return c.serverOptions("namesrv", c.NamesrvListen, m)
+}
+
+func (c *Config) serverOptions(name, addr string, m *remoting.Metrics) remoting.ServerOptions {
+	idle := c.IdleTimeout
+	if idle == 0 {
+		idle = -1 // remoting: negative disables, zero means its default
+	}
+	return remoting.ServerOptions{
+		Name:          name,
+		Addr:          addr,
+		MaxFrameBytes: c.MaxFrameSize,
+		IdleTimeout:   idle,
+		EventLoops:    c.EventLoops,
+		Metrics:       m,
+	}
+}

@@ -1,0 +1,106 @@
+package conf
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// EnvPrefix starts every environment variable conf reads.
+const EnvPrefix = "POPSHIM_"
+
+// EnvName is the environment variable of a flag: "data-dir" →
+// "POPSHIM_DATA_DIR".
+func EnvName(flag string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// BindFlags registers one flag per Config field on fs, with c's current
+// values as defaults (call it on Default()). Each usage line names its
+// environment variable. Call from the goroutine that builds the command.
+func (c *Config) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", c.Listen, "broker remoting listen address host:port")
+	fs.StringVar(&c.NamesrvListen, "namesrv-listen", c.NamesrvListen, "embedded name server listen address host:port; empty disables")
+	fs.StringVar(&c.NamesrvAddr, "namesrv-addr", c.NamesrvAddr, "external name servers to REGISTER_BROKER with, 'host:port;host:port'; empty = none")
+	fs.DurationVar(&c.RegisterInterval, "register-interval", c.RegisterInterval, "period of REGISTER_BROKER to --namesrv-addr")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "Prometheus /metrics listen address host:port; empty disables")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "RocksDB data directory (created when missing)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: trace|debug|info|warn|error")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: json|console")
+	fs.IntVar(&c.MaxFrameSize, "max-frame-size", c.MaxFrameSize, "largest remoting frame accepted, bytes (length prefix included)")
+	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "largest message body accepted on SEND, bytes")
+	fs.StringVar(&c.BrokerName, "broker-name", c.BrokerName, "broker name (brokerName), part of every receipt handle")
+	fs.StringVar(&c.ClusterName, "cluster-name", c.ClusterName, "cluster name (brokerClusterName)")
+	fs.StringVar(&c.BrokerIP, "broker-ip", c.BrokerIP, "advertised broker IP (brokerIP1); empty = first non-loopback IPv4, else 127.0.0.1")
+	fs.BoolVar(&c.AutoCreateTopic, "auto-create-topic", c.AutoCreateTopic, "create unknown topics on first SEND (autoCreateTopicEnable)")
+	fs.IntVar(&c.DefaultTopicQueueNums, "default-topic-queue-nums", c.DefaultTopicQueueNums, "queue count of auto-created topics (defaultTopicQueueNums)")
+	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long messages are kept (fileReservedTime)")
+	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired messages are deleted")
+	fs.StringVar(&c.PopWriteMode, "pop-write-mode", c.PopWriteMode, "ACK/CHANGE/POP persistence: group (one group-commit writer) | sync (per-op synced writes on --sync-workers, baseline)")
+	fs.IntVar(&c.SyncWorkers, "sync-workers", c.SyncWorkers, "writer workers in --pop-write-mode=sync")
+	fs.IntVar(&c.BatchMaxOps, "batch-max-ops", c.BatchMaxOps, "most mutations per group-commit WriteBatch")
+	fs.IntVar(&c.BatchMaxBytes, "batch-max-bytes", c.BatchMaxBytes, "most bytes per group-commit WriteBatch")
+	fs.IntVar(&c.QueueCapacity, "queue-capacity", c.QueueCapacity, "bound of each writer lane, mutations; full answers SYSTEM_BUSY")
+	fs.Float64Var(&c.BackgroundShare, "background-share", c.BackgroundShare, "largest fraction of a batch taken from the background lane (0,1]")
+	fs.IntVar(&c.MaxParkedPolls, "max-parked-polls", c.MaxParkedPolls, "bound of parked long-poll requests; beyond it POP answers POLLING_FULL")
+	fs.DurationVar(&c.ReviveInterval, "revive-interval", c.ReviveInterval, "pause between revive scans")
+	fs.IntVar(&c.MaxReconsumeTimes, "max-reconsume-times", c.MaxReconsumeTimes, "default retries before a message goes to the DLQ")
+	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
+	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close connections without traffic for this long; 0 disables")
+	fs.IntVar(&c.EventLoops, "event-loops", c.EventLoops, "gnet event loops per listener; 0 = GOMAXPROCS")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "bound of the graceful shutdown")
+	fs.DurationVar(&c.TestSlowStore, "test-slow-store", c.TestSlowStore, "TEST ONLY: artificial delay added to every store write")
+	_ = fs.MarkHidden("test-slow-store")
+	fs.VisitAll(func(f *pflag.Flag) {
+		f.Usage += " (env " + EnvName(f.Name) + ")"
+	})
+}
+
+// Load completes c after fs was parsed: every flag not set on the command
+// line takes its POPSHIM_* variable from lookup (os.LookupEnv in main) when
+// present, BrokerIP is detected when empty, then Validate runs. Errors name
+// the variable or flag at fault.
+func (c *Config) Load(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	var errs []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		v, ok := lookup(EnvName(f.Name))
+		if !ok {
+			return
+		}
+		if err := fs.Set(f.Name, v); err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%q: %v", EnvName(f.Name), v, err))
+		}
+	})
+	if len(errs) > 0 {
+		return fmt.Errorf("conf: bad environment: %s", strings.Join(errs, "; "))
+	}
+	if c.BrokerIP == "" {
+		c.BrokerIP = DetectBrokerIP()
+	}
+	return c.Validate()
+}
+
+// DetectBrokerIP returns the first non-loopback, non-link-local IPv4
+// address of this host's interfaces, or "127.0.0.1" when there is none.
+func DetectBrokerIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			ip := ipn.IP.To4()
+			if ip != nil && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() && !ip.IsUnspecified() {
+				return ip.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}

@@ -1,0 +1,150 @@
+package conf
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Validate checks every field and returns all problems at once, each
+// naming its flag, e.g. "--batch-max-ops must be ≥ 1, got 0". It does not
+// modify c.
+func (c *Config) Validate() error {
+	var v validator
+	v.addr("listen", c.Listen, false)
+	v.addr("namesrv-listen", c.NamesrvListen, true)
+	v.addr("metrics-listen", c.MetricsListen, true)
+	for _, a := range c.NamesrvAddrs() {
+		v.addr("namesrv-addr", a, false)
+	}
+	v.positiveDur("register-interval", c.RegisterInterval, time.Second)
+	if c.NamesrvListen != "" && samePort(c.Listen, c.NamesrvListen) {
+		v.errf("--listen %q and --namesrv-listen %q use the same port", c.Listen, c.NamesrvListen)
+	}
+	if c.MetricsListen != "" && (samePort(c.Listen, c.MetricsListen) || samePort(c.NamesrvListen, c.MetricsListen)) {
+		v.errf("--metrics-listen %q shares a port with another listener", c.MetricsListen)
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		v.errf("--data-dir must not be empty")
+	}
+	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
+		v.errf("--log-level must be one of trace|debug|info|warn|error, got %q", c.LogLevel)
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		v.errf("--log-format must be json or console, got %q", c.LogFormat)
+	}
+	v.intRange("max-frame-size", c.MaxFrameSize, 1<<10, 1<<30)
+	v.intRange("max-message-size", c.MaxMessageSize, 1, 1<<30)
+	if c.MaxMessageSize >= c.MaxFrameSize {
+		v.errf("--max-message-size %d must be below --max-frame-size %d (the frame also carries headers)", c.MaxMessageSize, c.MaxFrameSize)
+	}
+	v.name("broker-name", c.BrokerName)
+	v.name("cluster-name", c.ClusterName)
+	if c.BrokerIP != "" && net.ParseIP(c.BrokerIP) == nil {
+		v.errf("--broker-ip must be an IP address, got %q", c.BrokerIP)
+	}
+	v.intRange("default-topic-queue-nums", c.DefaultTopicQueueNums, 1, 1024)
+	v.positiveDur("retention", c.Retention, time.Minute)
+	v.positiveDur("retention-interval", c.RetentionInterval, time.Second)
+	if c.PopWriteMode != "group" && c.PopWriteMode != "sync" {
+		v.errf("--pop-write-mode must be group or sync, got %q", c.PopWriteMode)
+	}
+	v.intRange("sync-workers", c.SyncWorkers, 1, 4096)
+	v.intRange("batch-max-ops", c.BatchMaxOps, 1, 1<<20)
+	v.intRange("batch-max-bytes", c.BatchMaxBytes, 1<<10, 1<<30)
+	v.intRange("queue-capacity", c.QueueCapacity, 1, 1<<24)
+	if !(c.BackgroundShare > 0 && c.BackgroundShare <= 1) {
+		v.errf("--background-share must be in (0, 1], got %g", c.BackgroundShare)
+	}
+	v.intRange("max-parked-polls", c.MaxParkedPolls, 1, 1<<24)
+	v.positiveDur("revive-interval", c.ReviveInterval, 10*time.Millisecond)
+	v.intRange("max-reconsume-times", c.MaxReconsumeTimes, 0, 1<<16)
+	v.intRange("pop-reader-workers", c.PopReaderWorkers, 1, 1024)
+	v.intRange("pop-reader-queue", c.PopReaderQueue, 1, 1<<24)
+	if c.IdleTimeout < 0 {
+		v.errf("--idle-timeout must be ≥ 0 (0 disables), got %s", c.IdleTimeout)
+	}
+	v.intRange("event-loops", c.EventLoops, 0, 1024)
+	v.positiveDur("shutdown-timeout", c.ShutdownTimeout, 0)
+	if c.TestSlowStore < 0 {
+		v.errf("--test-slow-store must be ≥ 0, got %s", c.TestSlowStore)
+	}
+	return v.err()
+}
+
+// validator collects problems so Validate reports all of them at once.
+type validator struct{ problems []string }
+
+func (v *validator) errf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+func (v *validator) err() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return errors.New("conf: invalid configuration: " + strings.Join(v.problems, "; "))
+}
+
+// addr checks host:port with a numeric port 0..65535.
+func (v *validator) addr(flag, a string, emptyOK bool) {
+	if a == "" {
+		if !emptyOK {
+			v.errf("--%s must not be empty", flag)
+		}
+		return
+	}
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		v.errf("--%s must be host:port, got %q: %v", flag, a, err)
+		return
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		v.errf("--%s port must be 0..65535, got %q", flag, port)
+	}
+}
+
+func (v *validator) intRange(flag string, n, lo, hi int) {
+	if n < lo || n > hi {
+		v.errf("--%s must be in [%d, %d], got %d", flag, lo, hi, n)
+	}
+}
+
+func (v *validator) positiveDur(flag string, d, atLeast time.Duration) {
+	if d <= 0 || d < atLeast {
+		if atLeast > 0 {
+			v.errf("--%s must be ≥ %s, got %s", flag, atLeast, d)
+		} else {
+			v.errf("--%s must be > 0, got %s", flag, d)
+		}
+	}
+}
+
+// name checks a broker or cluster name: non-empty, no whitespace and none of
+// the separators RocketMQ uses inside keys and receipt handles (' ', '@', '%').
+func (v *validator) name(flag, s string) {
+	if s == "" {
+		v.errf("--%s must not be empty", flag)
+		return
+	}
+	if strings.ContainsAny(s, " \t\r\n@%") {
+		v.errf("--%s %q must not contain whitespace, '@' or '%%'", flag, s)
+	}
+}
+
+// samePort reports whether two listen addresses name the same non-zero
+// port on overlapping hosts (an empty host or 0.0.0.0 overlaps every host).
+func samePort(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb || pa == "0" {
+		return false
+	}
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || wild(ha) || wild(hb)
+}

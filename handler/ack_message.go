@@ -1,0 +1,57 @@
+package handler
+
+// ACK_MESSAGE (200051), broker/.../processor/AckMessageProcessor.java on the
+// KV path (PopConsumerService.ackAsync).
+//
+// Header (codec.AckMessageRequestHeader): consumerGroup, topic (the real
+// topic: the pop retry topic for receipts with retry flag 1/2), queueId,
+// offset, extraInfo (8-field receipt handle, or 9 from the proxy), bname.
+//
+// Behaviour:
+//   - Validated on the event loop against in-memory state (checkReceipt).
+//   - Blind and idempotent: one writer op (foreground lane) deletes the
+//     checkpoint key named by the handle; a missing key is SUCCESS (re-ACK,
+//     ACK after revive, ACK of a changed handle). Nothing is read.
+//   - The connection does not matter (ACK on another connection works).
+//   - SUCCESS is sent when the delete is durable (fsynced).
+//
+// Response codes: SUCCESS (0); SYSTEM_BUSY (2) writer lane full (nothing
+// changed); SYSTEM_ERROR (1) header errors, failed write; TOPIC_NOT_EXIST
+// (17); MESSAGE_ILLEGAL (13) bad queueId or invalid receipt handle;
+// NO_MESSAGE (208) offset outside [minOffset, maxOffset].
+
+import (
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+func (b *Broker) handleAckMessage(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeAckMessageRequestHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	rc, rerr := b.checkReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, false)
+	if rerr != nil {
+		respondCode(c, req, rerr.code, rerr.remark)
+		return
+	}
+	key := rc.key
+	op := &batch.Op{
+		Lane:  batch.LaneForeground,
+		Bytes: 64,
+		Apply: func(tx *popstore.Txn) error { return tx.DeleteCheckpoint(key) },
+		Done: func(err error) {
+			if err != nil {
+				respondCode(c, req, writeErrorCode(err), "ack failed: "+err.Error())
+				return
+			}
+			respondCode(c, req, codec.Success, "")
+		},
+	}
+	if err := b.Writer.Submit(op); err != nil {
+		respondCode(c, req, submitCode(err), "ack: "+err.Error())
+	}
+}

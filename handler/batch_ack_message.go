@@ -1,0 +1,107 @@
+package handler
+
+// BATCH_ACK_MESSAGE (200151), broker/.../processor/AckMessageProcessor.java
+// (batch branch) on the KV path.
+//
+// No header. Body: JSON {"brokerName":..,"acks":[{c,t,r,so,q,rq,pt,it,b}]}
+// (codec.DecodeBatchAckBody; long member names accepted), b a Base64 Java
+// BitSet, bit i acking queue offset so+i.
+//
+// Behaviour:
+//   - Decoded and validated on the event loop. Per entry the real topic is
+//     derived from t, c and r (0 → t, 1 → %RETRY%c_t, 2 → %RETRY%c+t).
+//     Entries whose topic is unknown, whose queueId is out of range, or
+//     with the orderly reviveQid 999 (not served by popshim) are skipped
+//     silently, like offsets outside [minOffset, maxOffset] (RocketMQ skips
+//     them too). Bits beyond maxBatchAckBits per entry are ignored.
+//   - Every resulting checkpoint delete (key: pt+it, c, real topic, q,
+//     offset) goes to the writer as ONE op: one fsync for the request.
+//     Blind and idempotent like ACK.
+//   - SUCCESS when durable (at once when nothing is left to delete).
+//
+// Response codes: SUCCESS (0); NO_MESSAGE (208) for an empty or missing
+// body or an empty acks list; MESSAGE_ILLEGAL (13) for a body that does not
+// decode (a definite answer: retrying cannot help); SYSTEM_BUSY (2);
+// SYSTEM_ERROR (1) failed write.
+
+import (
+	"strings"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// maxBatchAckBits bounds the bits read per BATCH_ACK entry. popshim's POP
+// scans at most maxScanPerQueue offsets of one queue, so a legitimate bit
+// index stays below it.
+const maxBatchAckBits = 8192
+
+// maxBatchAckDeletes bounds the deletes of one BATCH_ACK request; further
+// bits are ignored (a hostile body cannot make one op unbounded).
+const maxBatchAckDeletes = 65536
+
+func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
+	if len(req.Body) == 0 {
+		respondCode(c, req, codec.NoMessage, "body is null")
+		return
+	}
+	body, err := codec.DecodeBatchAckBody(req.Body)
+	if err != nil {
+		respondCode(c, req, codec.MessageIllegal, "invalid batch ack body: "+err.Error())
+		return
+	}
+	if len(body.Acks) == 0 {
+		respondCode(c, req, codec.NoMessage, "acks is empty")
+		return
+	}
+	var keys []popstore.CheckpointKey
+	for i := range body.Acks {
+		a := &body.Acks[i]
+		if a.ReviveQueueID == codec.PopOrderReviveQueue || a.ConsumerGroup == "" || strings.ContainsAny(a.ConsumerGroup, "@\x00") {
+			continue
+		}
+		topic := codec.RealTopic(a.Topic, a.ConsumerGroup, a.RetryFlag)
+		meta, ok := b.Topics.Get(topic)
+		if !ok || a.QueueID < 0 || a.QueueID >= meta.ReadQueueNums {
+			continue
+		}
+		minOff, maxOff := b.Store.MinOffset(topic, a.QueueID), b.Store.MaxOffset(topic, a.QueueID)
+		for _, off := range a.AckedOffsets(maxBatchAckBits) {
+			if off < minOff || off > maxOff || len(keys) >= maxBatchAckDeletes {
+				continue
+			}
+			keys = append(keys, popstore.CheckpointKey{
+				VisibleAtMillis: a.PopTime + a.InvisibleTime, Group: a.ConsumerGroup,
+				Topic: topic, QueueId: a.QueueID, QueueOffset: off,
+			})
+		}
+	}
+	if len(keys) == 0 {
+		respondCode(c, req, codec.Success, "")
+		return
+	}
+	op := &batch.Op{
+		Lane:  batch.LaneForeground,
+		Bytes: 64 * len(keys),
+		Apply: func(tx *popstore.Txn) error {
+			for _, k := range keys {
+				if err := tx.DeleteCheckpoint(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Done: func(err error) {
+			if err != nil {
+				respondCode(c, req, writeErrorCode(err), "batch ack failed: "+err.Error())
+				return
+			}
+			respondCode(c, req, codec.Success, "")
+		},
+	}
+	if err := b.Writer.Submit(op); err != nil {
+		respondCode(c, req, submitCode(err), "batch ack: "+err.Error())
+	}
+}

@@ -1,0 +1,131 @@
+package handler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/popstore"
+)
+
+// Broker is the state every request handler shares: configuration, the
+// store, the group-commit writer, topic and client tables, and the POP
+// machinery (queue try-locks, the long-poll registry, the reader pool and
+// the revive loop).
+//
+// Goroutines: handlers run on gnet event loops and only decode, validate
+// against in-memory state and enqueue; store reads run on the reader pool;
+// mutations run on the writer; revive has its own goroutine. Build with
+// NewBroker, register with RegisterBroker, then Start; Close stops the
+// background work. The exported fields are set by NewBroker and never
+// replaced.
+type Broker struct {
+	Cfg     *conf.Config
+	Log     zerolog.Logger
+	Store   *popstore.Store
+	Writer  *batch.Writer
+	Topics  *TopicTable
+	Clients *ClientTable
+
+	pop     popSettings
+	now     func() int64 // broker clock, Unix ms; tests replace it before Start
+	locks   queueLocks
+	polls   *pollRegistry
+	readers *readerPool
+	metrics *popMetrics
+	uniq    *codec.UniqIDGenerator
+	// popSeq counts POP requests per stripe of (group, topic): it drives
+	// the retry-first ratio and the round-robin start queue of queueId -1.
+	popSeq [stripeCount]atomic.Uint64
+
+	revive *reviver
+
+	startOnce sync.Once
+	closeOnce sync.Once
+	started   atomic.Bool
+}
+
+// NewBroker builds the broker state over an open store and a running
+// writer. It creates the topic and client tables (D2's NewTopicTable /
+// NewClientTable), installs the store's append listener (wakes parked long
+// polls) and registers the POP metrics with reg (nil: not registered). No
+// goroutine runs until Start. Errors: invalid configuration values, metric
+// registration conflicts.
+func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.Writer, reg prometheus.Registerer) (*Broker, error) {
+	set, err := settingsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{
+		Cfg:     cfg,
+		Log:     log,
+		Store:   store,
+		Writer:  w,
+		pop:     set,
+		now:     func() int64 { return time.Now().UnixMilli() },
+		metrics: newPopMetrics(),
+		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
+	}
+	topics, err := newTopicTableFor(b)
+	if err != nil {
+		return nil, err
+	}
+	b.Topics = topics
+	b.Clients = NewClientTable(log)
+	if reg != nil {
+		if err := b.metrics.register(reg); err != nil {
+			return nil, fmt.Errorf("handler: register metrics: %w", err)
+		}
+	}
+	b.polls = newPollRegistry(int64(set.maxParkedPolls), b.nowMillis, func(n int64) { b.metrics.parkedPolls.Set(float64(n)) })
+	b.revive = newReviver(b)
+	store.SetAppendListener(b.onAppend)
+	return b, nil
+}
+
+// nowMillis is the broker clock, Unix ms.
+func (b *Broker) nowMillis() int64 { return b.now() }
+
+// onAppend is the store's AppendListener: new messages in (topic, queueId)
+// wake the long polls waiting for them. Runs on the writer goroutine.
+func (b *Broker) onAppend(topic string, queueID int32, _ int64) {
+	b.polls.wake(topic, queueID)
+}
+
+// Start launches the reader pool and the revive loop. Call once, after
+// registration and before the servers accept traffic; later calls do
+// nothing.
+func (b *Broker) Start() {
+	b.startOnce.Do(func() {
+		b.readers = newReaderPool(b.pop.readers, b.pop.readerQueue, b.pop.maxParkedPolls+b.pop.readerQueue+64)
+		b.revive.start()
+		b.started.Store(true)
+		b.Log.Info().Str("brokerName", b.pop.brokerName).Int("readers", b.pop.readers).
+			Int("maxParkedPolls", b.pop.maxParkedPolls).Bool("retryTopicV2", b.pop.retryTopicV2).
+			Msg("pop service started")
+	})
+}
+
+// Close stops the revive loop (waiting for its current pass, whose writes
+// still go through the writer), answers every parked long poll with its
+// timeout code, and stops the reader pool. Call before closing the writer.
+// Idempotent; safe if Start was never called.
+func (b *Broker) Close() {
+	b.closeOnce.Do(func() {
+		b.revive.stop()
+		b.polls.close()
+		if b.readers != nil {
+			b.readers.close()
+		}
+		b.Store.SetAppendListener(nil)
+	})
+}

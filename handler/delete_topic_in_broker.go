@@ -1,0 +1,43 @@
+package handler
+
+// DELETE_TOPIC_IN_BROKER (215).
+//
+// Header: topic (required) (DeleteTopicRequestHeader.java).
+//
+// Behaviour: removes the topic's configuration, messages, queue extents and
+// consumer offsets, and with them the POP retry topics of every consumer
+// group known to the broker (%RETRY%<group>_<topic> and
+// %RETRY%<group>+<topic>; pop-scenarios RET-05, RocketMQ PR #7209), all in
+// one write through the writer (background lane). The reply waits until it
+// is fsynced; the routes disappear at that moment. In-flight POP checkpoints
+// for the topic are left to revive, which drops them when the message is
+// gone. System topics are refused. Deleting an unknown topic succeeds.
+//
+// Response codes: SUCCESS (0); INVALID_PARAMETER (29) for a system topic;
+// SYSTEM_BUSY (2) when the lane is full; SYSTEM_ERROR (1) naming a missing
+// field, for an invalid name, or for a failed write.
+
+import (
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+func (b *Broker) deleteTopicInBroker(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeTopicHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	if err := validateTopicName(h.Topic); err != nil {
+		respondCode(c, req, codec.SystemError, err.Error())
+		return
+	}
+	if b.Topics.IsSystem(h.Topic) {
+		respondCode(c, req, codec.InvalidParameter, "The topic["+h.Topic+"] is conflict with system topic.")
+		return
+	}
+	err = b.Topics.Delete(h.Topic, b.Clients.ConsumerGroups(), func(_ []string, err error) { respondDone(c, req, err) })
+	if err != nil {
+		respondSubmitError(c, req, err)
+	}
+}

@@ -1,0 +1,236 @@
+package handler
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pollKey is what a parked request waits for: new messages in one queue of
+// a topic, or in any queue when queueID is -1 (anyQueue).
+type pollKey struct {
+	topic   string
+	queueID int32
+}
+
+// anyQueue is the queueId of a pollKey that waits for any queue of a topic.
+const anyQueue int32 = -1
+
+// parkedPoll is one suspended request (an empty POP, a PULL with the
+// suspend bit, a NOTIFICATION). Exactly one of onWake / onExpire runs, once:
+// onWake when an awaited queue got new messages (or a held queue lock was
+// released), onExpire when the deadline passed or the registry closed.
+// Both run after the poll left the registry, on the waking goroutine (the
+// writer, a timer goroutine or Close), so they must not block: they only
+// re-submit the request to the reader pool or reply.
+type parkedPoll struct {
+	keys           []pollKey
+	deadlineMillis int64 // broker clock, Unix ms
+	onWake         func()
+	onExpire       func()
+
+	done  atomic.Bool // set by whoever removes the poll first
+	mu    sync.Mutex  // guards timer
+	timer *time.Timer
+}
+
+// parkResult is the outcome of pollRegistry.park.
+type parkResult int
+
+const (
+	// parked: the request waits; onWake or onExpire will run.
+	parked parkResult = iota
+	// parkFull: the registry holds its maximum; answer POLLING_FULL.
+	parkFull
+	// parkChanged: an awaited topic changed since the caller's snapshot, so
+	// a wake-up may have been missed; re-run the request now.
+	parkChanged
+	// parkExpired: the deadline already passed (or the registry is closed);
+	// answer the timeout now.
+	parkExpired
+)
+
+// pollRegistry holds parked long polls, bounded by max (--max-parked-polls).
+// Waiters are sharded into fixed stripes by topic. Each topic carries an
+// epoch bumped by every wake of it; a request snapshots the epochs of its
+// topics before reading the store and parks only if none moved, so a
+// message appended between the read and the park is never missed (worst
+// case: one spurious re-run).
+type pollRegistry struct {
+	max     int64
+	now     func() int64 // broker clock, Unix ms
+	count   atomic.Int64
+	closed  atomic.Bool
+	onCount func(n int64) // gauge update; may be nil
+	stripes [stripeCount]pollStripe
+}
+
+type pollStripe struct {
+	mu sync.Mutex
+	// epochs counts wakes per topic; bounded by the number of topics that
+	// ever received messages. REQUIRES: mu held.
+	epochs  map[string]uint64
+	waiters map[pollKey]map[*parkedPoll]struct{} // REQUIRES: mu held
+}
+
+func newPollRegistry(max int64, now func() int64, onCount func(int64)) *pollRegistry {
+	return &pollRegistry{max: max, now: now, onCount: onCount}
+}
+
+// snapshot returns the current epochs of the stripes of keys, in order, for
+// a later park.
+func (r *pollRegistry) snapshot(keys []pollKey) []uint64 {
+	out := make([]uint64, len(keys))
+	for i, k := range keys {
+		s := &r.stripes[stripeOf(k.topic)]
+		s.mu.Lock()
+		out[i] = s.epochs[k.topic]
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// park registers p under its keys unless the registry is full, closed, the
+// deadline passed, or an epoch differs from seen (as returned by snapshot
+// for the same keys). Safe from any goroutine; never blocks.
+func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
+	if r.closed.Load() {
+		return parkExpired
+	}
+	wait := p.deadlineMillis - r.now()
+	if wait <= 0 {
+		return parkExpired
+	}
+	if n := r.count.Add(1); n > r.max {
+		r.count.Add(-1)
+		return parkFull
+	}
+	for i, k := range p.keys {
+		s := &r.stripes[stripeOf(k.topic)]
+		s.mu.Lock()
+		if s.epochs[k.topic] != seen[i] {
+			s.mu.Unlock()
+			r.detach(p, p.keys[:i])
+			r.count.Add(-1)
+			return parkChanged
+		}
+		if s.waiters == nil {
+			s.waiters = make(map[pollKey]map[*parkedPoll]struct{})
+		}
+		set := s.waiters[k]
+		if set == nil {
+			set = make(map[*parkedPoll]struct{})
+			s.waiters[k] = set
+		}
+		set[p] = struct{}{}
+		s.mu.Unlock()
+	}
+	r.gauge()
+	p.mu.Lock()
+	if !p.done.Load() {
+		p.timer = time.AfterFunc(time.Duration(wait)*time.Millisecond, func() { r.expire(p) })
+	}
+	p.mu.Unlock()
+	// A close racing with this park: make sure the poll does not outlive it.
+	if r.closed.Load() {
+		r.expire(p)
+	}
+	return parked
+}
+
+// detach removes p from the stripes of keys.
+func (r *pollRegistry) detach(p *parkedPoll, keys []pollKey) {
+	for _, k := range keys {
+		s := &r.stripes[stripeOf(k.topic)]
+		s.mu.Lock()
+		if set := s.waiters[k]; set != nil {
+			delete(set, p)
+			if len(set) == 0 {
+				delete(s.waiters, k)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// claim makes the caller the one that finishes p: it removes p from every
+// stripe and stops its timer. It reports false when someone else already
+// claimed p.
+func (r *pollRegistry) claim(p *parkedPoll) bool {
+	if !p.done.CompareAndSwap(false, true) {
+		return false
+	}
+	r.detach(p, p.keys)
+	p.mu.Lock()
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.mu.Unlock()
+	r.count.Add(-1)
+	r.gauge()
+	return true
+}
+
+func (r *pollRegistry) expire(p *parkedPoll) {
+	if r.claim(p) {
+		p.onExpire()
+	}
+}
+
+// wake bumps the epoch of topic and wakes the requests waiting for
+// (topic, queueID) and for (topic, any queue). queueID anyQueue wakes every
+// waiter of the topic. Called on the writer goroutine by the store's append
+// listener, and by POP when it released a contended queue lock. Never
+// blocks beyond short mutexes; the woken requests' onWake run inline.
+func (r *pollRegistry) wake(topic string, queueID int32) {
+	s := &r.stripes[stripeOf(topic)]
+	var woken []*parkedPoll
+	s.mu.Lock()
+	if s.epochs == nil {
+		s.epochs = make(map[string]uint64)
+	}
+	s.epochs[topic]++
+	for k, set := range s.waiters {
+		if k.topic != topic || (queueID != anyQueue && k.queueID != anyQueue && k.queueID != queueID) {
+			continue
+		}
+		for p := range set {
+			woken = append(woken, p)
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range woken {
+		if r.claim(p) {
+			p.onWake()
+		}
+	}
+}
+
+// parkedCount returns how many requests are parked now.
+func (r *pollRegistry) parkedCount() int64 { return r.count.Load() }
+
+func (r *pollRegistry) gauge() {
+	if r.onCount != nil {
+		r.onCount(r.count.Load())
+	}
+}
+
+// close expires every parked request (their onExpire runs on the calling
+// goroutine) and makes later parks answer parkExpired.
+func (r *pollRegistry) close() {
+	r.closed.Store(true)
+	var all []*parkedPoll
+	for i := range r.stripes {
+		s := &r.stripes[i]
+		s.mu.Lock()
+		for _, set := range s.waiters {
+			for p := range set {
+				all = append(all, p)
+			}
+		}
+		s.mu.Unlock()
+	}
+	for _, p := range all {
+		r.expire(p)
+	}
+}

@@ -1,0 +1,138 @@
+package handler
+
+// POP_MESSAGE (200050), broker/.../processor/PopMessageProcessor.java with
+// the RocksDB KV path (pop/PopConsumerService.java).
+//
+// Header (codec.PopMessageRequestHeader): consumerGroup, topic (original
+// topic), queueId (-1 = every queue), maxMsgNums (1..32), invisibleTime (ms),
+// pollTime (ms, 0 = no long poll), bornTime (ms; absent or 0 = now),
+// initMode (0 MIN, 1 MAX), expType/exp (TAG filter), order, attemptId, bname.
+//
+// Behaviour:
+//   - On the event loop: decode, validate against in-memory topic metadata,
+//     queue the request on the reader pool (full: SYSTEM_BUSY at once).
+//   - On a reader: per source queue take the (group, topic, queueId)
+//     try-lock (skip the queue when taken), start from the committed consume
+//     offset (first use: MIN, or MAX-1 for initMode MAX; retry topics always
+//     MIN), read and filter by tag, build one checkpoint per returned
+//     message (popTime = broker clock at the start of the read).
+//   - Every 5th request per (group, topic) reads the pop retry topics
+//     (%RETRY%group+topic, then %RETRY%group_topic) before the normal
+//     queues; otherwise after them, with whatever room is left. At most one
+//     retry flavour contributes to one response.
+//   - Checkpoints and the consume-offset advance of every queue read go to
+//     the writer as ONE op (foreground lane); locks are held until it is
+//     durable, then released. Fully filtered ranges advance the offset too.
+//   - SUCCESS is sent only when that op is durable; each record carries the
+//     POP_CK property (the receipt handle), retry messages are returned
+//     under the original topic; the header's popTime, invisibleTime,
+//     reviveQid (0), restNum, startOffsetInfo and msgOffsetInfo match the
+//     body exactly.
+//   - Nothing found: park until pollTime ends (bounded registry), woken by
+//     appends to the topic or its retry topics and by released contended
+//     locks; a scan stopped by the filter bound re-runs at once.
+//
+// Response codes: SUCCESS (0) with messages; POLLING_TIMEOUT (210) when the
+// poll ends empty, pollTime ≤ 0, or now − bornTime − pollTime > 500 ms;
+// POLLING_FULL (209); SYSTEM_BUSY (2) reader queue or writer lane full;
+// SYSTEM_ERROR (1) header errors, store or write failures;
+// TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable or group
+// consumption disabled; INVALID_PARAMETER (29) maxMsgNums outside 1..32,
+// queueId out of range, negative invisibleTime; SUBSCRIPTION_PARSE_FAILED
+// (23) unknown expression type; REQUEST_CODE_NOT_SUPPORTED (3) for
+// order=true (orderly POP) and SQL92 filters, which popshim does not serve.
+
+import (
+	"fmt"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// popTimeoutSlackMillis is RocketMQ's isTimeoutTooMuch slack: a request
+// whose poll would already have ended more than this long ago is answered
+// POLLING_TIMEOUT at once.
+const popTimeoutSlackMillis = 500
+
+// maxPopBatch is the most messages one POP may ask for.
+const maxPopBatch = 32
+
+func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodePopMessageRequestHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	now := b.nowMillis()
+	born := h.BornTime
+	if born <= 0 {
+		born = now
+	}
+	reply := func(code int32, remark string) {
+		resp := codec.NewResponse(req, code, remark)
+		codec.PopMessageResponseHeader{PopTime: now, InvisibleTime: h.InvisibleTime}.Encode(resp)
+		respond(c, req, resp)
+	}
+	switch {
+	case now-born-h.PollTime > popTimeoutSlackMillis:
+		reply(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
+		return
+	case h.Order:
+		reply(codec.RequestCodeNotSupported, "orderly POP (order=true) is not supported by popshim")
+		return
+	case h.MaxMsgNums > maxPopBatch || h.MaxMsgNums < 1:
+		reply(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.brokerName, h.MaxMsgNums, maxPopBatch))
+		return
+	case h.InvisibleTime < 0:
+		reply(codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is negative", h.InvisibleTime))
+		return
+	}
+	meta, ok := b.Topics.Get(h.Topic)
+	if !ok {
+		reply(codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		return
+	}
+	if meta.Perm&codec.PermRead == 0 {
+		reply(codec.NoPermission, fmt.Sprintf("the topic[%s] pop message is forbidden", h.Topic))
+		return
+	}
+	if h.QueueID >= meta.ReadQueueNums || h.QueueID < anyQueue {
+		reply(codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		return
+	}
+	if g, ok := b.Store.Group(h.ConsumerGroup); ok && !g.ConsumeEnable {
+		reply(codec.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+		return
+	}
+	filter, err := parseTagFilter(h.ExpType, h.Exp)
+	switch err {
+	case nil:
+	case errSQL92:
+		reply(codec.RequestCodeNotSupported, err.Error())
+		return
+	default:
+		reply(codec.SubscriptionParseFailed, fmt.Sprintf("parse the consumer's subscription failed: %s %q", err, h.ExpType))
+		return
+	}
+	job := newPopJob(b, c, req, h, meta, filter, born+h.PollTime)
+	if !b.submitRead(job.run) {
+		reply(codec.SystemBusy, busyRemark)
+	}
+}
+
+// submitRead queues a fresh job on the reader pool; false when the pool is
+// full or not started.
+func (b *Broker) submitRead(job func()) bool {
+	if !b.started.Load() {
+		return false
+	}
+	return b.readers.submit(job)
+}
+
+// resubmitRead queues a re-run of a parked or contended request.
+func (b *Broker) resubmitRead(job func()) bool {
+	if !b.started.Load() {
+		return false
+	}
+	return b.readers.resubmit(job)
+}

@@ -1,0 +1,78 @@
+package handler
+
+import (
+	"net/netip"
+	"time"
+)
+
+// popSettings are the knobs of the POP machinery, read from conf.Config once
+// in NewBroker (settingsFromConfig) so the rest of the package never reaches
+// into the configuration. Defaults follow RocketMQ's BrokerConfig where a
+// RocketMQ name exists.
+type popSettings struct {
+	// brokerName is field 5 of every receipt handle (BrokerConfig.brokerName).
+	brokerName string
+	// clusterName is stamped into the CLUSTER property of sent messages.
+	clusterName string
+	// storeHost is the advertised broker address written as storeHost into
+	// every stored record; with physicalOffset it forms the offsetMsgId.
+	storeHost netip.AddrPort
+	// maxParkedPolls bounds parked POP/PULL/NOTIFICATION requests
+	// (--max-parked-polls); beyond it POP answers POLLING_FULL (209).
+	maxParkedPolls int
+	// readers is the number of reader goroutines (POP, PULL, NOTIFICATION,
+	// CONSUMER_SEND_MSG_BACK reads).
+	readers int
+	// readerQueue bounds requests waiting for a reader; full: SYSTEM_BUSY.
+	readerQueue int
+	// maxScanPerQueue bounds how many stored messages one POP scans in one
+	// queue while filtering by tag before it gives up for this round
+	// (RocketMQ scans up to ~800 consume-queue units); progress is kept.
+	maxScanPerQueue int
+	// maxPopBytes bounds the body of one POP/PULL response, bytes.
+	maxPopBytes int
+	// retryTopicV2 names new pop retry topics %RETRY%group+topic
+	// (enableRetryTopicV2); false uses %RETRY%group_topic. POP reads both.
+	retryTopicV2 bool
+	// maxReconsumeTimes is the default retry limit (retryMaxTimes, 16)
+	// when neither the message's MAX_RECONSUME_TIMES property nor the group
+	// says otherwise; past it revive writes to %DLQ%group.
+	maxReconsumeTimes int32
+	// reviveInterval is the pause between revive passes that found less
+	// than a full batch (RocketMQ: 500 ms).
+	reviveInterval time.Duration
+	// reviveBatch is the most checkpoints one revive pass handles
+	// (popReviveMaxReturnSizePerRead, 16384).
+	reviveBatch int
+	// reviveMaxAttempts is how many failed revive attempts a checkpoint
+	// gets before it is dropped with an error log (popReviveMaxAttemptTimes).
+	reviveMaxAttempts int32
+	// retryFirstEvery makes every Nth POP per (group, topic) read the retry
+	// topics first (popFromRetryProbability 20% → every 5th).
+	retryFirstEvery uint64
+	// maxMessageBytes bounds a single message body on SEND (maxMessageSize,
+	// 4 MiB).
+	maxMessageBytes int
+}
+
+// defaultPopSettings returns the defaults used when the configuration does
+// not override a value.
+func defaultPopSettings() popSettings {
+	return popSettings{
+		brokerName:        "popshim",
+		clusterName:       "DefaultCluster",
+		storeHost:         netip.MustParseAddrPort("127.0.0.1:10911"),
+		maxParkedPolls:    100000,
+		readers:           4,
+		readerQueue:       10000,
+		maxScanPerQueue:   4096,
+		maxPopBytes:       16 << 20,
+		retryTopicV2:      true,
+		maxReconsumeTimes: 16,
+		reviveInterval:    500 * time.Millisecond,
+		reviveBatch:       16384,
+		reviveMaxAttempts: 16,
+		retryFirstEvery:   5,
+		maxMessageBytes:   4 << 20,
+	}
+}

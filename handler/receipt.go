@@ -1,0 +1,82 @@
+package handler
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+)
+
+// receipt is an ACK or CHANGE target after validation: the decoded handle
+// and the key of the checkpoint it names (pop-kv-semantics §7 rule 4:
+// visibleAt from the handle, group/topic/queue/offset from the header).
+type receipt struct {
+	ei  codec.ExtraInfo
+	key popstore.CheckpointKey
+}
+
+// receiptError is a validation failure with its response code.
+type receiptError struct {
+	code   int32
+	remark string
+}
+
+// checkReceipt validates the target of an ACK (change=false) or a CHANGE
+// (change=true) against in-memory state only, so it runs on the event loop.
+// Checks, in the Java broker's order, then popshim's handle checks:
+//   - topic unknown → TOPIC_NOT_EXIST (17);
+//   - queueId < 0 or ≥ readQueueNums → MESSAGE_ILLEGAL (13);
+//   - offset < minOffset, or > maxOffset (ACK) / ≥ maxOffset (CHANGE,
+//     RocketMQ PR #9186) → NO_MESSAGE (208);
+//   - a handle that does not parse, names another broker, carries the
+//     orderly reviveQid 999 or any reviveQid popshim did not issue (it only
+//     issues 0), or whose queueId / queueOffset disagree with the header →
+//     MESSAGE_ILLEGAL (13): a definite, non-retriable "invalid receipt
+//     handle" (pop-scenarios ACK-08), and nothing is touched.
+func (b *Broker) checkReceipt(group, topic string, queueID int32, offset int64, extraInfo string, change bool) (receipt, *receiptError) {
+	meta, ok := b.Topics.Get(topic)
+	if !ok {
+		return receipt{}, &receiptError{codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic)}
+	}
+	if queueID < 0 || queueID >= meta.ReadQueueNums {
+		return receipt{}, &receiptError{codec.MessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", queueID, topic, meta.ReadQueueNums)}
+	}
+	minOff, maxOff := b.Store.MinOffset(topic, queueID), b.Store.MaxOffset(topic, queueID)
+	if offset < minOff || offset > maxOff || (change && offset == maxOff) {
+		return receipt{}, &receiptError{codec.NoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, offset:%d, minOffset:%d, maxOffset:%d", topic, queueID, offset, minOff, maxOff)}
+	}
+	if strings.ContainsAny(group, "@\x00") || group == "" {
+		return receipt{}, &receiptError{codec.MessageIllegal, fmt.Sprintf("invalid consumerGroup %q", group)}
+	}
+	ei, err := codec.ParseExtraInfo(extraInfo)
+	if err == nil {
+		err = ei.CheckBroker(b.pop.brokerName)
+	}
+	switch {
+	case err != nil:
+	case ei.IsOrder():
+		err = errors.New("orderly receipt (reviveQid 999): orderly POP is not supported by popshim")
+	case ei.ReviveQid != 0:
+		err = fmt.Errorf("reviveQid %d was not issued by this broker", ei.ReviveQid)
+	case ei.QueueID != queueID || ei.QueueOffset != offset:
+		err = fmt.Errorf("handle names queue %d offset %d, request names queue %d offset %d", ei.QueueID, ei.QueueOffset, queueID, offset)
+	}
+	if err != nil {
+		return receipt{}, &receiptError{codec.MessageIllegal, "invalid receipt handle: " + err.Error()}
+	}
+	return receipt{ei: ei, key: popstore.CheckpointKey{
+		VisibleAtMillis: ei.PopTime + ei.InvisibleTime, Group: group, Topic: topic, QueueId: queueID, QueueOffset: offset,
+	}}, nil
+}
+
+// writeErrorCode maps the error a writer op completed with to a response
+// code: invalid names → MESSAGE_ILLEGAL (13), anything else (failed or
+// rejected write) → SYSTEM_ERROR (1).
+func writeErrorCode(err error) int32 {
+	if errors.Is(err, popstore.ErrBadName) {
+		return codec.MessageIllegal
+	}
+	return codec.SystemError
+}

@@ -1,0 +1,131 @@
+package handler
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+)
+
+// physTagPrefix marks the physical offset of the popped message, kept in
+// Checkpoint.AttemptId (popshim serves no orderly POP, so the field carries
+// no attempt id). Revive compares it with the message it reads back, so a
+// checkpoint of a deleted and re-created topic never revives the new
+// message that reuses the queue offset (pop-scenarios REV-07).
+const physTagPrefix = "phys:"
+
+// physTag returns the AttemptId value recording physical offset phys.
+func physTag(phys int64) string { return physTagPrefix + strconv.FormatInt(phys, 10) }
+
+// parsePhysTag returns the physical offset recorded by physTag, ok=false
+// when attemptID holds none.
+func parsePhysTag(attemptID string) (int64, bool) {
+	s, ok := strings.CutPrefix(attemptID, physTagPrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// retryPlan is where revive puts the copy of one expired message.
+type retryPlan struct {
+	topic  string // pop retry topic, or %DLQ%<group>
+	dlq    bool
+	record []byte // the new stored record, queueId 0, offsets patched at append
+}
+
+// maxReconsumeFor returns the retry limit of a message: its
+// MAX_RECONSUME_TIMES property, else the group's retryMaxTimes, else the
+// broker default (16).
+func (b *Broker) maxReconsumeFor(group string, m *codec.MessageExt) int32 {
+	if v, ok := m.Property(codec.PropertyMaxReconsumeTimes); ok {
+		if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
+			return int32(n)
+		}
+	}
+	if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
+		return g.RetryMaxTimes
+	}
+	return b.pop.maxReconsumeTimes
+}
+
+// planRetry builds the copy revive writes for an expired checkpoint whose
+// message is rec (pop/PopConsumerService.reviveRetry): the pop retry topic
+// of (group, topic) — or the checkpoint's own topic when it already is a
+// retry topic — queue 0, reconsumeTimes + 1 (unchanged for a suspended
+// CHANGE), body, flag, sysFlag (compression), born timestamp and every
+// property kept, 1ST_POP_TIME set to the checkpoint's popTime on the first
+// retry, born and store host this broker. Once the message has been
+// delivered maxReconsumeFor times it goes to %DLQ%<group> instead, with
+// DLQ_ORIGIN_TOPIC and DLQ_ORIGIN_MESSAGE_ID.
+func (b *Broker) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, error) {
+	m, _, err := codec.DecodeMessage(rec)
+	if err != nil {
+		return retryPlan{}, err
+	}
+	group := ck.Key.Group
+	origin := ck.Key.Topic
+	if t, _, ok := codec.ParsePopRetryTopic(origin, group); ok {
+		origin = t
+	}
+	var p retryPlan
+	if m.ReconsumeTimes >= b.maxReconsumeFor(group, &m) {
+		p.dlq = true
+		p.topic = codec.DLQTopic(group)
+		m.Properties, err = setProps(m.Properties,
+			codec.PropertyDLQOriginTopic, origin,
+			codec.PropertyDLQOriginMessageID, m.MsgID())
+		if err != nil {
+			return retryPlan{}, err
+		}
+	} else {
+		switch {
+		case codec.IsRetryTopic(ck.Key.Topic):
+			p.topic = ck.Key.Topic
+		case b.pop.retryTopicV2:
+			p.topic = codec.PopRetryTopicV2(group, ck.Key.Topic)
+		default:
+			p.topic = codec.PopRetryTopicV1(group, ck.Key.Topic)
+		}
+	}
+	if _, ok := m.Property(codec.PropertyFirstPopTime); !ok || m.ReconsumeTimes == 0 {
+		if m.Properties, err = codec.SetProperty(m.Properties, codec.PropertyFirstPopTime, strconv.FormatInt(ck.PopTimeMillis, 10)); err != nil {
+			return retryPlan{}, err
+		}
+	}
+	m.Properties = codec.DeleteProperty(m.Properties, codec.PropertyPopCK)
+	if !ck.Suspend {
+		m.ReconsumeTimes++
+	}
+	host := b.storeHost()
+	m.Topic = p.topic
+	m.QueueID = 0
+	m.QueueOffset, m.PhysicalOffset = 0, 0
+	m.BornHost, m.StoreHost = host, host
+	m.StoreTimestamp = b.nowMillis()
+	if p.record, err = codec.AppendMessage(nil, &m); err != nil {
+		return retryPlan{}, err
+	}
+	return p, nil
+}
+
+// setProps sets key/value pairs (kv alternates keys and values) on a
+// properties string; empty values are skipped.
+func setProps(props string, kv ...string) (string, error) {
+	if len(kv)%2 != 0 {
+		return props, fmt.Errorf("handler: setProps needs key/value pairs")
+	}
+	var err error
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			continue
+		}
+		if props, err = codec.SetProperty(props, kv[i], kv[i+1]); err != nil {
+			return props, err
+		}
+	}
+	return props, nil
+}

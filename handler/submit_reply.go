@@ -1,0 +1,36 @@
+package handler
+
+import (
+	"errors"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// isWriterErr reports whether err came from batch.Writer.Submit (lane full,
+// writer closed, or sticky failure) rather than from validation.
+func isWriterErr(err error) bool {
+	return errors.Is(err, batch.ErrBusy) || errors.Is(err, batch.ErrClosed) || errors.Is(err, batch.ErrFailed)
+}
+
+// respondSubmitError answers a request whose write was refused by the
+// writer: SYSTEM_BUSY (2) with the flow-control remark when the lane was
+// full, SYSTEM_ERROR (1) with the cause otherwise. Any goroutine.
+func respondSubmitError(c remoting.Conn, req *codec.Command, err error) {
+	if isBusy(err) {
+		respondCode(c, req, codec.SystemBusy, busyRemark)
+		return
+	}
+	respondCode(c, req, codec.SystemError, err.Error())
+}
+
+// respondDone answers SUCCESS when a durable write finished (err nil), else
+// SYSTEM_ERROR naming the cause. For batch.Op.Done callbacks.
+func respondDone(c remoting.Conn, req *codec.Command, err error) {
+	if err != nil {
+		respondCode(c, req, codec.SystemError, "write failed: "+err.Error())
+		return
+	}
+	respondCode(c, req, codec.Success, "")
+}

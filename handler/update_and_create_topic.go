@@ -1,0 +1,140 @@
+package handler
+
+// UPDATE_AND_CREATE_TOPIC (17).
+//
+// Header (CreateTopicRequestHeader.java): topic, readQueueNums,
+// writeQueueNums, perm (required); defaultTopic, topicFilterType,
+// topicSysFlag, order, attributes ("+key=value,-key"), force (optional).
+//
+// Behaviour:
+//   - The topic name is checked as TopicValidator does ([%|a-zA-Z0-9_-],
+//     at most 127 characters, 255 for %RETRY%/%DLQ%); system topics (TBW102,
+//     the cluster-name and broker-name topics) cannot be changed.
+//   - Queue counts must be 0..1024 with at least one of them positive; perm
+//     must only use the bits 8|4|2|1.
+//   - attributes are applied to the existing ones: "+k=v" sets, "-k"
+//     removes. Known keys: message.type (NORMAL, FIFO, DELAY, TRANSACTION),
+//     queue.type, cleanup.policy, reserve.time.
+//   - The configuration is written through the writer (background lane);
+//     the reply waits until it is fsynced, and the new route is visible to
+//     GET_ROUTEINFO_BY_TOPIC from that moment (the proxy reads it right after).
+//
+// Response codes: SUCCESS (0); SYSTEM_ERROR (1) for an invalid topic name (as
+// Java), a missing header field or a failed write; INVALID_PARAMETER (29) for
+// bad queue counts, perm or attributes, or a system topic; SYSTEM_BUSY (2)
+// when the lane is full.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// maxTopicQueueNums bounds queue counts accepted from admin requests.
+const maxTopicQueueNums = 1024
+
+// topicAttributeValues lists the topic attributes popshim accepts; a nil
+// slice accepts any value (common/.../attribute/TopicAttributes.java).
+var topicAttributeValues = map[string][]string{
+	"message.type":   {"NORMAL", "FIFO", "DELAY", "TRANSACTION"},
+	"queue.type":     nil,
+	"cleanup.policy": nil,
+	"reserve.time":   nil,
+}
+
+// applyTopicAttributes applies an attribute change string ("+k=v,-k") to a
+// copy of cur and returns it (nil when empty).
+func applyTopicAttributes(cur map[string]string, change string) (map[string]string, error) {
+	out := make(map[string]string, len(cur))
+	for k, v := range cur {
+		out[k] = v
+	}
+	for _, item := range strings.Split(change, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		switch item[0] {
+		case '+':
+			k, v, ok := strings.Cut(item[1:], "=")
+			if !ok || k == "" || v == "" {
+				return nil, fmt.Errorf("attribute %q: want +key=value", item)
+			}
+			allowed, known := topicAttributeValues[k]
+			if !known {
+				return nil, fmt.Errorf("unsupported attribute key %q", k)
+			}
+			if allowed != nil && !containsString(allowed, v) {
+				return nil, fmt.Errorf("attribute %s=%s: value must be one of %s", k, v, strings.Join(allowed, ", "))
+			}
+			out[k] = v
+		case '-':
+			if item[1:] == "" {
+				return nil, fmt.Errorf("attribute %q: want -key", item)
+			}
+			delete(out, item[1:])
+		default:
+			return nil, fmt.Errorf("attribute %q must start with + or -", item)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Broker) updateAndCreateTopic(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeCreateTopicRequestHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	if err := validateTopicName(h.Topic); err != nil {
+		respondCode(c, req, codec.SystemError, err.Error())
+		return
+	}
+	if b.Topics.IsSystem(h.Topic) {
+		respondCode(c, req, codec.InvalidParameter, "The topic["+h.Topic+"] is conflict with system topic.")
+		return
+	}
+	switch {
+	case h.ReadQueueNums < 0 || h.WriteQueueNums < 0 || h.ReadQueueNums > maxTopicQueueNums || h.WriteQueueNums > maxTopicQueueNums:
+		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("queue nums must be within 0..%d, got read %d write %d", maxTopicQueueNums, h.ReadQueueNums, h.WriteQueueNums))
+		return
+	case h.ReadQueueNums == 0 && h.WriteQueueNums == 0:
+		respondCode(c, req, codec.InvalidParameter, "readQueueNums and writeQueueNums are both 0")
+		return
+	case h.Perm&^(codec.PermPriority|codec.PermRead|codec.PermWrite|codec.PermInherit) != 0:
+		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("perm %d has unknown bits", h.Perm))
+		return
+	}
+	var cur map[string]string
+	if old, ok := b.Topics.Get(h.Topic); ok {
+		cur = old.Attributes
+	}
+	attrs, err := applyTopicAttributes(cur, h.Attributes)
+	if err != nil {
+		respondCode(c, req, codec.InvalidParameter, err.Error())
+		return
+	}
+	m := popstore.TopicMeta{
+		TopicName: h.Topic, ReadQueueNums: h.ReadQueueNums, WriteQueueNums: h.WriteQueueNums,
+		Perm: h.Perm, TopicFilterType: h.TopicFilterType, TopicSysFlag: h.TopicSysFlag,
+		Order: h.Order, Attributes: attrs,
+	}
+	if err := b.Topics.Create(m, func(err error) { respondDone(c, req, err) }); err != nil {
+		respondSubmitError(c, req, err)
+	}
+}

@@ -1,0 +1,58 @@
+package handler
+
+// VIEW_MESSAGE_BY_ID (33).
+//
+// Header: offset (required; the commit-log physical offset decoded from an
+// offsetMsgId by the client), topic (optional) (ViewMessageRequestHeader.java).
+//
+// Behaviour: looks the stored-message record up by its PHYSICALOFFSET (the
+// store's physical-offset index) on the reader pool, and answers the record
+// exactly as stored (the layout of a PULL/POP body, one record), which the
+// client decodes with MessageDecoder. When topic is given and the record
+// belongs to another topic, the message counts as not found.
+//
+// Response codes: SUCCESS (0) with the record as body; SYSTEM_ERROR (1)
+// "can not find message by the offset, <offset>" when none (as
+// QueryMessageProcessor answers), for a store error, or naming a missing
+// field; SYSTEM_BUSY (2) when the reader queue is full.
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+func (b *Broker) viewMessageByID(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeViewMessageRequestHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	notFound := "can not find message by the offset, " + strconv.FormatInt(h.Offset, 10)
+	job := func() {
+		rec, err := b.Store.MessageByPhysicalOffset(h.Offset)
+		switch {
+		case errors.Is(err, popstore.ErrNotFound):
+			respondCode(c, req, codec.SystemError, notFound)
+			return
+		case err != nil:
+			respondCode(c, req, codec.SystemError, "view message: "+err.Error())
+			return
+		}
+		if h.Topic != "" {
+			if m, _, err := codec.UnsafeDecodeMessage(rec); err == nil && m.Topic != h.Topic {
+				respondCode(c, req, codec.SystemError, notFound)
+				return
+			}
+		}
+		resp := codec.NewResponse(req, codec.Success, "")
+		resp.Body = rec
+		respond(c, req, resp)
+	}
+	if !b.readers.submit(job) {
+		respondCode(c, req, codec.SystemBusy, busyRemark)
+	}
+}

@@ -1,0 +1,79 @@
+// Command popshim is a RocketMQ-compatible broker for the POP consumption
+// path. This file only wires commands: configuration lives in conf/, the
+// server in handler.Serve.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler"
+)
+
+// version is stamped by the Makefile: -ldflags "-X main.version=<git describe>".
+var version = "dev"
+
+// commands are the subcommands of the root command, in help order. To add
+// one (e.g. bench), write a constructor in its own file of package main and
+// list it here.
+var commands = []func() *cobra.Command{
+	serveCommand,
+	versionCommand,
+	// benchCommand, // added with testdata/bench
+}
+
+func main() {
+	root := &cobra.Command{
+		Use:           "popshim",
+		Short:         "RocketMQ remoting broker for the POP path: group-commit ACKs on RocksDB",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, mk := range commands {
+		root.AddCommand(mk())
+	}
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "popshim:", err)
+		os.Exit(1)
+	}
+}
+
+// serveCommand runs the broker until SIGINT or SIGTERM.
+func serveCommand() *cobra.Command {
+	cfg := conf.Default()
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the broker (and the embedded name server)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cfg.Load(cmd.Flags(), os.LookupEnv); err != nil {
+				return err
+			}
+			log := cfg.NewLogger(os.Stderr)
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			log.Info().Str("version", version).Msg("popshim starting")
+			return handler.Serve(ctx, cfg, log)
+		},
+	}
+	cfg.BindFlags(cmd.Flags())
+	return cmd
+}
+
+func versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the popshim version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "popshim %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		},
+	}
+}

@@ -1,0 +1,106 @@
+package popstore
+
+import (
+	"encoding/binary"
+	"sort"
+
+	"github.com/linxGnu/grocksdb"
+)
+
+// Trim moves one queue's MinOffset up to NewMinOffset.
+type Trim struct {
+	Topic        string
+	QueueId      int32
+	NewMinOffset int64
+}
+
+// RetentionPlan is what retention will remove: every message whose
+// STORETIMESTAMP is older than the cutoff, per queue, and the
+// physical-offset index entries below PhysicalFloor.
+type RetentionPlan struct {
+	CutoffMillis  int64 // messages stored before this instant go, Unix ms
+	Trims         []Trim
+	PhysicalFloor int64 // smallest physical offset still referenced
+}
+
+// PlanRetention finds, for every queue, the first message stored at or
+// after nowMillis − RetentionMillis (binary search on STORETIMESTAMP) and
+// returns the trims needed. Reads only; the plan is applied through the
+// writer with Txn.ApplyRetention (background lane), so messages appended
+// meanwhile are never touched. An empty plan when retention is disabled.
+// Blocks on RocksDB: call from a background goroutine.
+func (s *Store) PlanRetention(nowMillis int64) (RetentionPlan, error) {
+	plan := RetentionPlan{CutoffMillis: nowMillis - s.keep, PhysicalFloor: -1}
+	if s.keep < 0 {
+		return RetentionPlan{}, nil
+	}
+	if !s.readGuard() {
+		return plan, ErrClosed
+	}
+	defer s.readDone()
+	var keys []queueKey
+	s.queues.Range(func(k, _ any) bool { keys = append(keys, k.(queueKey)); return true })
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].topic != keys[j].topic {
+			return keys[i].topic < keys[j].topic
+		}
+		return keys[i].queueId < keys[j].queueId
+	})
+	physAtStart := s.committedPhys.Load()
+	floor := physAtStart
+	for _, k := range keys {
+		st := s.queue(k.topic, k.queueId)
+		if st == nil {
+			continue
+		}
+		min, max := st.min.Load(), st.max.Load()
+		first, err := s.searchTime(k.topic, k.queueId, min, max, plan.CutoffMillis)
+		if err != nil {
+			return plan, err
+		}
+		if first > min {
+			plan.Trims = append(plan.Trims, Trim{k.topic, k.queueId, first})
+		}
+		if first < max {
+			rec, err := s.readOne(k.topic, k.queueId, first)
+			if err == nil && len(rec) >= recPhysOffset+8 {
+				if p := int64(binary.BigEndian.Uint64(rec[recPhysOffset:])); p < floor {
+					floor = p
+				}
+			} else if err != nil && err != ErrNotFound {
+				return plan, err
+			}
+		}
+	}
+	plan.PhysicalFloor = floor
+	return plan, nil
+}
+
+// ApplyRetention adds plan's range deletes to the Txn.
+func (t *Txn) ApplyRetention(plan RetentionPlan) error {
+	for _, tr := range plan.Trims {
+		if err := t.TrimQueue(tr.Topic, tr.QueueId, tr.NewMinOffset); err != nil {
+			return err
+		}
+	}
+	return t.TrimPhysicalIndex(plan.PhysicalFloor)
+}
+
+// CompactTrimmed asks RocksDB to compact the key ranges a committed plan
+// deleted, so disk space comes back soon rather than at the next natural
+// compaction. Blocks (possibly for seconds): background goroutine only.
+func (s *Store) CompactTrimmed(plan RetentionPlan) {
+	if !s.readGuard() {
+		return
+	}
+	defer s.readDone()
+	for _, tr := range plan.Trims {
+		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{
+			Start: messageKey(nil, tr.Topic, tr.QueueId, 0),
+			Limit: messageKey(nil, tr.Topic, tr.QueueId, tr.NewMinOffset),
+		})
+	}
+	if plan.PhysicalFloor > 0 {
+		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{Start: physKey(0), Limit: physKey(plan.PhysicalFloor)})
+	}
+}

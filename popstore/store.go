@@ -1,0 +1,347 @@
+package popstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/linxGnu/grocksdb"
+	"github.com/rs/zerolog"
+)
+
+// DefaultRetentionMillis is RocketMQ's fileReservedTime default: 72 hours.
+const DefaultRetentionMillis = 72 * 60 * 60 * 1000
+
+// WriteHook wraps every synced write of a WriteBatch. seq numbers the writes
+// of this Store from 1. The hook must call write exactly once to perform the
+// real db.Write(sync=true), or not at all to refuse the write (then return an
+// error wrapping ErrWriteRejected). It runs on the goroutine that commits
+// (the batch writer, or a sync-mode worker). Used for fault injection in
+// tests and for the hidden --test-slow-store delay (see DelayHook); nil in
+// production.
+type WriteHook func(seq uint64, write func() error) error
+
+// DelayHook returns a WriteHook that sleeps d before every write, to make the
+// store artificially slow in tests.
+func DelayHook(d time.Duration) WriteHook {
+	return func(_ uint64, write func() error) error {
+		time.Sleep(d)
+		return write()
+	}
+}
+
+// AppendListener is told, after a commit made new messages durable, the new
+// MaxOffset (next queueOffset to assign) of each queue the commit appended
+// to. It runs on the committing goroutine and must not block (used to wake
+// parked long polls).
+type AppendListener func(topic string, queueId int32, maxOffset int64)
+
+// Options configures Open.
+type Options struct {
+	// Dir is the RocksDB directory; created when missing.
+	Dir string
+	// RetentionMillis is how long messages are kept, ms, by their
+	// STORETIMESTAMP. 0 means DefaultRetentionMillis (72 h); negative
+	// disables retention.
+	RetentionMillis int64
+	// WriteHook wraps every write (fault injection, slow store). Nil: plain
+	// synced write.
+	WriteHook WriteHook
+	// NowMillis is the clock used for retention, Unix ms. Nil: time.Now.
+	NowMillis func() int64
+	// Logger receives open/close/recovery lines. Nil: zerolog.Nop().
+	Logger *zerolog.Logger
+	// Statistics turns on RocksDB's statistics (a few % CPU), so WALSyncs
+	// reports the real number of WAL fsyncs. Benchmarks use it.
+	Statistics bool
+}
+
+// queueKey identifies one message queue.
+type queueKey struct {
+	topic   string
+	queueId int32
+}
+
+// queueState is the durable extent of one queue: messages exist for
+// queueOffsets in [min, max). Written by the committing goroutine only,
+// read anywhere.
+type queueState struct {
+	min atomic.Int64
+	max atomic.Int64
+}
+
+// offsetID identifies one consumer offset.
+type offsetID struct {
+	group, topic string
+	queueId      int32
+}
+
+// Store is popshim's RocksDB database. Reads may be called from any goroutine
+// except where noted; writes only go through a Txn (see Begin), normally on
+// the batch writer goroutine. Close after the writer has closed.
+type Store struct {
+	db    *grocksdb.DB
+	cfs   [5]*grocksdb.ColumnFamilyHandle // default, messages, pop, offsets, meta
+	wo    *grocksdb.WriteOptions
+	ro    *grocksdb.ReadOptions
+	opts  *grocksdb.Options
+	log   zerolog.Logger
+	hook  WriteHook
+	now   func() int64
+	keep  int64 // retention, ms; <0 disabled
+	stats bool
+	wseq  atomic.Uint64
+	onApp atomic.Pointer[AppendListener]
+
+	// serialMu orders the Txns that touch queue offsets, the physical
+	// offset or metadata: held from the first such call until Commit or
+	// Discard. Uncontended with one group-commit writer; in sync mode it
+	// keeps queueOffsets durable in assignment order.
+	serialMu sync.Mutex
+	nextPhys int64 // REQUIRES: serialMu (committed value)
+	// committedPhys mirrors nextPhys for lock-free readers.
+	committedPhys atomic.Int64
+
+	queues sync.Map // queueKey -> *queueState
+
+	mu      sync.RWMutex // protects the maps below (in-memory copies)
+	offsets map[offsetID]int64
+	topics  map[string]TopicMeta
+	groups  map[string]GroupMeta
+
+	closeMu sync.RWMutex // held shared by reads, exclusively by Close
+	closed  bool
+}
+
+func (s *Store) cfMessages() *grocksdb.ColumnFamilyHandle { return s.cfs[1] }
+func (s *Store) cfPop() *grocksdb.ColumnFamilyHandle      { return s.cfs[2] }
+func (s *Store) cfOffsets() *grocksdb.ColumnFamilyHandle  { return s.cfs[3] }
+func (s *Store) cfMeta() *grocksdb.ColumnFamilyHandle     { return s.cfs[4] }
+
+// Open opens (creating when missing) the database in opts.Dir with the
+// column families messages, pop, offsets and meta, and loads into memory
+// each queue's offsets extent, the consumer offsets, topics and groups.
+// Errors: the RocksDB open error or a corrupt meta value, wrapped.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, fmt.Errorf("popstore: Options.Dir is empty")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("popstore: %w", err)
+	}
+	s := &Store{
+		hook:    opts.WriteHook,
+		now:     opts.NowMillis,
+		keep:    opts.RetentionMillis,
+		offsets: make(map[offsetID]int64),
+		topics:  make(map[string]TopicMeta),
+		groups:  make(map[string]GroupMeta),
+	}
+	if s.now == nil {
+		s.now = func() int64 { return time.Now().UnixMilli() }
+	}
+	if s.keep == 0 {
+		s.keep = DefaultRetentionMillis
+	}
+	if opts.Logger != nil {
+		s.log = opts.Logger.With().Str("component", "popstore").Logger()
+	} else {
+		s.log = zerolog.Nop()
+	}
+	s.opts = grocksdb.NewDefaultOptions()
+	s.opts.SetCreateIfMissing(true)
+	s.opts.SetCreateIfMissingColumnFamilies(true)
+	s.opts.SetWALRecoveryMode(grocksdb.PointInTimeRecovery)
+	if opts.Statistics {
+		s.opts.EnableStatistics()
+		s.stats = true
+	}
+	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta}
+	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.opts, s.opts, s.opts}
+	db, handles, err := grocksdb.OpenDbColumnFamilies(s.opts, opts.Dir, names, cfOpts)
+	if err != nil {
+		s.opts.Destroy()
+		return nil, fmt.Errorf("popstore: open %s: %w", opts.Dir, err)
+	}
+	s.db = db
+	copy(s.cfs[:], handles)
+	s.wo = grocksdb.NewDefaultWriteOptions()
+	s.wo.SetSync(true)
+	s.wo.DisableWAL(false)
+	s.ro = grocksdb.NewDefaultReadOptions()
+	if err := s.load(); err != nil {
+		s.closeDB()
+		return nil, err
+	}
+	s.committedPhys.Store(s.nextPhys)
+	s.log.Info().Str("dir", opts.Dir).Int("queues", s.queueCount()).
+		Int("topics", len(s.topics)).Int("groups", len(s.groups)).
+		Int("consumerOffsets", len(s.offsets)).Int64("nextPhysicalOffset", s.nextPhys).
+		Msg("store opened")
+	return s, nil
+}
+
+// load reads the meta and offsets column families into memory.
+func (s *Store) load() error {
+	it := s.db.NewIteratorCF(s.ro, s.cfMeta())
+	defer it.Close()
+	for it.SeekToFirst(); it.Valid(); it.Next() {
+		k, v := it.Key().Data(), it.Value().Data()
+		ks := string(k)
+		switch {
+		case ks == metaPhysKey:
+			p, ok := getInt64(v)
+			if !ok {
+				return fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaPhysKey, len(v))
+			}
+			s.nextPhys = p
+		case len(ks) > 2 && ks[:2] == metaQueuePrefix:
+			topic, qid, ok := parseQueueMetaKey(k)
+			if !ok || len(v) != 16 {
+				return fmt.Errorf("popstore: corrupt queue meta key %q", k)
+			}
+			min, _ := getInt64(v[:8])
+			max, _ := getInt64(v[8:])
+			st := &queueState{}
+			st.min.Store(min)
+			st.max.Store(max)
+			s.queues.Store(queueKey{topic, qid}, st)
+		case len(ks) > 2 && ks[:2] == metaTopicPrefix:
+			var m TopicMeta
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("popstore: corrupt topic %q: %w", ks[2:], err)
+			}
+			s.topics[m.TopicName] = m
+		case len(ks) > 2 && ks[:2] == metaGroupPrefix:
+			var g GroupMeta
+			if err := json.Unmarshal(v, &g); err != nil {
+				return fmt.Errorf("popstore: corrupt group %q: %w", ks[2:], err)
+			}
+			s.groups[g.GroupName] = g
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("popstore: scan meta: %w", err)
+	}
+	ot := s.db.NewIteratorCF(s.ro, s.cfOffsets())
+	defer ot.Close()
+	for ot.SeekToFirst(); ot.Valid(); ot.Next() {
+		g, t, q, ok := parseOffsetKey(ot.Key().Data())
+		off, ok2 := getInt64(ot.Value().Data())
+		if !ok || !ok2 {
+			return fmt.Errorf("popstore: corrupt consumer offset key %q", ot.Key().Data())
+		}
+		s.offsets[offsetID{g, t, q}] = off
+	}
+	if err := ot.Err(); err != nil {
+		return fmt.Errorf("popstore: scan offsets: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) queueCount() int {
+	n := 0
+	s.queues.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+// SetAppendListener installs fn (nil removes it). Call before the writer
+// starts; safe from any goroutine.
+func (s *Store) SetAppendListener(fn AppendListener) {
+	if fn == nil {
+		s.onApp.Store(nil)
+		return
+	}
+	s.onApp.Store(&fn)
+}
+
+// RetentionMillis returns the configured retention, ms (negative: disabled).
+func (s *Store) RetentionMillis() int64 { return s.keep }
+
+// Close syncs the WAL and closes the database. The batch writer must have
+// been closed (drained) first. Later calls return ErrClosed; reads called
+// after Close return ErrClosed or zero values.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	var err error
+	if e := s.db.FlushWAL(true); e != nil {
+		err = fmt.Errorf("popstore: sync WAL on close: %w", e)
+	}
+	s.closeDB()
+	s.log.Info().Msg("store closed")
+	return err
+}
+
+func (s *Store) closeDB() {
+	for _, h := range s.cfs {
+		if h != nil {
+			h.Destroy()
+		}
+	}
+	s.db.Close()
+	if s.wo != nil {
+		s.wo.Destroy()
+	}
+	if s.ro != nil {
+		s.ro.Destroy()
+	}
+	s.opts.Destroy()
+}
+
+// readGuard takes the shared close lock; ok=false after Close.
+func (s *Store) readGuard() bool {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (s *Store) readDone() { s.closeMu.RUnlock() }
+
+// write performs one synced write of wb through the hook.
+func (s *Store) write(wb *grocksdb.WriteBatch) error {
+	do := func() error { return s.db.Write(s.wo, wb) }
+	seq := s.wseq.Add(1)
+	if s.hook != nil {
+		return s.hook(seq, do)
+	}
+	return do()
+}
+
+// NowMillis returns the store's clock (Options.NowMillis), Unix ms.
+func (s *Store) NowMillis() int64 { return s.now() }
+
+// WALSyncs returns RocksDB's count of WAL syncs (ticker rocksdb.wal.synced)
+// since Open; ok=false unless Options.Statistics was set. Concurrent writes
+// joined into one RocksDB write group share one sync, so this is the real
+// fsync count. Any goroutine; parses the statistics dump (not cheap).
+func (s *Store) WALSyncs() (n uint64, ok bool) {
+	if !s.stats || !s.readGuard() {
+		return 0, false
+	}
+	defer s.readDone()
+	return tickerCount(s.opts.GetStatisticsString(), "rocksdb.wal.synced")
+}
+
+// tickerCount finds "name COUNT : n" in a RocksDB statistics dump.
+func tickerCount(dump, name string) (uint64, bool) {
+	for _, line := range strings.Split(dump, "\n") {
+		if rest, found := strings.CutPrefix(line, name+" COUNT : "); found {
+			n, err := strconv.ParseUint(strings.TrimSpace(rest), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

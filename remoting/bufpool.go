@@ -1,0 +1,33 @@
+package remoting
+
+import "sync"
+
+// frameBuf is one encoded reply frame. It is owned by the goroutine that
+// encoded it until it is queued on a conn, then by that conn's flusher, then
+// by gnet until the write callback returns it to the pool.
+type frameBuf struct {
+	b []byte
+}
+
+// maxPooledFrame is the largest buffer capacity, in bytes, kept for reuse;
+// larger buffers (big POP bodies) are left to the garbage collector so the
+// pool does not pin megabytes per idle entry.
+const maxPooledFrame = 1 << 20
+
+var framePool = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, 512)} }}
+
+// getFrame returns an empty buffer from the pool. Any goroutine may call it.
+func getFrame() *frameBuf {
+	f := framePool.Get().(*frameBuf)
+	f.b = f.b[:0]
+	return f
+}
+
+// putFrame returns f to the pool. The caller must be the buffer's last user:
+// for a buffer handed to gnet that is the write callback.
+func putFrame(f *frameBuf) {
+	if cap(f.b) > maxPooledFrame {
+		return
+	}
+	framePool.Put(f)
+}

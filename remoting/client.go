@@ -1,0 +1,320 @@
+package remoting
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// ClientOptions configures a Client. Zero fields take the documented default.
+type ClientOptions struct {
+	// MaxFrameBytes bounds incoming frames, length prefix included; a larger
+	// one closes the client. Default codec.DefaultMaxFrame (16 MiB).
+	MaxFrameBytes int
+	// DialTimeout bounds the TCP connect. Default 3 s.
+	DialTimeout time.Duration
+	// MaxQueuedBytes bounds encoded requests waiting for the writer
+	// goroutine; Invoke* blocks while the queue is fuller. Default 8 MiB.
+	MaxQueuedBytes int
+	// OnRequest answers requests the server sends to the client (e.g.
+	// NOTIFY_CONSUMER_IDS_CHANGED). It runs on the reader goroutine and must
+	// not block; a nil result sends nothing. When OnRequest is nil, requests
+	// that are not oneway get REQUEST_CODE_NOT_SUPPORTED.
+	OnRequest func(req *codec.Command) *codec.Command
+	// Log receives connection-level events. Default: disabled.
+	Log *zerolog.Logger
+}
+
+// Callback receives the response of an InvokeAsync call, or a nil response
+// and the error that closed the client (net.ErrClosed after Close). It is
+// called exactly once, on the client's reader goroutine or on the goroutine
+// that closed the client, and must not block.
+type Callback func(resp *codec.Command, err error)
+
+// Client is a remoting client over one TCP connection: a writer goroutine
+// sends coalesced frames, a reader goroutine matches responses to requests
+// by opaque. All methods are safe for concurrent use. It is meant for tests,
+// the benchmark and name-server registration, not for application use.
+type Client struct {
+	nc     net.Conn
+	opts   ClientOptions
+	log    zerolog.Logger
+	opaque atomic.Int32
+
+	mu      sync.Mutex
+	space   *sync.Cond         // signalled when the writer took the queue or the client closed
+	out     []byte             // REQUIRES: mu held. Encoded frames not yet taken by the writer.
+	free    []byte             // REQUIRES: mu held. The writer's last buffer, for reuse.
+	pending map[int32]Callback // REQUIRES: mu held. In-flight requests by opaque.
+	closed  bool               // REQUIRES: mu held
+	err     error              // REQUIRES: mu held. Why the client closed.
+	wake    chan struct{}      // capacity 1: the writer has work
+	done    chan struct{}      // closed when the client closes
+	wg      sync.WaitGroup     // reader and writer goroutines
+}
+
+// Dial connects to addr (host:port) with default options.
+func Dial(addr string) (*Client, error) {
+	return DialContext(context.Background(), addr, ClientOptions{})
+}
+
+// DialContext connects to addr and starts the reader and writer goroutines.
+// Close must be called to stop them.
+func DialContext(ctx context.Context, addr string, opts ClientOptions) (*Client, error) {
+	if opts.MaxFrameBytes == 0 {
+		opts.MaxFrameBytes = codec.DefaultMaxFrame
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = 3 * time.Second
+	}
+	if opts.MaxQueuedBytes == 0 {
+		opts.MaxQueuedBytes = 8 << 20
+	}
+	d := net.Dialer{Timeout: opts.DialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("remoting: dial %s: %w", addr, err)
+	}
+	c := &Client{
+		nc:      nc,
+		opts:    opts,
+		log:     zerolog.Nop(),
+		pending: make(map[int32]Callback),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	if opts.Log != nil {
+		c.log = opts.Log.With().Str("component", "remoting-client").Str("remote", addr).Logger()
+	}
+	c.space = sync.NewCond(&c.mu)
+	c.wg.Add(2)
+	go c.writeLoop()
+	go c.readLoop()
+	return c, nil
+}
+
+// Invoke sends req and waits for its response or for ctx. It overwrites
+// req.Opaque and clears the flag bits. A non-success response code is not an
+// error here: the caller reads resp.Code. Errors: ctx.Err(), or why the
+// client closed (net.ErrClosed after Close).
+func (c *Client) Invoke(ctx context.Context, req *codec.Command) (*codec.Command, error) {
+	type result struct {
+		resp *codec.Command
+		err  error
+	}
+	ch := make(chan result, 1)
+	opaque, err := c.invoke(req, func(resp *codec.Command, err error) { ch <- result{resp, err} })
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.resp, r.err
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, opaque)
+		c.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// InvokeAsync sends req and returns at once; cb gets the response. It
+// overwrites req.Opaque and clears the flag bits. It blocks only while more
+// than MaxQueuedBytes wait for the writer. If it returns an error (client
+// closed) cb is never called.
+func (c *Client) InvokeAsync(req *codec.Command, cb Callback) error {
+	_, err := c.invoke(req, cb)
+	return err
+}
+
+// InvokeOneway sends req with flag bit 1 (oneway) set; no response is
+// expected. It overwrites req.Opaque.
+func (c *Client) InvokeOneway(req *codec.Command) error {
+	req.Opaque = c.opaque.Add(1)
+	req.Flag = codec.FlagOneway
+	return c.send(req, nil)
+}
+
+func (c *Client) invoke(req *codec.Command, cb Callback) (int32, error) {
+	req.Opaque = c.opaque.Add(1)
+	req.Flag = 0
+	return req.Opaque, c.send(req, cb)
+}
+
+// send queues the frame of cmd for the writer and, when cb is not nil,
+// registers cb under cmd.Opaque in the same critical section.
+func (c *Client) send(cmd *codec.Command, cb Callback) error {
+	c.mu.Lock()
+	for !c.closed && len(c.out) > c.opts.MaxQueuedBytes {
+		c.space.Wait()
+	}
+	if c.closed {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	if cb != nil {
+		c.pending[cmd.Opaque] = cb
+	}
+	c.out = codec.AppendFrame(c.out, cmd)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// writeLoop takes everything queued and writes it with one Write call.
+func (c *Client) writeLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		c.mu.Lock()
+		buf := c.out
+		c.out, c.free = c.free[:0], nil
+		c.space.Broadcast()
+		c.mu.Unlock()
+		if len(buf) == 0 {
+			c.mu.Lock()
+			c.free = buf
+			c.mu.Unlock()
+			continue
+		}
+		if _, err := c.nc.Write(buf); err != nil {
+			c.fail(fmt.Errorf("remoting: write: %w", err))
+			return
+		}
+		c.mu.Lock()
+		c.free = buf[:0]
+		c.mu.Unlock()
+	}
+}
+
+// readLoop reads frames, completes requests by opaque and answers server
+// requests. Every length is checked against MaxFrameBytes before reading.
+func (c *Client) readLoop() {
+	defer c.wg.Done()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	frame := make([]byte, 4, 4096)
+	for {
+		if _, err := io.ReadFull(br, frame[:4]); err != nil {
+			c.fail(readErr(err))
+			return
+		}
+		if _, err := codec.PeekFrame(frame[:4], c.opts.MaxFrameBytes); err != nil {
+			c.fail(err)
+			return
+		}
+		size := int(binary.BigEndian.Uint32(frame)) + 4
+		if cap(frame) < size {
+			frame = append(frame[:4], make([]byte, size-4)...)
+		}
+		frame = frame[:size]
+		if _, err := io.ReadFull(br, frame[4:]); err != nil {
+			c.fail(readErr(err))
+			return
+		}
+		cmd, err := codec.DecodeFrame(frame)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		if cmd.IsResponse() {
+			c.complete(cmd)
+		} else {
+			c.serve(cmd)
+		}
+	}
+}
+
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("remoting: connection closed by peer: %w", net.ErrClosed)
+	}
+	return fmt.Errorf("remoting: read: %w", err)
+}
+
+func (c *Client) complete(resp *codec.Command) {
+	c.mu.Lock()
+	cb := c.pending[resp.Opaque]
+	delete(c.pending, resp.Opaque)
+	c.mu.Unlock()
+	if cb == nil {
+		c.log.Debug().Int32("opaque", resp.Opaque).Int32("code", resp.Code).Msg("response without a waiting request")
+		return
+	}
+	cb(resp, nil)
+}
+
+func (c *Client) serve(req *codec.Command) {
+	var resp *codec.Command
+	if c.opts.OnRequest != nil {
+		resp = c.opts.OnRequest(req)
+	} else if !req.IsOneway() {
+		resp = codec.NewResponse(req, codec.RequestCodeNotSupported,
+			fmt.Sprintf(" request type %d not supported", req.Code))
+	}
+	if resp == nil || req.IsOneway() {
+		return
+	}
+	resp.Opaque = req.Opaque
+	resp.Flag |= codec.FlagResponse
+	_ = c.send(resp, nil)
+}
+
+// fail closes the client once with err and completes every pending request
+// with it.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed, c.err = true, err
+	pending := c.pending
+	c.pending = nil
+	c.space.Broadcast()
+	c.mu.Unlock()
+	close(c.done)
+	_ = c.nc.Close()
+	if !errors.Is(err, net.ErrClosed) {
+		c.log.Warn().Err(err).Msg("remoting client closed")
+	}
+	for _, cb := range pending {
+		cb(nil, err)
+	}
+}
+
+// Close closes the connection, fails pending requests with net.ErrClosed and
+// waits for the client's goroutines to end. It is safe to call twice.
+func (c *Client) Close() error {
+	c.fail(net.ErrClosed)
+	c.wg.Wait()
+	return nil
+}
+
+// Done is closed when the client has closed, by Close or by an error.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the client closed, or nil while it is open.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}

@@ -1,0 +1,180 @@
+package remoting
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// maxOutboundBytes closes a connection whose unsent reply bytes (gnet's
+// outbound buffer) exceed this many bytes: the peer stopped reading and
+// would otherwise make the server buffer without bound.
+const maxOutboundBytes = 64 << 20
+
+// maxIovec caps the frames handed to one AsyncWritev: gnet passes them to
+// writev(2) as they are, and Linux rejects more than IOV_MAX (1024) entries
+// with EINVAL.
+const maxIovec = 512
+
+// nextConnID numbers connections for the life of the process (Conn.ID).
+var nextConnID atomic.Uint64
+
+// conn is the server-side state of one TCP connection. It is created in
+// OnOpen and stored as the gnet.Conn context.
+//
+// Fields marked "loop" are touched only on the connection's event loop
+// goroutine. The reply queue is guarded by mu and may be used from any
+// goroutine.
+type conn struct {
+	srv    *Server
+	gc     gnet.Conn // AsyncWritev and Close are safe from any goroutine
+	id     uint64
+	remote net.Addr // copied at OnOpen: gnet clears its own copy on close
+
+	// lastActive is the time of the last frame read or reply queued, in
+	// Unix nanoseconds; the idle scan reads it from the ticker goroutine.
+	lastActive  atomic.Int64
+	idleClosing atomic.Bool
+
+	consumed int64 // loop: stream bytes consumed by the decoder, for error offsets
+
+	mu       sync.Mutex
+	closed   bool        // REQUIRES: mu held
+	flushing bool        // REQUIRES: mu held. One AsyncWritev is outstanding.
+	pending  []*frameBuf // REQUIRES: mu held. Encoded, not yet handed to gnet.
+
+	// Owned by whoever holds the flushing token (set flushing=true under mu,
+	// cleared only by the write callback): the frames gnet is writing now and
+	// the iovec handed to AsyncWritev. The write callback touches them
+	// without mu, which is safe because only one write is outstanding.
+	inflight []*frameBuf
+	iov      [][]byte
+}
+
+func newConn(s *Server, gc gnet.Conn) *conn {
+	c := &conn{srv: s, gc: gc, id: nextConnID.Add(1), remote: gc.RemoteAddr()}
+	c.touch()
+	return c
+}
+
+func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
+
+// reply encodes resp on the caller's goroutine and queues it. If no write is
+// outstanding it hands everything pending to gnet in one AsyncWritev;
+// otherwise the frame leaves with the next flush, started by the write
+// callback. Returns net.ErrClosed when the connection is gone (the frame is
+// dropped) or the error of AsyncWritev when the engine is shutting down.
+//
+// AsyncWritev is called with mu held: OnClose (markClosed) then cannot run
+// between the closed check and the hand-off, so no task is ever queued on a
+// poller that gnet has already closed during Stop. AsyncWritev only enqueues
+// and never blocks.
+func (c *conn) reply(resp *codec.Command) error {
+	f := getFrame()
+	f.b = codec.AppendFrame(f.b, resp)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		putFrame(f)
+		return net.ErrClosed
+	}
+	c.pending = append(c.pending, f)
+	if c.flushing {
+		return nil
+	}
+	c.flushing = true
+	c.takePending()
+	c.touch()
+	return c.flushLocked()
+}
+
+// flushLocked hands c.inflight to gnet. REQUIRES: mu held, the caller holds
+// the flushing token and c.inflight is non-empty.
+func (c *conn) flushLocked() error {
+	iov := c.iov[:0]
+	for _, f := range c.inflight {
+		iov = append(iov, f.b)
+	}
+	c.iov = iov
+	c.srv.flushes.Add(1)
+	err := c.gc.AsyncWritev(iov, c.written)
+	if err != nil {
+		// The callback will never run: the engine refused the task.
+		c.releaseInflight()
+		c.closeLocked()
+	}
+	return err
+}
+
+// written is gnet's write callback; it runs on the event loop after the
+// bytes were written or copied into gnet's outbound buffer, or with
+// net.ErrClosed when the connection closed first. It returns the buffers to
+// the pool and starts the next flush if replies queued up meanwhile.
+func (c *conn) written(gc gnet.Conn, err error) error {
+	c.releaseInflight()
+	if err != nil {
+		c.srv.log.Debug().Uint64("conn", c.id).Err(err).Msg("reply write failed")
+	} else if gc.OutboundBuffered() > maxOutboundBytes {
+		c.srv.log.Warn().Uint64("conn", c.id).Stringer("remote", c.remote).
+			Int("outbound_bytes", gc.OutboundBuffered()).Msg("peer is not reading its replies; closing connection")
+		_ = gc.Close()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || len(c.pending) == 0 {
+		c.flushing = false
+		return nil
+	}
+	c.takePending()
+	return c.flushLocked()
+}
+
+// takePending moves up to maxIovec pending frames to inflight, oldest
+// first. REQUIRES: mu held, the caller holds the flushing token and
+// inflight is empty.
+func (c *conn) takePending() {
+	if len(c.pending) <= maxIovec {
+		c.inflight, c.pending = c.pending, c.inflight[:0]
+		return
+	}
+	c.inflight = append(c.inflight[:0], c.pending[:maxIovec]...)
+	rest := copy(c.pending, c.pending[maxIovec:])
+	clear(c.pending[rest:])
+	c.pending = c.pending[:rest]
+}
+
+// releaseInflight returns the frames of the finished write to the pool.
+// REQUIRES: the caller holds the flushing token.
+func (c *conn) releaseInflight() {
+	for i, f := range c.inflight {
+		putFrame(f)
+		c.inflight[i] = nil
+	}
+	c.inflight = c.inflight[:0]
+	for i := range c.iov {
+		c.iov[i] = nil
+	}
+}
+
+// markClosed makes later replies fail with net.ErrClosed and frees frames
+// not yet handed to gnet. Frames in flight are freed by their callback.
+func (c *conn) markClosed() {
+	c.mu.Lock()
+	c.closeLocked()
+	c.mu.Unlock()
+}
+
+// closeLocked is markClosed with mu held.
+func (c *conn) closeLocked() {
+	c.closed = true
+	for i, f := range c.pending {
+		putFrame(f)
+		c.pending[i] = nil
+	}
+	c.pending = c.pending[:0]
+}

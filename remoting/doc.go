@@ -1,0 +1,29 @@
+// Package remoting serves the Apache RocketMQ remoting protocol over TCP with
+// gnet v2 and dispatches decoded requests by request code. It knows frames,
+// opaques, flags and connections; it does not know what a code means.
+//
+// One request, on the server:
+//
+//	gnet loop  OnTraffic ─ Peek(4) ─ codec.PeekFrame ─ Peek(frame) ─ codec.DecodeFrame
+//	           (owned *codec.Command) ─ Discard ─ Router.Lookup(code) ─ HandlerFunc
+//	any goroutine  Conn.Reply ─ codec.AppendFrame into a pooled buffer ─ per-connection
+//	           pending list ─ one AsyncWritev per flush ─ write callback returns the buffers
+//
+// Ownership rules:
+//   - Nothing borrowed from gnet (Peek slices, the loop's shared read buffer)
+//     leaves OnTraffic: DecodeFrame copies everything the Command holds.
+//   - A reply buffer belongs to gnet from AsyncWritev until its write
+//     callback runs; only the callback puts it back into the pool.
+//   - At most one AsyncWritev per connection is outstanding. Replies that
+//     arrive meanwhile wait in the pending list and leave together in the next
+//     writev, so replies completed together (one group-commit batch) coalesce
+//     into few syscalls without any deliberate delay.
+//
+// Oneway requests (flag bit 1) get no reply: the Conn a handler receives is a
+// per-request view whose Reply drops the frame (and records result "oneway"
+// in rocketmq_rpc_latency) when the request was oneway. Frames from a client
+// with flag bit 0 set (responses) are ignored.
+//
+// The package also has a small Client (client.go) used by tests, the
+// benchmark and name-server registration.
+package remoting

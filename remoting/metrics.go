@@ -1,0 +1,153 @@
+package remoting
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// Result label values of rocketmq_rpc_latency (Java's RemotingMetricsConstant).
+const (
+	resultSuccess            = "success"
+	resultOneway             = "oneway"
+	resultWriteChannelFailed = "write_channel_failed"
+)
+
+// Metrics holds the remoting instruments. Create one per process with
+// NewMetrics and share it between servers; all methods are safe for
+// concurrent use. A nil *Metrics records nothing.
+//
+// Series (names follow ../shared metrics conventions where the meaning
+// matches a Java broker metric):
+//
+//	rocketmq_rpc_latency{protocol_type,request_code,response_code,is_long_polling,result}
+//	    histogram, milliseconds, from dispatch to Reply; buckets 1,3,5,7,10,100,1000,2000,3000
+//	popshim_remoting_connections{server}                gauge, open connections
+//	popshim_remoting_connections_opened_total{server}   counter, accepted connections
+//	popshim_remoting_malformed_frames_total{server,reason} counter, connections closed for a bad frame
+//	popshim_remoting_idle_closed_total{server}          counter, connections closed by the idle timeout
+//
+// request_code and response_code are the lower-case Java constant names
+// (pop_message, system_busy); codes codec does not know become "unknown" so
+// a client sending random codes cannot grow the series count.
+type Metrics struct {
+	rpcLatency *prometheus.HistogramVec
+	conns      *prometheus.GaugeVec
+	opened     *prometheus.CounterVec
+	malformed  *prometheus.CounterVec
+	idleClosed *prometheus.CounterVec
+
+	reqNames  map[int32]string // read-only after NewMetrics
+	respNames map[int32]string // read-only after NewMetrics
+	observers sync.Map         // observerKey -> prometheus.Observer
+}
+
+type observerKey struct {
+	req, resp int32
+	longPoll  bool
+	result    string
+}
+
+// NewMetrics creates the instruments with constLabels on every series
+// (cluster, node_type, node_id in a broker) and registers them with reg.
+// It returns the registration error, e.g. when called twice on one registry.
+func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metrics, error) {
+	m := &Metrics{
+		rpcLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "rocketmq_rpc_latency",
+			Help:        "Remoting request latency in milliseconds, from dispatch to the reply being queued.",
+			Buckets:     []float64{1, 3, 5, 7, 10, 100, 1000, 2000, 3000},
+			ConstLabels: constLabels,
+		}, []string{"protocol_type", "request_code", "response_code", "is_long_polling", "result"}),
+		conns: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "popshim_remoting_connections", Help: "Open remoting connections.", ConstLabels: constLabels,
+		}, []string{"server"}),
+		opened: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_connections_opened_total", Help: "Accepted remoting connections.", ConstLabels: constLabels,
+		}, []string{"server"}),
+		malformed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_malformed_frames_total", Help: "Connections closed because of a malformed or too large frame.", ConstLabels: constLabels,
+		}, []string{"server", "reason"}),
+		idleClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_idle_closed_total", Help: "Connections closed by the idle timeout.", ConstLabels: constLabels,
+		}, []string{"server"}),
+		reqNames:  make(map[int32]string),
+		respNames: make(map[int32]string),
+	}
+	for _, c := range codec.RequestCodes() {
+		m.reqNames[c] = strings.ToLower(codec.RequestName(c))
+	}
+	for _, e := range codec.ResponseCodes() {
+		m.respNames[e.Code] = strings.ToLower(e.Name)
+	}
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observeRPC records one reply. Codes unknown to codec are folded into one
+// "unknown" series.
+func (m *Metrics) observeRPC(reqCode, respCode int32, longPoll bool, result string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	if _, ok := m.reqNames[reqCode]; !ok {
+		reqCode = -1
+	}
+	if _, ok := m.respNames[respCode]; !ok {
+		respCode = -1
+	}
+	key := observerKey{req: reqCode, resp: respCode, longPoll: longPoll, result: result}
+	o, ok := m.observers.Load(key)
+	if !ok {
+		o, _ = m.observers.LoadOrStore(key, m.rpcLatency.WithLabelValues("remoting",
+			nameOr(m.reqNames, reqCode), nameOr(m.respNames, respCode), boolLabel(longPoll), result))
+	}
+	o.(prometheus.Observer).Observe(float64(d) / float64(time.Millisecond))
+}
+
+func (m *Metrics) connOpened(server string) {
+	if m != nil {
+		m.opened.WithLabelValues(server).Inc()
+		m.conns.WithLabelValues(server).Inc()
+	}
+}
+
+func (m *Metrics) connClosed(server string) {
+	if m != nil {
+		m.conns.WithLabelValues(server).Dec()
+	}
+}
+
+func (m *Metrics) malformedFrame(server, reason string) {
+	if m != nil {
+		m.malformed.WithLabelValues(server, reason).Inc()
+	}
+}
+
+func (m *Metrics) idleClose(server string) {
+	if m != nil {
+		m.idleClosed.WithLabelValues(server).Inc()
+	}
+}
+
+func nameOr(names map[int32]string, code int32) string {
+	if n, ok := names[code]; ok {
+		return n
+	}
+	return "unknown"
+}
+
+func boolLabel(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

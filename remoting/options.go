@@ -1,0 +1,81 @@
+package remoting
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// ServerOptions configures one Server. The zero value of each field means
+// its documented default; WithDefaults fills them in.
+type ServerOptions struct {
+	// Name labels this server in logs and popshim_remoting_* metrics, e.g.
+	// "broker" or "namesrv". Default "broker".
+	Name string
+	// Addr is the TCP listen address, host:port. ":0" or "127.0.0.1:0" picks
+	// a free port; Server.Addr reports the bound one. Default ":10911".
+	Addr string
+	// MaxFrameBytes is the largest whole frame, 4-byte length prefix
+	// included, that a client may send. A larger announced length closes the
+	// connection (as Java's NettyDecoder does). Default codec.DefaultMaxFrame
+	// (16 MiB).
+	MaxFrameBytes int
+	// IdleTimeout closes a connection that has neither received nor sent a
+	// frame for this long (Java's serverChannelMaxIdleTimeSeconds, 120 s).
+	// Zero means the default 120 s; a negative value disables the check.
+	IdleTimeout time.Duration
+	// EventLoops is the number of gnet event loops. Zero means GOMAXPROCS.
+	EventLoops int
+	// Metrics receives per-request latency and connection counters. Nil
+	// disables metrics. One Metrics may be shared by several servers.
+	Metrics *Metrics
+	// LoopBudget is how long a single HandlerFunc call may run on the event
+	// loop before it is logged as slow (warn level, with its duration).
+	// Zero means 10 ms; negative disables the warning.
+	LoopBudget time.Duration
+	// OnClose, when set, is told the Conn.ID of every connection that
+	// closed (peer left, idle timeout, malformed frame, Stop), after later
+	// Replies on it started failing with net.ErrClosed. It runs on the
+	// connection's event loop and must not block: use it to drop client
+	// registrations or parked polls of that connection.
+	OnClose func(connID uint64)
+}
+
+// Defaults applied by WithDefaults.
+const (
+	DefaultAddr        = ":10911"
+	DefaultIdleTimeout = 120 * time.Second
+	DefaultLoopBudget  = 10 * time.Millisecond
+)
+
+// WithDefaults returns o with every zero field set to its default.
+func (o ServerOptions) WithDefaults() ServerOptions {
+	if o.Name == "" {
+		o.Name = "broker"
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.MaxFrameBytes == 0 {
+		o.MaxFrameBytes = codec.DefaultMaxFrame
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.LoopBudget == 0 {
+		o.LoopBudget = DefaultLoopBudget
+	}
+	return o
+}
+
+// validate reports options that cannot work, after defaults were applied.
+func (o ServerOptions) validate() error {
+	if o.MaxFrameBytes < 8 {
+		return fmt.Errorf("remoting: max frame %d bytes is below the 8-byte minimum frame", o.MaxFrameBytes)
+	}
+	if o.EventLoops < 0 {
+		return fmt.Errorf("remoting: event loops %d < 0", o.EventLoops)
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/rs/zerolog"
+)
+
+// Server is a multicore gnet TCP server for the remoting protocol. Build it
+// with NewServer, then Start; Stop ends it. A Server runs once.
+type Server struct {
+	gnet.BuiltinEventEngine
+
+	opts   ServerOptions
+	router *Router
+	log    zerolog.Logger
+
+	started atomic.Bool
+	booted  chan error    // receives the boot outcome once
+	done    chan struct{} // closed when gnet.Run returned
+	runErr  error         // valid after done is closed
+
+	flushes atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
+
+	mu    sync.Mutex
+	eng   gnet.Engine
+	addr  net.Addr
+	conns map[uint64]*conn // REQUIRES: mu held; for the idle scan
+}
+
+// NewServer returns a server that dispatches through router, which must be
+// fully built (it is read concurrently from then on). opts are completed
+// with WithDefaults. log gets component=remoting and server=<Name>.
+func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
+	opts = opts.WithDefaults()
+	return &Server{
+		opts:   opts,
+		router: router,
+		log:    log.With().Str("component", "remoting").Str("server", opts.Name).Logger(),
+		booted: make(chan error, 1),
+		done:   make(chan struct{}),
+		conns:  make(map[uint64]*conn),
+	}
+}
+
+// Start binds the listen address, starts the event loops and returns once
+// the server accepts connections. It returns the bind or option error. Call
+// it once, from any goroutine.
+func (s *Server) Start() error {
+	if s.started.Swap(true) {
+		return errors.New("remoting: server already started")
+	}
+	if err := s.opts.validate(); err != nil {
+		return err
+	}
+	gopts := []gnet.Option{
+		gnet.WithMulticore(true),
+		gnet.WithNumEventLoop(s.opts.EventLoops),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithLogger(gnetLogger{log: s.log.With().Str("component", "gnet").Logger()}),
+		gnet.WithTicker(s.opts.IdleTimeout > 0),
+	}
+	go func() {
+		err := gnet.Run(s, "tcp://"+s.opts.Addr, gopts...)
+		s.runErr = err
+		close(s.done)
+		if err == nil {
+			err = errors.New("remoting: server stopped before it booted")
+		}
+		select {
+		case s.booted <- fmt.Errorf("remoting: listen %s: %w", s.opts.Addr, err):
+		default:
+		}
+	}()
+	err := <-s.booted
+	if err == nil {
+		s.log.Info().Stringer("addr", s.Addr()).Int("max_frame_bytes", s.opts.MaxFrameBytes).
+			Dur("idle_timeout", s.opts.IdleTimeout).Msg("remoting server listening")
+	}
+	return err
+}
+
+// Addr is the bound listen address (the real port when Addr asked for port
+// 0). It is nil before Start returned successfully.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Stop closes the listener and every connection (OnClose runs for each;
+// bytes already handed to gnet are flushed first), stops the event loops and
+// waits until gnet.Run returned, or until ctx is done (then it returns
+// ctx.Err() and the shutdown continues in the background). Stop on a server
+// that never started returns nil; Stop after a failed Start returns the
+// Start error. Replies queued
+// after Stop fail with net.ErrClosed. Callers that want in-flight work
+// answered drain it (batch writer, parked polls) before calling Stop.
+func (s *Server) Stop(ctx context.Context) error {
+	if !s.started.Load() {
+		return nil
+	}
+	s.mu.Lock()
+	eng := s.eng
+	s.mu.Unlock()
+	select {
+	case <-s.done:
+		return s.runErr
+	default:
+	}
+	// Engine.Stop triggers the shutdown, then polls every 500 ms; give it a
+	// context that is already cancelled and wait on Run's return instead.
+	stopCtx, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = eng.Stop(stopCtx)
+	select {
+	case <-s.done:
+		s.log.Info().Msg("remoting server stopped")
+		return s.runErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// OnBoot records the engine and the bound address, then releases Start.
+func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
+	addr, err := boundAddr(eng)
+	if err != nil {
+		s.booted <- fmt.Errorf("remoting: resolve bound address: %w", err)
+		return gnet.Shutdown
+	}
+	s.mu.Lock()
+	s.eng, s.addr = eng, addr
+	s.mu.Unlock()
+	s.booted <- nil
+	return gnet.None
+}
+
+// boundAddr reads the listener's local address from a duplicate of its fd.
+func boundAddr(eng gnet.Engine) (net.Addr, error) {
+	fd, err := eng.Dup()
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "remoting-listener")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	return ln.Addr(), nil
+}
+
+// OnOpen attaches a conn to the new connection.
+func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	c := newConn(s, gc)
+	gc.SetContext(c)
+	s.mu.Lock()
+	s.conns[c.id] = c
+	s.mu.Unlock()
+	s.opts.Metrics.connOpened(s.opts.Name)
+	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).Msg("connection opened")
+	return nil, gnet.None
+}
+
+// OnClose makes later replies on the connection fail with net.ErrClosed.
+func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
+	c, ok := gc.Context().(*conn)
+	if !ok {
+		return gnet.None
+	}
+	c.markClosed()
+	s.mu.Lock()
+	delete(s.conns, c.id)
+	s.mu.Unlock()
+	s.opts.Metrics.connClosed(s.opts.Name)
+	if s.opts.OnClose != nil {
+		s.opts.OnClose(c.id)
+	}
+	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).AnErr("reason", err).Msg("connection closed")
+	return gnet.None
+}
+
+// OnTick closes connections idle for longer than IdleTimeout. gnet runs it
+// on its own goroutine; it only reads atomics and calls gnet.Conn.Close,
+// which is safe from any goroutine.
+func (s *Server) OnTick() (time.Duration, gnet.Action) {
+	idle := s.opts.IdleTimeout
+	deadline := time.Now().Add(-idle).UnixNano()
+	var victims []*conn
+	s.mu.Lock()
+	for _, c := range s.conns {
+		if c.lastActive.Load() < deadline && !c.idleClosing.Load() {
+			victims = append(victims, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range victims {
+		c.idleClosing.Store(true)
+		s.opts.Metrics.idleClose(s.opts.Name)
+		s.log.Info().Uint64("conn", c.id).Stringer("remote", c.remote).Dur("idle_timeout", idle).Msg("closing idle connection")
+		_ = c.gc.Close()
+	}
+	return min(max(idle/4, 10*time.Millisecond), time.Second), gnet.None
+}

@@ -1,0 +1,452 @@
+package remoting
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
+)
+
+func echoRouter() *Router {
+	r := NewRouter()
+	r.Handle(codeEcho, echoHandler)
+	return r
+}
+
+// 32 connections × 500 pipelined requests, every response matched by opaque
+// and carrying its own request's body.
+func TestPipelinedManyConnections(t *testing.T) {
+	s := startServer(t, echoRouter(), ServerOptions{})
+	const conns, perConn = 32, 500
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for ci := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- pipeline(s.Addr().String(), ci, perConn)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// pipeline sends n requests without waiting, then checks every answer.
+func pipeline(addr string, ci, n int) error {
+	c, err := Dial(addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	type answer struct {
+		want   string
+		opaque int32
+		resp   *codec.Command
+		err    error
+	}
+	answers := make(chan answer, n)
+	for i := range n {
+		body := fmt.Sprintf("conn %d request %d", ci, i)
+		req := codec.NewRequest(codeEcho, 0, nil, []byte(body))
+		if err := c.InvokeAsync(req, func(resp *codec.Command, err error) {
+			answers <- answer{want: body, opaque: req.Opaque, resp: resp, err: err}
+		}); err != nil {
+			return err
+		}
+	}
+	for range n {
+		select {
+		case a := <-answers:
+			switch {
+			case a.err != nil:
+				return a.err
+			case a.resp.Opaque != a.opaque || string(a.resp.Body) != a.want || !a.resp.IsResponse():
+				return fmt.Errorf("conn %d: response opaque %d body %q flag %d for request opaque %d body %q",
+					ci, a.resp.Opaque, a.resp.Body, a.resp.Flag, a.opaque, a.want)
+			}
+		case <-time.After(20 * time.Second):
+			return fmt.Errorf("conn %d: responses stopped arriving", ci)
+		}
+	}
+	return nil
+}
+
+// A handler that parks requests and answers them later, out of order, from
+// several goroutines; every response still reaches its request.
+type parked struct {
+	c   Conn
+	req *codec.Command
+}
+
+func TestRepliesOutOfOrderFromOtherGoroutines(t *testing.T) {
+	queue := make(chan parked, 4096)
+	r := NewRouter()
+	r.Handle(codeDeferred, func(c Conn, req *codec.Command) { queue <- parked{c, req} })
+	s := startServer(t, r, ServerOptions{})
+
+	const n = 2000
+	var workers sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			var held []parked
+			flush := func() {
+				rng.Shuffle(len(held), func(i, j int) { held[i], held[j] = held[j], held[i] })
+				for _, p := range held {
+					resp := codec.NewResponse(p.req, 0, "")
+					resp.Body = p.req.Body
+					_ = p.c.Reply(resp)
+				}
+				held = held[:0]
+			}
+			for {
+				select {
+				case p := <-queue:
+					held = append(held, p)
+					if len(held) >= 1+rng.IntN(16) {
+						flush()
+					}
+				case <-stop:
+					flush()
+					return
+				default:
+					flush()
+					select {
+					case p := <-queue:
+						held = append(held, p)
+					case <-stop:
+						return
+					}
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); workers.Wait() }()
+
+	c := dialClient(t, s)
+	done := make(chan error, n)
+	for i := range n {
+		body := fmt.Appendf(nil, "req-%d", i)
+		req := codec.NewRequest(codeDeferred, 0, nil, body)
+		require.NoError(t, c.InvokeAsync(req, func(resp *codec.Command, err error) {
+			if err == nil && !bytes.Equal(resp.Body, body) {
+				err = fmt.Errorf("request %q got body %q", body, resp.Body)
+			}
+			done <- err
+		}))
+	}
+	for range n {
+		require.NoError(t, <-done)
+	}
+}
+
+// Frames written one byte at a time, and every split point of a frame, are
+// decoded exactly as a whole write.
+func TestFramesSplitAtEveryByte(t *testing.T) {
+	s := startServer(t, echoRouter(), ServerOptions{})
+
+	t.Run("byte at a time, pipelined", func(t *testing.T) {
+		nc := dialRaw(t, s)
+		var stream []byte
+		const frames = 12
+		for i := range frames {
+			req := codec.NewRequest(codeEcho, int32(100+i), map[string]string{"k": fmt.Sprint(i)}, fmt.Appendf(nil, "body-%d", i))
+			if i%3 == 2 {
+				stream = codec.AppendFrameBinary(stream, req)
+			} else {
+				stream = codec.AppendFrame(stream, req)
+			}
+		}
+		go func() {
+			for i := range stream {
+				if _, err := nc.Write(stream[i : i+1]); err != nil {
+					return
+				}
+			}
+		}()
+		for i := range frames {
+			resp := readFrame(t, nc)
+			require.Equal(t, int32(100+i), resp.Opaque)
+			require.Equal(t, fmt.Sprintf("body-%d", i), string(resp.Body))
+		}
+	})
+
+	t.Run("every split point", func(t *testing.T) {
+		nc := dialRaw(t, s)
+		req := codec.NewRequest(codeEcho, 0, map[string]string{"topic": "T"}, []byte("split"))
+		for k := 1; k < len(codec.AppendFrame(nil, req)); k++ {
+			req.Opaque = int32(k)
+			frame := codec.AppendFrame(nil, req)
+			_, err := nc.Write(frame[:k])
+			require.NoError(t, err)
+			time.Sleep(100 * time.Microsecond) // makes a separate read likely; correctness does not depend on it
+			_, err = nc.Write(frame[k:])
+			require.NoError(t, err)
+			resp := readFrame(t, nc)
+			require.Equal(t, int32(k), resp.Opaque)
+			require.Equal(t, "split", string(resp.Body))
+		}
+	})
+}
+
+// Garbage, a too-large length and an unknown header type each close only
+// their own connection; a healthy client keeps working throughout.
+func TestMalformedFrameClosesOnlyThatConnection(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, nil)
+	require.NoError(t, err)
+	s := startServer(t, echoRouter(), ServerOptions{Metrics: m})
+	good := dialClient(t, s)
+	ask := func() {
+		resp, err := good.Invoke(context.Background(), codec.NewRequest(codeEcho, 0, nil, []byte("alive")))
+		require.NoError(t, err)
+		require.Equal(t, "alive", string(resp.Body))
+	}
+	ask()
+
+	badHeader := codec.AppendFrame(nil, codec.NewRequest(codeEcho, 1, nil, nil))
+	badHeader[4] = 7 // serialize type 7 does not exist
+
+	cases := map[string][]byte{
+		"length below 4":     {0, 0, 0, 2, 0xde, 0xad, 0xbe, 0xef},
+		"negative length":    {0xff, 0xff, 0xff, 0xf0, 1, 2, 3, 4},
+		"too large":          binary.BigEndian.AppendUint32(nil, codec.DefaultMaxFrame),
+		"unknown serializer": badHeader,
+		"header past frame":  {0, 0, 0, 6, 0, 0, 0, 9, 'x', 'y'},
+	}
+	for name, bad := range cases {
+		t.Run(name, func(t *testing.T) {
+			nc := dialRaw(t, s)
+			// A good frame first: it must be answered before the bad one closes the conn.
+			_, err := nc.Write(codec.AppendFrame(nil, codec.NewRequest(codeEcho, 77, nil, []byte("first"))))
+			require.NoError(t, err)
+			require.Equal(t, int32(77), readFrame(t, nc).Opaque)
+			_, err = nc.Write(bad)
+			require.NoError(t, err)
+			expectClosed(t, nc)
+			ask()
+		})
+	}
+	require.Equal(t, float64(len(cases)), sumCounter(t, reg, "popshim_remoting_malformed_frames_total"))
+}
+
+// A server with a small max frame rejects a frame above it.
+func TestMaxFrameOption(t *testing.T) {
+	s := startServer(t, echoRouter(), ServerOptions{MaxFrameBytes: 200})
+	nc := dialRaw(t, s)
+	small := codec.AppendFrame(nil, codec.NewRequest(codeEcho, 1, nil, nil))
+	require.LessOrEqual(t, len(small), 200)
+	_, err := nc.Write(small)
+	require.NoError(t, err)
+	require.Equal(t, int32(1), readFrame(t, nc).Opaque)
+	big := codec.AppendFrame(nil, codec.NewRequest(codeEcho, 2, nil, make([]byte, 200)))
+	_, err = nc.Write(big)
+	require.NoError(t, err)
+	expectClosed(t, nc)
+}
+
+func TestUnknownCodeGetsRequestCodeNotSupported(t *testing.T) {
+	s := startServer(t, echoRouter(), ServerOptions{})
+	c := dialClient(t, s)
+	resp, err := c.Invoke(context.Background(), codec.NewRequest(12345, 0, nil, nil))
+	require.NoError(t, err)
+	require.Equal(t, codec.RequestCodeNotSupported, resp.Code)
+	require.Equal(t, " request type 12345 not supported", resp.Remark)
+	require.True(t, resp.IsResponse())
+}
+
+// A oneway request is handled but never answered, even when the handler
+// replies: the first frame back is the answer to the following normal request.
+func TestOnewayGetsNoReply(t *testing.T) {
+	handled := make(chan int32, 4)
+	r := NewRouter()
+	r.Handle(codeEcho, func(c Conn, req *codec.Command) {
+		handled <- req.Opaque
+		echoHandler(c, req)
+	})
+	s := startServer(t, r, ServerOptions{})
+	nc := dialRaw(t, s)
+
+	oneway := codec.NewRequest(codeEcho, 41, nil, []byte("oneway"))
+	oneway.Flag = codec.FlagOneway
+	unknownOneway := codec.NewRequest(4242, 42, nil, nil)
+	unknownOneway.Flag = codec.FlagOneway
+	normal := codec.NewRequest(codeEcho, 43, nil, []byte("normal"))
+	var stream []byte
+	for _, c := range []*codec.Command{oneway, unknownOneway, normal} {
+		stream = codec.AppendFrame(stream, c)
+	}
+	_, err := nc.Write(stream)
+	require.NoError(t, err)
+
+	resp := readFrame(t, nc)
+	require.Equal(t, int32(43), resp.Opaque)
+	require.Equal(t, "normal", string(resp.Body))
+	require.Equal(t, int32(41), <-handled, "the oneway request must still reach its handler")
+	require.Equal(t, int32(43), <-handled)
+}
+
+// A response frame sent by a client is ignored, not dispatched.
+func TestResponseFromClientIsIgnored(t *testing.T) {
+	calls := make(chan int32, 4)
+	r := NewRouter()
+	r.Handle(codeEcho, func(c Conn, req *codec.Command) { calls <- req.Opaque; echoHandler(c, req) })
+	s := startServer(t, r, ServerOptions{})
+	nc := dialRaw(t, s)
+	stray := codec.NewResponse(codec.NewRequest(codeEcho, 5, nil, nil), 0, "")
+	stream := codec.AppendFrame(nil, stray)
+	stream = codec.AppendFrame(stream, codec.NewRequest(codeEcho, 6, nil, nil))
+	_, err := nc.Write(stream)
+	require.NoError(t, err)
+	require.Equal(t, int32(6), readFrame(t, nc).Opaque)
+	require.Equal(t, int32(6), <-calls)
+}
+
+// A ROCKETMQ binary header request is answered with a JSON header.
+func TestBinaryHeaderRequestGetsJSONReply(t *testing.T) {
+	s := startServer(t, echoRouter(), ServerOptions{})
+	nc := dialRaw(t, s)
+	req := codec.NewRequest(codeEcho, 99, map[string]string{"topic": "TopicTest"}, []byte("bin"))
+	_, err := nc.Write(codec.AppendFrameBinary(nil, req))
+	require.NoError(t, err)
+	raw, err := readRawFrame(nc)
+	require.NoError(t, err)
+	require.Equal(t, codec.SerializeJSON, raw[4], "serialize type of the reply")
+	require.Equal(t, byte('{'), raw[8])
+	resp, err := codec.DecodeFrame(raw)
+	require.NoError(t, err)
+	require.Equal(t, int32(99), resp.Opaque)
+	require.Equal(t, "bin", string(resp.Body))
+}
+
+func TestHandlerPanicAnswersSystemError(t *testing.T) {
+	r := echoRouter()
+	r.Handle(codePanic, func(Conn, *codec.Command) { panic("boom") })
+	s := startServer(t, r, ServerOptions{})
+	c := dialClient(t, s)
+	resp, err := c.Invoke(context.Background(), codec.NewRequest(codePanic, 0, nil, nil))
+	require.NoError(t, err)
+	require.Equal(t, codec.SystemError, resp.Code)
+	require.Contains(t, resp.Remark, "boom")
+	resp, err = c.Invoke(context.Background(), codec.NewRequest(codeEcho, 0, nil, []byte("still up")))
+	require.NoError(t, err)
+	require.Equal(t, "still up", string(resp.Body))
+}
+
+func TestIdleConnectionIsClosed(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, nil)
+	require.NoError(t, err)
+	s := startServer(t, echoRouter(), ServerOptions{IdleTimeout: 50 * time.Millisecond, Metrics: m})
+	nc := dialRaw(t, s)
+	expectClosed(t, nc)
+	require.Equal(t, 1.0, sumCounter(t, reg, "popshim_remoting_idle_closed_total"))
+}
+
+// After the peer left, Reply reports net.ErrClosed and drops the frame.
+func TestReplyAfterCloseFails(t *testing.T) {
+	held := make(chan Conn, 1)
+	reqs := make(chan *codec.Command, 1)
+	r := NewRouter()
+	r.Handle(codeDeferred, func(c Conn, req *codec.Command) { held <- c; reqs <- req })
+	closed := make(chan uint64, 1)
+	s := startServer(t, r, ServerOptions{OnClose: func(id uint64) {
+		select {
+		case closed <- id:
+		default:
+		}
+	}})
+	c, err := Dial(s.Addr().String())
+	require.NoError(t, err)
+	failed := make(chan error, 1)
+	require.NoError(t, c.InvokeAsync(codec.NewRequest(codeDeferred, 0, nil, nil), func(_ *codec.Command, err error) { failed <- err }))
+	conn, req := <-held, <-reqs
+	require.NoError(t, c.Close())
+	require.ErrorIs(t, <-failed, net.ErrClosed)
+	require.Equal(t, conn.ID(), <-closed, "OnClose reports the connection id")
+	require.ErrorIs(t, conn.Reply(codec.NewResponse(req, 0, "")), net.ErrClosed)
+}
+
+func TestRPCLatencyMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, prometheus.Labels{"node_type": "broker"})
+	require.NoError(t, err)
+	r := echoRouter()
+	r.Handle(codec.RequestHeartBeat, echoHandler)
+	s := startServer(t, r, ServerOptions{Metrics: m})
+	c := dialClient(t, s)
+	for range 5 {
+		_, err := c.Invoke(context.Background(), codec.NewRequest(codec.RequestHeartBeat, 0, nil, nil))
+		require.NoError(t, err)
+	}
+	_, err = c.Invoke(context.Background(), codec.NewRequest(777777, 0, nil, nil))
+	require.NoError(t, err)
+	ow := codec.NewRequest(codec.RequestHeartBeat, 0, nil, nil)
+	require.NoError(t, c.InvokeOneway(ow))
+	_, err = c.Invoke(context.Background(), codec.NewRequest(codeEcho, 0, nil, nil)) // orders after the oneway
+	require.NoError(t, err)
+
+	counts := histogramCounts(t, reg, "rocketmq_rpc_latency")
+	require.Equal(t, uint64(5), counts["heart_beat/success/success"])
+	require.Equal(t, uint64(1), counts["heart_beat/success/oneway"])
+	require.Equal(t, uint64(1), counts["unknown/request_code_not_supported/success"])
+	require.Equal(t, uint64(1), counts["unknown/success/success"]) // codeEcho is not a RocketMQ code
+	require.Equal(t, 1.0, sumGauge(t, reg, "popshim_remoting_connections"))
+}
+
+func TestStartFailsOnBusyPortAndStopIsSafe(t *testing.T) {
+	s := startServer(t, echoRouter(), ServerOptions{})
+	dup := NewServer(ServerOptions{Addr: s.Addr().String(), EventLoops: 1}, echoRouter(), testLogger(t))
+	require.Error(t, dup.Start())
+	require.Error(t, dup.Stop(context.Background()), "Stop after a failed Start returns the Start error")
+	require.NoError(t, NewServer(ServerOptions{}, echoRouter(), testLogger(t)).Stop(context.Background()),
+		"Stop of a server that never started")
+	require.Error(t, s.Start(), "a server runs once")
+}
+
+// Replies issued together are coalesced: a handler answering 300 requests
+// on the event loop yields one AsyncWritev for the first reply (queued while
+// the loop is busy) and one for the other 299, gathered by the write
+// callback.
+func TestRepliesCompletedTogetherShareOneWritev(t *testing.T) {
+	const n = 300
+	var held []parked
+	r := NewRouter()
+	r.Handle(codeDeferred, func(c Conn, req *codec.Command) {
+		held = append(held, parked{c, req}) // loop goroutine only
+		if len(held) < n {
+			return
+		}
+		for _, p := range held {
+			_ = p.c.Reply(codec.NewResponse(p.req, 0, ""))
+		}
+	})
+	s := startServer(t, r, ServerOptions{EventLoops: 1})
+	nc := dialRaw(t, s)
+	var stream []byte
+	for i := range n {
+		stream = codec.AppendFrame(stream, codec.NewRequest(codeDeferred, int32(i), nil, nil))
+	}
+	_, err := nc.Write(stream)
+	require.NoError(t, err)
+	for i := range n {
+		require.Equal(t, int32(i), readFrame(t, nc).Opaque, "replies keep their Reply order")
+	}
+	require.Equal(t, uint64(2), s.flushes.Load())
+}
