@@ -45,6 +45,7 @@ type lanes struct {
 	failed  error         // sticky failure cause
 	signal  chan struct{} // capacity 1: "something was queued or closed"
 	rejects [numLanes]uint64
+	taken   [numLanes][]*Op // takeBatch scratch, reused (one writer)
 }
 
 func newLanes(capacity int) *lanes {
@@ -106,7 +107,11 @@ func (l *lanes) rejected(lane Lane) uint64 {
 func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax int) (ops []*Op, done bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var taken [numLanes][]*Op
+	taken := &l.taken
+	for i := range taken {
+		clear(taken[i])
+		taken[i] = taken[i][:0]
+	}
 	n, bytes := 0, 0
 	takeFrom := func(lane Lane, limit int) {
 		q := &l.q[lane]
@@ -128,7 +133,7 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax int) (ops []*Op, do
 	if n == 0 {
 		return dst[:0], l.closed
 	}
-	return mergeBySeq(dst[:0], taken), false
+	return mergeBySeq(dst[:0], *taken), false
 }
 
 // takeOne pops the oldest op of the highest-priority non-empty lane

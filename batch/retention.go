@@ -10,10 +10,9 @@ import (
 // its own goroutine (reads only), then one background-lane op with the range
 // deletes, then a compaction of the deleted ranges.
 type retention struct {
-	w         *Writer
-	quit      chan struct{}
-	done      chan struct{}
-	lastFloor int64
+	w    *Writer
+	quit chan struct{}
+	done chan struct{}
 }
 
 func startRetention(w *Writer, every time.Duration) *retention {
@@ -31,7 +30,7 @@ func (r *retention) loop(every time.Duration) {
 		case <-r.quit:
 			return
 		case <-t.C:
-			if err := r.w.runRetention(&r.lastFloor); err != nil {
+			if err := r.w.RunRetention(); err != nil {
 				r.w.log.Warn().Err(err).Msg("retention pass failed")
 			}
 		}
@@ -43,14 +42,14 @@ func (r *retention) stop() {
 	<-r.done
 }
 
-// RunRetention performs one retention pass now and waits for its batch.
-// For tests and admin use; never on the event loop or writer goroutine.
+// RunRetention performs one retention pass now and waits for its batch
+// (the periodic loop calls it too; passes never overlap). Blocks: never on
+// the event loop or the writer goroutine. Errors: store read errors, Submit
+// errors, the write error.
 func (w *Writer) RunRetention() error {
-	var floor int64
-	return w.runRetention(&floor)
-}
-
-func (w *Writer) runRetention(lastFloor *int64) error {
+	w.retMu.Lock()
+	defer w.retMu.Unlock()
+	lastFloor := &w.retFloor
 	plan, err := w.store.PlanRetention(w.store.NowMillis())
 	if err != nil {
 		return err

@@ -29,6 +29,8 @@ type Writer struct {
 	wg        sync.WaitGroup // writer goroutines
 	closeOnce sync.Once
 	ret       *retention
+	retMu     sync.Mutex // serializes retention passes
+	retFloor  int64      // physical-offset index already trimmed below this
 }
 
 // Stats are cumulative counters since New.

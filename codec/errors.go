@@ -30,6 +30,8 @@ type FieldError struct {
 	Err   error
 }
 
+// Error returns a remark-ready text in the words a Java broker uses
+// ("the custom field <x> is null" / "... is invalid").
 func (e *FieldError) Error() string {
 	if errors.Is(e.Err, ErrMissingField) {
 		return fmt.Sprintf("the custom field <%s> is null", e.Field)
@@ -37,4 +39,5 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("the custom field <%s> is invalid: %q", e.Field, e.Value)
 }
 
+// Unwrap returns ErrMissingField or ErrInvalidField.
 func (e *FieldError) Unwrap() error { return e.Err }

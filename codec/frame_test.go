@@ -102,7 +102,7 @@ func TestDecodeFrameErrors(t *testing.T) {
 		{"json trailing", frame(0, `{} {}`, ""), ErrBadHeader},
 		{"json code not int32", frame(0, `{"code":2147483648}`, ""), ErrBadHeader},
 		{"json code fraction", frame(0, `{"code":1.5}`, ""), ErrBadHeader},
-		{"json code string", frame(0, `{"code":"10"}`, ""), ErrBadHeader},
+		{"json code string", frame(0, `{"code":"1x"}`, ""), ErrBadHeader},
 		{"json ext array", frame(0, `{"extFields":{"a":[1]}}`, ""), ErrBadHeader},
 		{"json not object", frame(0, `[]`, ""), ErrBadHeader},
 		{"binary short", frame(1, strings.Repeat("\x00", 20), ""), ErrBadHeader},

@@ -26,7 +26,7 @@ type golden struct {
 	expect []string
 }
 
-func readGolden(t *testing.T, path string) golden {
+func readGolden(t testing.TB, path string) golden {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {

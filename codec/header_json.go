@@ -42,11 +42,12 @@ func (s *jsonScanner) internOrKeep(raw []byte, plain bool) string {
 // decodeJSONHeader decodes a JSON header (RemotingCommand.java members).
 // Member order is free, unknown members of any type are skipped (but must
 // be valid JSON), missing members keep Java's defaults (language JAVA), null
-// counts as missing. code/version/opaque/flag must be integer numbers within
-// int32. extFields values may be strings, numbers or booleans (the latter
-// two are kept as their JSON text) or null (entry skipped); objects and
-// arrays there are an error. Nothing but whitespace may follow the object.
-// All strings share one arena allocation; known keys are interned.
+// counts as missing. code/version/opaque/flag must be integers within int32,
+// as JSON numbers or strings holding one. extFields values may be strings,
+// numbers or booleans (the latter two are kept as their JSON text) or null
+// (entry skipped); objects and arrays there are an error. Nothing but
+// whitespace may follow the object. All strings share one arena
+// allocation; known keys are interned.
 func decodeJSONHeader(b []byte, cmd *Command) error {
 	s := jsonScanner{b: b, arena: make([]byte, 0, len(b))}
 	cmd.Language = "JAVA"

@@ -255,9 +255,19 @@ func (s *jsonScanner) isNull() bool {
 	return false
 }
 
-// int32Value scans a JSON number that must be an integer within int32.
+// int32Value scans an integer within int32, written as a JSON number or,
+// as fastjson and encoding/json's Number also accept, as a string holding one.
 func (s *jsonScanner) int32Value(name string) (int32, error) {
-	num, err := s.number()
+	var num []byte
+	var err error
+	if s.peek() == '"' {
+		var plain bool
+		if num, plain, err = s.rawString(); err == nil && !plain {
+			num = unescape(nil, num)
+		}
+	} else {
+		num, err = s.number()
+	}
 	if err != nil {
 		return 0, err
 	}

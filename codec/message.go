@@ -206,7 +206,7 @@ func AppendMessage(dst []byte, m *MessageExt) ([]byte, error) {
 	return append(dst, m.Properties...), nil
 }
 
-func readHost(r *reader, v6 bool, what string) netip.AddrPort {
+func readHost(r *reader, v6 bool, what, portWhat string) netip.AddrPort {
 	var a netip.Addr
 	if v6 {
 		if s := r.span(16, what); s != nil {
@@ -215,7 +215,11 @@ func readHost(r *reader, v6 bool, what string) netip.AddrPort {
 	} else if s := r.span(4, what); s != nil {
 		a = netip.AddrFrom4([4]byte(s))
 	}
-	return netip.AddrPortFrom(a, uint16(r.i32(what+" port")))
+	port := r.i32(portWhat)
+	if port < 0 || port > 0xFFFF {
+		r.fail(portWhat)
+	}
+	return netip.AddrPortFrom(a, uint16(port))
 }
 
 // decodeMessage parses the record at the start of b. Body aliases b; the
@@ -242,9 +246,9 @@ func decodeMessage(b []byte, m *MessageExt) (topic, props []byte, n int, err err
 	m.PhysicalOffset = r.i64("physicalOffset")
 	m.SysFlag = r.i32("sysFlag")
 	m.BornTimestamp = r.i64("bornTimestamp")
-	m.BornHost = readHost(&r, m.SysFlag&SysFlagBornHostV6 != 0, "bornHost")
+	m.BornHost = readHost(&r, m.SysFlag&SysFlagBornHostV6 != 0, "bornHost", "bornHost port")
 	m.StoreTimestamp = r.i64("storeTimestamp")
-	m.StoreHost = readHost(&r, m.SysFlag&SysFlagStoreHostV6 != 0, "storeHost")
+	m.StoreHost = readHost(&r, m.SysFlag&SysFlagStoreHostV6 != 0, "storeHost", "storeHost port")
 	m.ReconsumeTimes = r.i32("reconsumeTimes")
 	m.PreparedTransactionOffset = r.i64("preparedTransactionOffset")
 	m.Body = r.span(int(r.i32("bodyLength")), "body")
@@ -271,7 +275,8 @@ func decodeMessage(b []byte, m *MessageExt) (topic, props []byte, n int, err err
 // DecodeMessage decodes the record at the start of b and returns it with
 // the record size in bytes. The result owns its memory (the body and one
 // string holding topic and properties are copied: two allocations). Errors
-// wrap ErrBadMessage: a size that does not fit b, an unknown magic code, or
+// wrap ErrBadMessage: a size that does not fit b, an unknown magic code, a
+// host port outside 0-65535 (Java cannot build that address either), or
 // inner lengths that do not add up exactly to totalSize.
 func DecodeMessage(b []byte) (MessageExt, int, error) {
 	var m MessageExt

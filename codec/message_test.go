@@ -222,3 +222,7 @@ func TestMsgIDs(t *testing.T) {
 		seen[u] = true
 	}
 }
+
+func netipUnmap(h netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(h.Addr().Unmap(), h.Port())
+}

@@ -61,8 +61,8 @@ func PropertyValue(props, key string) (string, bool) {
 }
 
 // DecodeProperties parses a properties string into a new map. An empty
-// string gives an empty, non-nil map. Keys and values are copied out of s
-// only in the sense that Go strings are immutable; they share s's memory.
+// string gives an empty, non-nil map. Keys and values are substrings of s
+// (no copy).
 func DecodeProperties(s string) map[string]string {
 	m := make(map[string]string, strings.Count(s, string(PropertySeparator))+1)
 	propertyPairs(s, func(k, v string) bool {

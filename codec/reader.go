@@ -14,8 +14,9 @@ type reader struct {
 	b    []byte
 	off  int
 	bad  bool
-	what string // field that ran short, for the error
+	what string // field that ran short or was invalid, for the error
 	at   int    // its offset
+	inv  bool   // set by fail: a value, not a length, was wrong
 }
 
 func (r *reader) need(n int, what string) bool {
@@ -27,6 +28,13 @@ func (r *reader) need(n int, what string) bool {
 		return false
 	}
 	return true
+}
+
+// fail marks the reader bad at the current offset (for semantic checks).
+func (r *reader) fail(what string) {
+	if !r.bad {
+		r.bad, r.what, r.at, r.inv = true, what, r.off, true
+	}
 }
 
 func (r *reader) u8(what string) uint8 {
@@ -78,11 +86,14 @@ func (r *reader) span(n int, what string) []byte {
 
 func (r *reader) remaining() int { return len(r.b) - r.off }
 
-// complete returns nil when every read succeeded, else an error wrapping
-// ErrShort that names the field and its offset.
+// complete returns nil when every read succeeded, else an error that names
+// the field and its offset, wrapping ErrShort for a short read.
 func (r *reader) complete() error {
 	if !r.bad {
 		return nil
+	}
+	if r.inv {
+		return fmt.Errorf("invalid %s before offset %d of %d bytes", r.what, r.at, len(r.b))
 	}
 	return fmt.Errorf("%w: %s at offset %d of %d bytes", ErrShort, r.what, r.at, len(r.b))
 }

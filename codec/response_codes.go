@@ -192,6 +192,7 @@ type ResponseError struct {
 	Remark string
 }
 
+// Error names the code and carries the remark.
 func (e *ResponseError) Error() string {
 	if e.Remark == "" {
 		return "codec: response " + ResponseName(e.Code) + " (" + strconv.Itoa(int(e.Code)) + ")"

@@ -36,13 +36,16 @@ type Broker struct {
 	Topics  *TopicTable
 	Clients *ClientTable
 
-	pop     popSettings
-	now     func() int64 // broker clock, Unix ms; tests replace it before Start
-	locks   queueLocks
-	polls   *pollRegistry
-	readers *readerPool
-	metrics *popMetrics
-	uniq    *codec.UniqIDGenerator
+	pop popSettings
+	// skewMillis is added to the wall clock to form the broker clock; 0 in
+	// production, moved by tests to jump over invisible times (or step the
+	// clock back) without sleeping.
+	skewMillis atomic.Int64
+	locks      queueLocks
+	polls      *pollRegistry
+	readers    *readerPool
+	metrics    *popMetrics
+	uniq       *codec.UniqIDGenerator
 	// popSeq counts POP requests per stripe of (group, topic): it drives
 	// the retry-first ratio and the round-robin start queue of queueId -1.
 	popSeq [stripeCount]atomic.Uint64
@@ -71,11 +74,10 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		Store:   store,
 		Writer:  w,
 		pop:     set,
-		now:     func() int64 { return time.Now().UnixMilli() },
 		metrics: newPopMetrics(),
 		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
-	topics, err := newTopicTableFor(b)
+	topics, err := NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +94,9 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	return b, nil
 }
 
-// nowMillis is the broker clock, Unix ms.
-func (b *Broker) nowMillis() int64 { return b.now() }
+// nowMillis is the broker clock, Unix ms: popTime of pops, the new popTime
+// of CHANGE, store timestamps and the revive scan bound all come from it.
+func (b *Broker) nowMillis() int64 { return time.Now().UnixMilli() + b.skewMillis.Load() }
 
 // onAppend is the store's AppendListener: new messages in (topic, queueId)
 // wake the long polls waiting for them. Runs on the writer goroutine.

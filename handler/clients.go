@@ -358,3 +358,20 @@ func (t *ClientTable) Counts() (producers, consumers int) {
 	}
 	return producers, consumers
 }
+
+// ProducerChannels returns a copy of every live producer registration (one
+// per producer group and client).
+func (t *ClientTable) ProducerChannels() []ClientChannel {
+	nowMillis := t.now().UnixMilli()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var out []ClientChannel
+	for _, m := range t.producers {
+		for _, ch := range m {
+			if t.alive(ch, nowMillis) {
+				out = append(out, *ch)
+			}
+		}
+	}
+	return out
+}

@@ -22,7 +22,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) deleteTopicInBroker(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleDeleteTopicInBroker(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeTopicHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

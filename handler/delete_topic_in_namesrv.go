@@ -17,7 +17,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) deleteTopicInNamesrv(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleDeleteTopicInNamesrv(c remoting.Conn, req *codec.Command) {
 	if _, err := codec.DecodeTopicHeader(req.ExtFields); err != nil {
 		respondHeaderError(c, req, err)
 		return

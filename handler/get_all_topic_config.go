@@ -19,7 +19,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) getAllTopicConfig(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetAllTopicConfig(c remoting.Conn, req *codec.Command) {
 	all := b.Topics.All()
 	w := codec.TopicConfigWrapper{DataVersion: b.Topics.DataVersion(), TopicConfigTable: make(map[string]codec.TopicConfig, len(all))}
 	for _, m := range all {

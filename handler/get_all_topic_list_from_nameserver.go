@@ -22,7 +22,7 @@ type topicListBody struct {
 	TopicList []string `json:"topicList"`
 }
 
-func (b *Broker) getAllTopicListFromNameserver(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetAllTopicListFromNameserver(c remoting.Conn, req *codec.Command) {
 	all := b.Topics.All()
 	names := make([]string, len(all))
 	for i, m := range all {

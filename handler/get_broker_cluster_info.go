@@ -20,7 +20,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) getBrokerClusterInfo(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetBrokerClusterInfo(c remoting.Conn, req *codec.Command) {
 	info := codec.ClusterInfo{
 		BrokerAddrTable:  map[string]codec.BrokerData{b.Cfg.BrokerName: b.brokerData()},
 		ClusterAddrTable: map[string][]string{b.Cfg.ClusterName: {b.Cfg.BrokerName}},

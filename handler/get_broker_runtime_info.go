@@ -54,7 +54,7 @@ func diskCapacity(dir string) string {
 	return fmt.Sprintf("Total : %.2f GiB, Free : %.2f GiB.", total, free)
 }
 
-func (b *Broker) getBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
 	st := b.Writer.Stats()
 	producers, consumers := b.Clients.Counts()
 	table := map[string]string{

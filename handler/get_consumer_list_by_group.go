@@ -18,7 +18,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) getConsumerListByGroup(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetConsumerListByGroup(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetConsumerListByGroupRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -20,7 +20,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) getEarliestMsgStoretime(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetEarliestMsgStoretime(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeQueueHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -23,7 +23,7 @@ import (
 // requestGetKVConfig is GET_KV_CONFIG (101) in RocketMQ's RequestCode.java.
 const requestGetKVConfig int32 = 101
 
-func (b *Broker) getKVConfig(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetKVConfig(c remoting.Conn, req *codec.Command) {
 	ns, ok := req.Ext("namespace")
 	if !ok {
 		respondHeaderError(c, req, &codec.FieldError{Field: "namespace", Err: codec.ErrMissingField})

@@ -18,7 +18,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) getMaxOffset(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetMaxOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetMaxOffsetRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -16,7 +16,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) getMinOffset(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetMinOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetMinOffsetRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

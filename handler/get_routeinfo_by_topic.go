@@ -64,7 +64,7 @@ func (b *Broker) routeOf(m popstore.TopicMeta) codec.TopicRouteData {
 	}
 }
 
-func (b *Broker) getRouteInfoByTopic(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetRouteInfoByTopic(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetRouteInfoRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -30,7 +30,7 @@ func topicConfigOf(m popstore.TopicMeta) codec.TopicConfig {
 	}
 }
 
-func (b *Broker) getTopicConfig(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleGetTopicConfig(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeTopicHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -49,7 +49,7 @@ func defaultGroupMeta(group string) popstore.GroupMeta {
 	}
 }
 
-func (b *Broker) heartBeat(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	hb, err := codec.DecodeHeartbeatData(req.Body)
 	if err == nil && hb.ClientID == "" {
 		err = &codec.FieldError{Field: "clientID", Err: codec.ErrMissingField}

@@ -60,6 +60,7 @@ type pollRegistry struct {
 	max     int64
 	now     func() int64 // broker clock, Unix ms
 	count   atomic.Int64
+	parks   atomic.Uint64 // successful parks since start (tests, diagnostics)
 	closed  atomic.Bool
 	onCount func(n int64) // gauge update; may be nil
 	stripes [stripeCount]pollStripe
@@ -125,6 +126,7 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 		set[p] = struct{}{}
 		s.mu.Unlock()
 	}
+	r.parks.Add(1)
 	r.gauge()
 	p.mu.Lock()
 	if !p.done.Load() {

@@ -68,17 +68,6 @@ func parseHostPort(addr string) (netip.AddrPort, error) {
 	return netip.AddrPortFrom(ip.Unmap(), uint16(p)), nil
 }
 
-// newTopicTableFor builds the broker's TopicTable from the configuration.
-func newTopicTableFor(b *Broker) (*TopicTable, error) {
-	set := TopicSettings{
-		BrokerName:       b.Cfg.BrokerName,
-		ClusterName:      b.Cfg.ClusterName,
-		AutoCreate:       b.Cfg.AutoCreateTopic,
-		DefaultQueueNums: int32(b.Cfg.DefaultTopicQueueNums),
-	}
-	return NewTopicTableWith(set, b.Store, b.Writer, b.Log)
-}
-
 // storeHost returns the address written as storeHost into stored records:
 // the advertised broker address once Serve bound the port
 // (TopicTable.SetBrokerAddr), else the configured one.

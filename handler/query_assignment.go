@@ -47,7 +47,7 @@ const (
 // (BrokerConfig.defaultPopShareQueueNum, -1: every consumer pops every queue).
 const defaultPopShareQueueNum int32 = -1
 
-func (b *Broker) queryAssignment(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleQueryAssignment(c remoting.Conn, req *codec.Command) {
 	body, err := codec.DecodeQueryAssignmentRequestBody(req.Body)
 	if err == nil {
 		switch {

@@ -22,7 +22,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) queryConsumerOffset(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleQueryConsumerOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeQueryConsumerOffsetRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -67,6 +67,9 @@ func (b *Broker) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, erro
 		return retryPlan{}, err
 	}
 	group := ck.Key.Group
+	if ck.ReviveQid == sendBackReviveQid {
+		return b.planSendBack(group, &m)
+	}
 	origin := ck.Key.Topic
 	if t, _, ok := codec.ParsePopRetryTopic(origin, group); ok {
 		origin = t
@@ -128,4 +131,23 @@ func setProps(props string, kv ...string) (string, error) {
 		}
 	}
 	return props, nil
+}
+
+// planSendBack builds the delayed copy of a CONSUMER_SEND_MSG_BACK
+// checkpoint: %RETRY%<group>, queue 0, with REAL_TOPIC / REAL_QID as the
+// Java schedule service leaves them after the delay.
+func (b *Broker) planSendBack(group string, m *codec.MessageExt) (retryPlan, error) {
+	target := codec.RetryGroupTopic(group)
+	if err := b.prepareSendBackCopy(m, target); err != nil {
+		return retryPlan{}, err
+	}
+	var err error
+	if m.Properties, err = setProps(m.Properties, codec.PropertyRealTopic, target, codec.PropertyRealQueueID, "0"); err != nil {
+		return retryPlan{}, err
+	}
+	rec, err := codec.AppendMessage(nil, m)
+	if err != nil {
+		return retryPlan{}, err
+	}
+	return retryPlan{topic: target, record: rec}, nil
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) searchOffsetByTimestamp(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleSearchOffsetByTimestamp(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeSearchOffsetRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -22,7 +22,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) setMessageRequestMode(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleSetMessageRequestMode(c remoting.Conn, req *codec.Command) {
 	body, err := codec.DecodeSetMessageRequestModeRequestBody(req.Body)
 	if err == nil && body.Topic == "" {
 		err = &codec.FieldError{Field: "topic", Err: codec.ErrMissingField}

@@ -18,7 +18,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) unregisterClient(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleUnregisterClient(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeUnregisterClientRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

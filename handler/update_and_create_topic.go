@@ -95,7 +95,7 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-func (b *Broker) updateAndCreateTopic(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeCreateTopicRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

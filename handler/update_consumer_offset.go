@@ -26,7 +26,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) updateConsumerOffset(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleUpdateConsumerOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeUpdateConsumerOffsetRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -25,7 +25,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-func (b *Broker) viewMessageByID(c remoting.Conn, req *codec.Command) {
+func (b *Broker) handleViewMessageByID(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeViewMessageRequestHeader(req.ExtFields)
 	if err != nil {
 		respondHeaderError(c, req, err)

@@ -61,6 +61,9 @@ type Options struct {
 	Statistics bool
 }
 
+// tuneForTest, when set by a test, adjusts the RocksDB options before open.
+var tuneForTest func(*grocksdb.Options)
+
 // queueKey identifies one message queue.
 type queueKey struct {
 	topic   string
@@ -160,6 +163,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.Statistics {
 		s.opts.EnableStatistics()
 		s.stats = true
+	}
+	if tuneForTest != nil {
+		tuneForTest(s.opts)
 	}
 	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta}
 	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.opts, s.opts, s.opts}
@@ -312,7 +318,14 @@ func (s *Store) readDone() { s.closeMu.RUnlock() }
 
 // write performs one synced write of wb through the hook.
 func (s *Store) write(wb *grocksdb.WriteBatch) error {
-	do := func() error { return s.db.Write(s.wo, wb) }
+	do := func() error {
+		// RocksDB's perf counters (default level kEnableCount) cost a
+		// thread-local access per key comparison of the memtable insert. The
+		// level is per OS thread; setting it right before the write reaches
+		// whichever thread runs this goroutine's cgo calls.
+		grocksdb.SetPerfLevel(grocksdb.KDisable)
+		return s.db.Write(s.wo, wb)
+	}
 	seq := s.wseq.Add(1)
 	if s.hook != nil {
 		return s.hook(seq, do)

@@ -156,10 +156,16 @@ func TestDoRollsBackFailedOp(t *testing.T) {
 	}), boom)
 	require.ErrorIs(t, tx.Do(func(tx *popstore.Txn) error {
 		require.NoError(t, tx.PutCheckpoint(ck(2)))
+		_, ok, err := tx.GetCheckpoint(ck(2).Key)
+		require.NoError(t, err)
+		require.True(t, ok, "an op reads its own writes")
 		panic("apply bug")
 	}), popstore.ErrApplyPanic)
+	_, ok, err := tx.GetCheckpoint(ck(2).Key)
+	require.NoError(t, err)
+	require.False(t, ok, "the panicked op's write is gone from the overlay")
 	// The overlay forgot the failed ops.
-	_, ok, err := tx.GetCheckpoint(ck(0).Key)
+	_, ok, err = tx.GetCheckpoint(ck(0).Key)
 	require.NoError(t, err)
 	require.True(t, ok, "delete of a failed op must be undone")
 	_, ok, _ = tx.GetCheckpoint(ck(1).Key)

@@ -2,7 +2,6 @@ package popstore
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 
@@ -29,7 +28,9 @@ type Txn struct {
 	phys     int64 // next physical offset; valid when serial
 	physUsed bool
 	queues   map[queueKey]*txnQueue
-	cks      map[string]ckOverlay
+	ckLog    []ckOverlay           // checkpoint writes in order
+	ckIdx    map[CheckpointKey]int // key → last ckLog index; built on first GetCheckpoint
+	ckMark   int                   // len(ckLog) when the current op started
 	offsets  map[offsetID]offsetOverlay
 	topics   map[string]*TopicMeta // nil value: deleted
 	groups   map[string]*GroupMeta // nil value: deleted
@@ -44,7 +45,7 @@ type txnQueue struct {
 }
 
 type ckOverlay struct {
-	ck      Checkpoint
+	ck      Checkpoint // Key always set; the rest only when present
 	present bool
 }
 
@@ -72,6 +73,7 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 	t.wb.SetSavePoint()
 	t.inOp = true
 	t.undo = t.undo[:0]
+	t.ckMark = len(t.ckLog)
 	defer func() {
 		if r := recover(); r != nil {
 			t.s.log.Error().Interface("panic", r).Bytes("stack", debug.Stack()).Msg("apply function panicked")
@@ -81,6 +83,10 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 		if err != nil {
 			// Never fails: the save point set above is on the stack.
 			_ = t.wb.RollbackToSavePoint()
+			if len(t.ckLog) > t.ckMark {
+				t.ckLog = t.ckLog[:t.ckMark]
+				t.ckIdx = nil // rebuilt on demand
+			}
 			for i := len(t.undo) - 1; i >= 0; i-- {
 				t.undo[i]()
 			}
@@ -184,10 +190,11 @@ func (t *Txn) PutCheckpoint(ck Checkpoint) error {
 	if err := ck.Key.validate(); err != nil {
 		return err
 	}
-	key := ck.Key.Bytes()
-	t.scratch = ck.appendValue(t.scratch[:0])
-	t.wb.PutCF(t.s.cfPop(), key, t.scratch)
-	t.setCk(string(key), ckOverlay{ck: ck, present: true})
+	t.scratch = ck.Key.AppendTo(t.scratch[:0])
+	n := len(t.scratch)
+	t.scratch = ck.appendValue(t.scratch)
+	t.wb.PutCF(t.s.cfPop(), t.scratch[:n], t.scratch[n:])
+	t.setCk(ckOverlay{ck: ck, present: true})
 	return nil
 }
 
@@ -201,9 +208,9 @@ func (t *Txn) DeleteCheckpoint(k CheckpointKey) error {
 	if err := k.validate(); err != nil {
 		return err
 	}
-	key := k.Bytes()
-	t.wb.DeleteCF(t.s.cfPop(), key)
-	t.setCk(string(key), ckOverlay{ck: Checkpoint{Key: k}})
+	t.scratch = k.AppendTo(t.scratch[:0])
+	t.wb.DeleteCF(t.s.cfPop(), t.scratch)
+	t.setCk(ckOverlay{ck: Checkpoint{Key: k}})
 	return nil
 }
 
@@ -221,19 +228,13 @@ func (t *Txn) ReplaceCheckpoint(old CheckpointKey, ck Checkpoint) error {
 	return t.DeleteCheckpoint(old)
 }
 
-func (t *Txn) setCk(key string, v ckOverlay) {
-	if t.cks == nil {
-		t.cks = make(map[string]ckOverlay)
+// setCk records a checkpoint write for reads through the Txn. Rollback
+// truncates the log (Do), so no undo entry is needed.
+func (t *Txn) setCk(v ckOverlay) {
+	t.ckLog = append(t.ckLog, v)
+	if t.ckIdx != nil {
+		t.ckIdx[v.ck.Key] = len(t.ckLog) - 1
 	}
-	prev, had := t.cks[key]
-	t.journal(func() {
-		if had {
-			t.cks[key] = prev
-		} else {
-			delete(t.cks, key)
-		}
-	})
-	t.cks[key] = v
 }
 
 // GetCheckpoint reads the record with key k through this Txn's writes, then
@@ -242,7 +243,14 @@ func (t *Txn) GetCheckpoint(k CheckpointKey) (Checkpoint, bool, error) {
 	if err := t.check(); err != nil {
 		return Checkpoint{}, false, err
 	}
-	if v, ok := t.cks[string(k.Bytes())]; ok {
+	if t.ckIdx == nil && len(t.ckLog) > 0 {
+		t.ckIdx = make(map[CheckpointKey]int, len(t.ckLog))
+		for i, v := range t.ckLog {
+			t.ckIdx[v.ck.Key] = i
+		}
+	}
+	if i, ok := t.ckIdx[k]; ok {
+		v := t.ckLog[i]
 		if !v.present {
 			return Checkpoint{}, false, nil
 		}
@@ -300,118 +308,4 @@ func (t *Txn) ConsumerOffset(group, topic string, queueId int32) (int64, bool) {
 		return v.off, v.present
 	}
 	return t.s.ConsumerOffset(group, topic, queueId)
-}
-
-// PutMetaValue stores a small free-form value under name in the meta column
-// family (for example the revive cursor). Read it back with Store.MetaValue.
-func (t *Txn) PutMetaValue(name string, value []byte) error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	t.wb.PutCF(t.s.cfMeta(), []byte(metaUserPrefix+name), value)
-	return nil
-}
-
-// PutTopic creates or replaces a topic's metadata. Errors: ErrBadName,
-// ErrTxnDone.
-func (t *Txn) PutTopic(m TopicMeta) error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	if err := checkName("topic", m.TopicName); err != nil {
-		return err
-	}
-	v, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("popstore: encode topic: %w", err)
-	}
-	t.lockSerial()
-	t.wb.PutCF(t.s.cfMeta(), []byte(metaTopicPrefix+m.TopicName), v)
-	m = m.clone()
-	t.setTopic(m.TopicName, &m)
-	return nil
-}
-
-func (t *Txn) setTopic(name string, m *TopicMeta) {
-	if t.topics == nil {
-		t.topics = make(map[string]*TopicMeta)
-	}
-	prev, had := t.topics[name]
-	t.journal(func() {
-		if had {
-			t.topics[name] = prev
-		} else {
-			delete(t.topics, name)
-		}
-	})
-	t.topics[name] = m
-}
-
-// Topic is Store.Topic seen through this Txn's writes.
-func (t *Txn) Topic(name string) (TopicMeta, bool) {
-	if m, ok := t.topics[name]; ok {
-		if m == nil {
-			return TopicMeta{}, false
-		}
-		return m.clone(), true
-	}
-	return t.s.Topic(name)
-}
-
-// PutGroup creates or replaces a consumer group's metadata. Errors:
-// ErrBadName, ErrTxnDone.
-func (t *Txn) PutGroup(g GroupMeta) error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	if err := checkName("group", g.GroupName); err != nil {
-		return err
-	}
-	v, err := json.Marshal(g)
-	if err != nil {
-		return fmt.Errorf("popstore: encode group: %w", err)
-	}
-	t.lockSerial()
-	t.wb.PutCF(t.s.cfMeta(), []byte(metaGroupPrefix+g.GroupName), v)
-	g = g.clone()
-	t.setGroup(g.GroupName, &g)
-	return nil
-}
-
-// DeleteGroup removes a consumer group's metadata (its consumer offsets
-// stay). Deleting a missing group is not an error.
-func (t *Txn) DeleteGroup(name string) error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	t.lockSerial()
-	t.wb.DeleteCF(t.s.cfMeta(), []byte(metaGroupPrefix+name))
-	t.setGroup(name, nil)
-	return nil
-}
-
-func (t *Txn) setGroup(name string, g *GroupMeta) {
-	if t.groups == nil {
-		t.groups = make(map[string]*GroupMeta)
-	}
-	prev, had := t.groups[name]
-	t.journal(func() {
-		if had {
-			t.groups[name] = prev
-		} else {
-			delete(t.groups, name)
-		}
-	})
-	t.groups[name] = g
-}
-
-// Group is Store.Group seen through this Txn's writes.
-func (t *Txn) Group(name string) (GroupMeta, bool) {
-	if g, ok := t.groups[name]; ok {
-		if g == nil {
-			return GroupMeta{}, false
-		}
-		return g.clone(), true
-	}
-	return t.s.Group(name)
 }

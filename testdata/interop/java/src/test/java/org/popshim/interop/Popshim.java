@@ -1,5 +1,7 @@
 package org.popshim.interop;
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -139,7 +141,7 @@ final class Popshim implements AutoCloseable {
         process = pb.start();
         Files.writeString(pidFile(), Long.toString(process.pid()));
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (!(listening(brokerPort) && listening(namesrvPort))) {
+        while (!(listening(brokerPort) && listening(namesrvPort) && routeReady(namesrvPort))) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("popshim exited with code " + process.exitValue()
                     + " during start-up; command " + cmd + "\nlog:\n" + logTail());
@@ -147,7 +149,8 @@ final class Popshim implements AutoCloseable {
             if (System.nanoTime() > deadline) {
                 stop();
                 throw new IllegalStateException("popshim did not listen on " + brokerAddr() + " and "
-                    + namesrvAddr() + " within " + READY_TIMEOUT + "\nlog:\n" + logTail());
+                    + namesrvAddr() + ", with a SUCCESS route for TBW102 on the latter, within " + READY_TIMEOUT
+                    + "\nlog:\n" + logTail());
             }
             Thread.sleep(50);
         }
@@ -195,6 +198,36 @@ final class Popshim implements AutoCloseable {
             s.connect(new InetSocketAddress("127.0.0.1", port), 200);
             return true;
         } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * True when the name server answers GET_ROUTEINFO_BY_TOPIC(105) for TBW102 with SUCCESS: the route
+     * clients will ask for first is there. One JSON-serialized remoting frame, written by hand.
+     */
+    private static boolean routeReady(int port) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            s.setSoTimeout(2_000);
+            byte[] header = ("{\"code\":105,\"extFields\":{\"topic\":\"TBW102\"},\"flag\":0,\"language\":\"JAVA\","
+                + "\"opaque\":1,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}").getBytes(StandardCharsets.UTF_8);
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(4 + header.length);
+            out.writeInt(header.length);
+            out.write(header);
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            int total = in.readInt();
+            int mark = in.readInt();
+            byte[] h = new byte[mark & 0xFFFFFF];
+            in.readFully(h);
+            in.skipNBytes(total - 4 - h.length);
+            int code = (mark >>> 24) == 1
+                ? ((h[0] & 0xFF) << 8) | (h[1] & 0xFF)  // ROCKETMQ binary header: code is the first i16
+                : com.alibaba.fastjson2.JSON.parseObject(new String(h, StandardCharsets.UTF_8)).getIntValue("code", -1);
+            return code == 0;
+        } catch (IOException | RuntimeException e) {
             return false;
         }
     }

@@ -1,5 +1,7 @@
 package org.popshim.interop;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.compression.CompressorFactory;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.sysflag.MessageSysFlag;
 import org.junit.jupiter.api.Test;
@@ -61,10 +64,8 @@ class S2PopConsumeTest extends InteropBase {
             assertNotNull(ds.get(0).handle(), "no POP_CK on idx " + s.idx);
             assertEquals(8, ds.get(0).handle().split(" ").length, "POP_CK fields: " + ds.get(0).handle());
         }
-        MessageExt big = got.of(Spec.BIG_INDEX).get(0).msg();
-        assertEquals(MessageSysFlag.COMPRESSED_FLAG, big.getSysFlag() & MessageSysFlag.COMPRESSED_FLAG,
-            "the big message should come back with the producer's compressed sysFlag: " + big);
-        assertTrue(got.foreign.isEmpty(), "messages that were never sent: " + got.foreign);
+        assertBigMessageStillCompressedOnTheWire(specs.get(Spec.BIG_INDEX));
+        assertTrue(got.foreign.isEmpty(), "messages that were never sent: " + got.foreign.stream().map(Spec::describe).toList());
 
         // Wait past the invisible time plus revive slack: nothing may be redelivered.
         Thread.sleep(INVISIBLE_MS + REVIVE_SLACK_MS);
@@ -73,6 +74,29 @@ class S2PopConsumeTest extends InteropBase {
         assertEquals(N, got.total.get(), "deliveries in total");
         List<WireLog.Exchange> failedAcks = wire.of(ACK_MESSAGE, e -> e.responseCode() != SUCCESS);
         assertTrue(failedAcks.isEmpty(), "failed acks: " + failedAcks);
+    }
+
+    /**
+     * The client inflates compressed bodies and clears sysFlag bit 0x1 before the listener sees them, so the
+     * check is made on the POP reply itself: popshim must return the producer's compressed body and sysFlag.
+     */
+    private void assertBigMessageStillCompressedOnTheWire(Spec big) {
+        MessageExt raw = null;
+        for (WireLog.Exchange e : wire.of(POP_MESSAGE, x -> x.responseCode() == SUCCESS)) {
+            for (MessageExt m : e.messages()) {
+                if (Spec.indexOf(m) == big.idx) {
+                    raw = m;
+                }
+            }
+        }
+        assertNotNull(raw, "no POP reply carried idx " + big.idx);
+        MessageExt onWire = raw;
+        assertEquals(MessageSysFlag.COMPRESSED_FLAG, raw.getSysFlag() & MessageSysFlag.COMPRESSED_FLAG,
+            "POP reply must keep the producer's compressed sysFlag: " + Spec.describe(raw));
+        assertTrue(raw.getBody().length < big.body.length, "POP reply body is not the compressed one: " + Spec.describe(raw));
+        byte[] inflated = assertDoesNotThrow(() -> CompressorFactory.getCompressor(
+            MessageSysFlag.getCompressionType(onWire.getSysFlag())).decompress(onWire.getBody()));
+        assertArrayEquals(big.body, inflated, "inflated body of idx " + big.idx);
     }
 
     private Set<Integer> ackedIdx(Received got) {

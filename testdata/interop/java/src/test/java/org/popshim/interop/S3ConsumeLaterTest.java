@@ -76,11 +76,11 @@ class S3ConsumeLaterTest extends InteropBase {
                 s.assertMatches(ds.get(1).msg());
                 assertEquals(ds.get(0).msg().getMsgId(), ds.get(1).msg().getMsgId(), "msgId kept on retry");
             } else {
-                assertEquals(1, ds.size(), "acked idx " + s.idx + " came back: " + ds);
+                assertEquals(1, ds.size(), "acked idx " + s.idx + " came back " + (ds.size() - 1) + " time(s)");
                 s.assertMatches(ds.get(0).msg());
             }
         }
-        assertTrue(got.foreign.isEmpty(), "messages that were never sent: " + got.foreign);
+        assertTrue(got.foreign.isEmpty(), "messages that were never sent: " + got.foreign.stream().map(Spec::describe).toList());
         List<WireLog.Exchange> acks = wire.of(ACK_MESSAGE);
         assertFalse(acks.isEmpty(), "no ACK_MESSAGE sent\n" + diag());
         acks.forEach(e -> assertEquals(SUCCESS, e.responseCode(), "ack reply: " + e));

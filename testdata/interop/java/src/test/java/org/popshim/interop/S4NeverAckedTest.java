@@ -93,9 +93,9 @@ class S4NeverAckedTest extends InteropBase {
             assertFalse(r.getMsgFoundList().isEmpty(), "FOUND with an empty list");
             for (MessageExt m : r.getMsgFoundList()) {
                 int idx = Spec.indexOf(m);
-                assertTrue(idx >= 0 && idx < N, what + ": unexpected message " + m);
+                assertTrue(idx >= 0 && idx < N, what + ": unexpected message " + Spec.describe(m));
                 MessageExt prev = seen.put(idx, m);
-                assertTrue(prev == null, what + ": idx " + idx + " popped twice while invisible: " + prev + " then " + m);
+                assertTrue(prev == null, what + ": idx " + idx + " popped twice while invisible: " + Spec.describe(prev) + " then " + Spec.describe(m));
             }
         }
         return seen;
@@ -103,7 +103,7 @@ class S4NeverAckedTest extends InteropBase {
 
     private static String handle(MessageExt m) {
         String h = m.getProperty(MessageConst.PROPERTY_POP_CK);
-        assertNotNull(h, "no POP_CK on " + m);
+        assertNotNull(h, "no POP_CK on " + Spec.describe(m));
         return h;
     }
 }

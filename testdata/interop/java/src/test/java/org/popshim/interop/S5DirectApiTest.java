@@ -62,7 +62,7 @@ class S5DirectApiTest extends InteropBase {
                 assertEquals(INVISIBLE_MS, r.getInvisibleTime(), "granted invisibleTime");
                 for (MessageExt m : r.getMsgFoundList()) {
                     checkHandle(m, api.brokerName, r.getPopTime(), INVISIBLE_MS);
-                    assertTrue(popped.put(Spec.indexOf(m), m) == null, "popped twice while invisible: " + m);
+                    assertTrue(popped.put(Spec.indexOf(m), m) == null, "popped twice while invisible: " + Spec.describe(m));
                     specs.get(Spec.indexOf(m)).assertMatches(m);
                 }
             }
@@ -123,7 +123,7 @@ class S5DirectApiTest extends InteropBase {
                     continue;
                 }
                 for (MessageExt m : r.getMsgFoundList()) {
-                    assertEquals(2, Spec.indexOf(m), "only C was left unacked, but got idx " + Spec.indexOf(m) + ": " + m);
+                    assertEquals(2, Spec.indexOf(m), "only C was left unacked, but got idx " + Spec.indexOf(m) + ": " + Spec.describe(m));
                     back = m;
                 }
             }
@@ -204,7 +204,7 @@ class S5DirectApiTest extends InteropBase {
 
     private static String handle(MessageExt m) {
         String h = m.getProperty(MessageConst.PROPERTY_POP_CK);
-        assertNotNull(h, "no POP_CK on " + m);
+        assertNotNull(h, "no POP_CK on " + Spec.describe(m));
         return h;
     }
 }

@@ -73,7 +73,7 @@ class S6TagFilterTest extends InteropBase {
         for (WireLog.Exchange e : pops) {
             for (MessageExt m : e.messages()) {
                 assertTrue(m.getTags() != null && tags.contains(m.getTags()),
-                    "popshim returned tag " + m.getTags() + " to " + group + " subscribed to " + tags + ": " + m);
+                    "popshim returned tag " + m.getTags() + " to " + group + " subscribed to " + tags + ": " + Spec.describe(m));
             }
         }
     }

@@ -87,9 +87,19 @@ final class Spec {
         return v == null ? -1 : Integer.parseInt(v);
     }
 
+    /** One-line description of a consumed message without its body, for failure messages. */
+    static String describe(MessageExt m) {
+        if (m == null) {
+            return "null";
+        }
+        return "{topic=" + m.getTopic() + " queueId=" + m.getQueueId() + " queueOffset=" + m.getQueueOffset()
+            + " sysFlag=" + m.getSysFlag() + " reconsumeTimes=" + m.getReconsumeTimes() + " bodyLen="
+            + (m.getBody() == null ? -1 : m.getBody().length) + " props=" + m.getProperties() + "}";
+    }
+
     /** Asserts that a consumed message carries exactly what was sent. */
     void assertMatches(MessageExt m) {
-        String where = "message idx=" + idx + " (" + m + ")";
+        String where = "message idx=" + idx + " " + describe(m);
         assertEquals(topic, m.getTopic(), "topic of " + where);
         assertArrayEquals(body, m.getBody(), "body of " + where);
         assertEquals(tags, m.getTags(), "tags of " + where);

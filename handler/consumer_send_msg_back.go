@@ -1,0 +1,185 @@
+package handler
+
+// CONSUMER_SEND_MSG_BACK (36),
+// broker/.../processor/AbstractSendMessageProcessor.java (consumerSendMsgBack).
+// The PULL-path consumers send it when consumption fails; the proxy sends
+// it (delayLevel -1, maxReconsumeTimes 0) to forward a message to the DLQ.
+//
+// Header (codec.ConsumerSendMsgBackRequestHeader): offset (the commit-log
+// physical offset of the message, as in its record and offsetMsgId), group,
+// delayLevel (0: 3 + reconsumeTimes; < 0: straight to the DLQ),
+// originMsgId, originTopic, unitMode, maxReconsumeTimes, bname.
+//
+// Behaviour:
+//   - The message is looked up by physical offset on a reader goroutine.
+//   - reconsumeTimes ≥ the limit (header maxReconsumeTimes from clients of
+//     V3_4_9 on, else the group's retryMaxTimes, else 16) or delayLevel < 0:
+//     a copy goes to %DLQ%<group> at once (one writer op).
+//   - Otherwise the copy is delayed by the delay level (1s 5s 10s 30s 1m 2m
+//     3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h): a checkpoint marked as a
+//     send-back is written (one writer op) and the revive loop puts the
+//     copy into %RETRY%<group> when it is due — durable, at least once.
+//   - The copy keeps body, flag, sysFlag, born timestamp/host and
+//     properties, gets reconsumeTimes + 1, RETRY_TOPIC (original topic,
+//     when absent) and ORIGIN_MESSAGE_ID (original offsetMsgId, when absent),
+//     and for the delayed path REAL_TOPIC / REAL_QID as the Java schedule
+//     service leaves them.
+//
+// Response codes: SUCCESS (0) once durable; SYSTEM_ERROR (1) header errors,
+// message not found by offset, failed write; SYSTEM_BUSY (2).
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// sendBackReviveQid marks a checkpoint written by CONSUMER_SEND_MSG_BACK:
+// revive delivers it to %RETRY%<group> (the pull retry topic) instead of a
+// pop retry topic. POP checkpoints carry reviveQid 0.
+const sendBackReviveQid int32 = -36
+
+// delayLevelMillis are RocketMQ's default delay levels
+// (messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h").
+var delayLevelMillis = [...]int64{1e3, 5e3, 10e3, 30e3, 60e3, 120e3, 180e3, 240e3, 300e3, 360e3,
+	420e3, 480e3, 540e3, 600e3, 1200e3, 1800e3, 3600e3, 7200e3}
+
+func (b *Broker) handleConsumerSendMsgBack(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeConsumerSendMsgBackRequestHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	if err := codec.ValidateGroup(h.Group); err != nil {
+		respondCode(c, req, codec.SystemError, err.Error())
+		return
+	}
+	version := req.Version
+	if !b.submitRead(func() { b.sendBack(c, req, h, version) }) {
+		respondCode(c, req, codec.SystemBusy, busyRemark)
+	}
+}
+
+// sendBack runs on a reader goroutine.
+func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerSendMsgBackRequestHeader, version int32) {
+	rec, err := b.Store.MessageByPhysicalOffset(h.Offset)
+	if err != nil {
+		remark := "look message by offset failed, " + strconv.FormatInt(h.Offset, 10)
+		if !errors.Is(err, popstore.ErrNotFound) {
+			remark += ": " + err.Error()
+		}
+		respondCode(c, req, codec.SystemError, remark)
+		return
+	}
+	m, _, err := codec.DecodeMessage(rec)
+	if err != nil {
+		respondCode(c, req, codec.SystemError, "stored message undecodable: "+err.Error())
+		return
+	}
+	limit := b.pop.maxReconsumeTimes
+	if g, ok := b.Store.Group(h.Group); ok && g.RetryMaxTimes > 0 {
+		limit = g.RetryMaxTimes
+	}
+	if h.HasMaxReconsumeTimes && version >= versionV3_4_9 {
+		limit = h.MaxReconsumeTimes
+	}
+	if m.ReconsumeTimes >= limit || h.DelayLevel < 0 {
+		b.sendBackToDLQ(c, req, h.Group, &m)
+		return
+	}
+	level := h.DelayLevel
+	if level == 0 {
+		level = 3 + m.ReconsumeTimes
+	}
+	level = min(max(level, 1), int32(len(delayLevelMillis)))
+	delay := delayLevelMillis[level-1]
+	if _, err := b.Topics.EnsureRetryTopic(h.Group); err != nil {
+		respondCode(c, req, submitCode(err), "topic["+codec.RetryGroupTopic(h.Group)+"] not exist: "+err.Error())
+		return
+	}
+	now := b.nowMillis()
+	ck := popstore.Checkpoint{
+		Key: popstore.CheckpointKey{VisibleAtMillis: now + delay, Group: h.Group, Topic: m.Topic,
+			QueueId: m.QueueID, QueueOffset: m.QueueOffset},
+		PopTimeMillis: now, InvisibleTimeMillis: delay, ReviveQid: sendBackReviveQid,
+		AttemptId: physTag(m.PhysicalOffset),
+	}
+	op := &batch.Op{Lane: batch.LaneForeground, Bytes: 64,
+		Apply: func(tx *popstore.Txn) error { return tx.PutCheckpoint(ck) },
+		Done: func(err error) {
+			if err != nil {
+				respondCode(c, req, writeErrorCode(err), "send back failed: "+err.Error())
+				return
+			}
+			respondCode(c, req, codec.Success, "")
+		}}
+	if err := b.Writer.Submit(op); err != nil {
+		respondCode(c, req, submitCode(err), "send back: "+err.Error())
+	}
+}
+
+// sendBackToDLQ writes the DLQ copy of m at once.
+func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string, m *codec.MessageExt) {
+	dlq, err := b.Topics.EnsureDLQTopic(group)
+	if err != nil {
+		respondCode(c, req, submitCode(err), "topic["+codec.DLQTopic(group)+"] not exist: "+err.Error())
+		return
+	}
+	origin := m.Topic
+	if err := b.prepareSendBackCopy(m, dlq.TopicName); err != nil {
+		respondCode(c, req, codec.MessageIllegal, err.Error())
+		return
+	}
+	rec, err := codec.AppendMessage(nil, m)
+	if err != nil {
+		respondCode(c, req, codec.MessageIllegal, err.Error())
+		return
+	}
+	op := &batch.Op{Lane: batch.LaneProduce, Bytes: len(rec),
+		Apply: func(tx *popstore.Txn) error {
+			_, _, err := tx.AppendMessage(dlq.TopicName, 0, rec)
+			return err
+		},
+		Done: func(err error) {
+			if err != nil {
+				respondCode(c, req, writeErrorCode(err), "send to DLQ failed: "+err.Error())
+				return
+			}
+			b.metrics.sendToDLQ.WithLabelValues(origin, group, isSystemTopic(origin)).Inc()
+			respondCode(c, req, codec.Success, "")
+		}}
+	if err := b.Writer.Submit(op); err != nil {
+		respondCode(c, req, submitCode(err), "send to DLQ: "+err.Error())
+	}
+}
+
+// prepareSendBackCopy turns the stored message m into its send-back copy
+// for target (in place): RETRY_TOPIC and ORIGIN_MESSAGE_ID when absent,
+// reconsumeTimes + 1, queue 0, store host and time of this broker (born
+// host and time kept, as the Java broker does).
+func (b *Broker) prepareSendBackCopy(m *codec.MessageExt, target string) error {
+	props := m.Properties
+	var err error
+	if _, ok := codec.PropertyValue(props, codec.PropertyRetryTopic); !ok {
+		if props, err = codec.SetProperty(props, codec.PropertyRetryTopic, m.Topic); err != nil {
+			return err
+		}
+	}
+	if _, ok := codec.PropertyValue(props, codec.PropertyOriginMessageID); !ok {
+		if props, err = codec.SetProperty(props, codec.PropertyOriginMessageID, m.OffsetMsgID()); err != nil {
+			return err
+		}
+	}
+	m.Properties = codec.DeleteProperty(codec.DeleteProperty(props, codec.PropertyPopCK), codec.PropertyDelayTimeLevel)
+	m.Topic = target
+	m.QueueID = 0
+	m.QueueOffset, m.PhysicalOffset = 0, 0
+	m.ReconsumeTimes++
+	m.StoreHost = b.storeHost()
+	m.StoreTimestamp = b.nowMillis()
+	return nil
+}

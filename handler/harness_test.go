@@ -1,0 +1,285 @@
+package handler
+
+// Test harness for protocol-level tests of the handlers: a real popshim
+// stack (StartStack: RocksDB in t.TempDir(), the group-commit writer, gnet
+// servers on 127.0.0.1:0) driven by real remoting clients. Time-dependent
+// scenarios move the broker clock (Broker.skewMillis) instead of sleeping:
+// pop with a long invisible time, advance the clock past it, run revive.
+// D2's tests reuse it.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// testBrokerName is the broker name of harness stacks (receipt field 5).
+const testBrokerName = "broker-pop"
+
+// waitFor bounds every polling loop of the tests: a condition that does not
+// come true within it fails the test (it is a hang guard, not a timing
+// assertion).
+const waitFor = 20 * time.Second
+
+// popConfig returns a configuration for a harness stack in dir: loopback
+// port 0 everywhere, no metrics listener, small pools, fast revive passes.
+func popConfig(dir string) *conf.Config {
+	cfg := conf.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NamesrvListen = ""
+	cfg.MetricsListen = ""
+	cfg.DataDir = dir
+	cfg.BrokerIP = "127.0.0.1"
+	cfg.BrokerName = testBrokerName
+	cfg.ClusterName = "ClusterPop"
+	cfg.EventLoops = 1
+	cfg.PopReaderWorkers = 2
+	cfg.SyncWorkers = 2
+	cfg.ReviveInterval = 20 * time.Millisecond
+	cfg.RetentionInterval = -1
+	return cfg
+}
+
+// harness is one running stack plus what is needed to restart it.
+type harness struct {
+	t   *testing.T
+	cfg *conf.Config
+	st  *Stack
+}
+
+// startHarness starts a stack in a fresh directory; mutate may adjust the
+// configuration first. The stack is closed when the test ends.
+func startHarness(t *testing.T, mutate func(*conf.Config)) *harness {
+	t.Helper()
+	cfg := popConfig(t.TempDir())
+	if mutate != nil {
+		mutate(cfg)
+	}
+	h := &harness{t: t, cfg: cfg}
+	h.start()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) start() {
+	h.t.Helper()
+	st, err := StartStack(h.cfg, zerolog.Nop())
+	require.NoError(h.t, err)
+	h.st = st
+}
+
+// stop closes the stack gracefully (idempotent).
+func (h *harness) stop() {
+	if h.st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(h.t, h.st.Close(ctx))
+	h.st = nil
+}
+
+// restart closes the stack and starts a new one on the same directory.
+// Clients of the old stack are disconnected; dial again.
+func (h *harness) restart() {
+	h.t.Helper()
+	h.stop()
+	h.start()
+}
+
+// b returns the running broker state.
+func (h *harness) b() *Broker { return h.st.Broker }
+
+// addr returns the broker listen address.
+func (h *harness) addr() string { return h.st.BrokerAddr() }
+
+// dial opens a remoting client to the broker, closed at test end.
+func (h *harness) dial() *remoting.Client {
+	h.t.Helper()
+	c, err := remoting.Dial(h.addr())
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// advance moves the broker clock forward by d (negative: back).
+func (h *harness) advance(d time.Duration) { h.b().skewMillis.Add(d.Milliseconds()) }
+
+// reviveNow runs revive passes until one that started after this call has
+// completed, so every checkpoint due before the call has been handled.
+func (h *harness) reviveNow() {
+	h.t.Helper()
+	rv := h.b().revive
+	start := rv.passes.Load()
+	deadline := time.Now().Add(waitFor)
+	for rv.passes.Load() < start+2 {
+		require.True(h.t, time.Now().Before(deadline), "revive passes did not run")
+		rv.trigger()
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// createTopic creates topic with queues read/write queues (perm 6) and
+// waits until it is durable.
+func (h *harness) createTopic(topic string, queues int32) {
+	h.t.Helper()
+	done := make(chan error, 1)
+	err := h.b().Topics.Create(popstore.TopicMeta{TopicName: topic, ReadQueueNums: queues, WriteQueueNums: queues,
+		Perm: 6, TopicFilterType: "SINGLE_TAG"}, func(err error) { done <- err })
+	require.NoError(h.t, err)
+	select {
+	case err := <-done:
+		require.NoError(h.t, err)
+	case <-time.After(waitFor):
+		h.t.Fatal("topic creation not durable")
+	}
+}
+
+// eventually polls cond every few milliseconds until it holds or waitFor
+// passed (then the test fails with msg).
+func eventually(t *testing.T, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met: "+msg, args...)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Child-process stacks for kill -9 tests. The parent re-executes the test
+// binary running only TestChildStack with childDirEnv set; the child starts
+// a stack on that directory, writes its address to <dir>/child.addr and
+// blocks until it is killed.
+const childDirEnv = "POPSHIM_HANDLER_CHILD_DIR"
+
+// TestChildStack is the child side of the kill -9 tests; it is skipped in a
+// normal run.
+func TestChildStack(t *testing.T) {
+	dir := os.Getenv(childDirEnv)
+	if dir == "" {
+		t.Skip("only runs as a child process of a kill -9 test")
+	}
+	st, err := StartStack(popConfig(dir), zerolog.Nop())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child stack:", err)
+		os.Exit(3)
+	}
+	tmp := filepath.Join(dir, "child.addr.tmp")
+	if err := os.WriteFile(tmp, []byte(st.BrokerAddr()), 0o644); err != nil {
+		os.Exit(4)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "child.addr")); err != nil {
+		os.Exit(5)
+	}
+	select {} // until SIGKILL
+}
+
+// childStack is a stack running in a child process.
+type childStack struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+// startChild runs a stack on dir in a child process and returns once it
+// accepts connections.
+func startChild(t *testing.T, dir string) *childStack {
+	t.Helper()
+	_ = os.Remove(filepath.Join(dir, "child.addr"))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildStack$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childDirEnv+"="+dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, cmd.Start())
+	cs := &childStack{cmd: cmd}
+	t.Cleanup(func() { cs.kill(t) })
+	eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "child.addr"))
+		if err != nil {
+			return false
+		}
+		cs.addr = strings.TrimSpace(string(b))
+		return true
+	}, "child stack did not start")
+	return cs
+}
+
+// kill sends SIGKILL (no shutdown of any kind) and reaps the child.
+func (cs *childStack) kill(t *testing.T) {
+	if cs.cmd.Process == nil || cs.cmd.ProcessState != nil {
+		return
+	}
+	_ = cs.cmd.Process.Kill()
+	_ = cs.cmd.Wait()
+}
+
+// startHarnessIn starts an in-process stack on an existing directory (after
+// a child was killed there).
+func startHarnessIn(t *testing.T, dir string) *harness {
+	t.Helper()
+	h := &harness{t: t, cfg: popConfig(dir)}
+	h.start()
+	t.Cleanup(h.stop)
+	return h
+}
+
+// faultHook is a store WriteHook that refuses the next n synced writes
+// (they never reach the WAL: the writer fails only those batches).
+type faultHook struct {
+	failNext atomic.Int32
+	failed   atomic.Int32
+}
+
+func (f *faultHook) hook(_ uint64, write func() error) error {
+	for {
+		n := f.failNext.Load()
+		if n <= 0 {
+			return write()
+		}
+		if f.failNext.CompareAndSwap(n, n-1) {
+			f.failed.Add(1)
+			return fmt.Errorf("injected fault: %w", popstore.ErrWriteRejected)
+		}
+	}
+}
+
+// startHookedHarness starts a stack like StartStack but with a WriteHook on
+// the store, for fault-injection tests.
+func startHookedHarness(t *testing.T, hook popstore.WriteHook) *harness {
+	t.Helper()
+	cfg := popConfig(t.TempDir())
+	h := &harness{t: t, cfg: cfg}
+	log := zerolog.Nop()
+	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
+	var err error
+	st.Store, err = popstore.Open(popstore.Options{Dir: cfg.DataDir, WriteHook: hook, RetentionMillis: -1})
+	require.NoError(t, err)
+	st.Writer, err = batch.New(st.Store, batch.Options{RetentionInterval: -1}, st.Registry)
+	require.NoError(t, err)
+	st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, st.Registry)
+	require.NoError(t, err)
+	r := remoting.NewRouter()
+	RegisterBroker(r, st.Broker)
+	st.Broker.Start()
+	st.broker = remoting.NewServer(cfg.BrokerServerOptions(nil), r, log)
+	require.NoError(t, st.broker.Start())
+	st.Broker.Topics.SetBrokerAddr(st.broker.Addr().String())
+	h.st = st
+	t.Cleanup(h.stop)
+	return h
+}

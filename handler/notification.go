@@ -1,0 +1,147 @@
+package handler
+
+// NOTIFICATION (200054), broker/.../processor/NotificationProcessor.java.
+//
+// Header (codec.NotificationRequestHeader): consumerGroup, topic, queueId
+// (-1 = any queue), pollTime (ms), bornTime (ms; 0 = now), order,
+// attemptId, bname.
+//
+// Behaviour: answers whether a POP by this group would find something:
+// hasMsg is true when a queue of the topic (or the given queue), or a queue
+// of the group's pop retry topics, holds messages beyond the group's
+// consume offset (no offset yet: any stored message). Every input is
+// in-memory, so the check runs on the event loop and, when woken, on the
+// waking goroutine. With nothing to report it long-polls like POP (woken by
+// appends to the topic and its retry topics). popshim blocks no queue for
+// orderly consumption, so order=true is answered like order=false.
+//
+// Response codes: SUCCESS (0) with hasMsg and pollingFull (a full polling
+// table is SUCCESS, hasMsg=false, pollingFull=true; an expired poll is
+// SUCCESS, hasMsg=false); POLLING_TIMEOUT (210) when now − bornTime −
+// pollTime > 500 ms; TOPIC_NOT_EXIST (17); NO_PERMISSION (16);
+// INVALID_PARAMETER (29) queueId out of range; SYSTEM_ERROR (1) header
+// errors.
+
+import (
+	"fmt"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeNotificationRequestHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	now := b.nowMillis()
+	born := h.BornTime
+	if born <= 0 {
+		born = now
+	}
+	if now-born-h.PollTime > popTimeoutSlackMillis {
+		respondCode(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
+		return
+	}
+	meta, ok := b.Topics.Get(h.Topic)
+	if !ok {
+		respondCode(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		return
+	}
+	if meta.Perm&codec.PermRead == 0 {
+		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] peeking message is forbidden", h.Topic))
+		return
+	}
+	if h.QueueID >= meta.ReadQueueNums || h.QueueID < anyQueue {
+		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		return
+	}
+	n := &notifyJob{b: b, c: c, req: req, h: h, meta: meta, deadlineMillis: born + h.PollTime,
+		keys: []pollKey{
+			{h.Topic, h.QueueID},
+			{codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), anyQueue},
+			{codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), anyQueue},
+		}}
+	n.run()
+}
+
+// notifyJob is one NOTIFICATION request.
+type notifyJob struct {
+	b              *Broker
+	c              remoting.Conn
+	req            *codec.Command
+	h              codec.NotificationRequestHeader
+	meta           popstore.TopicMeta
+	deadlineMillis int64
+	keys           []pollKey
+}
+
+func (n *notifyJob) run() {
+	b := n.b
+	for {
+		seen := b.polls.snapshot(n.keys)
+		if n.hasMsg() {
+			n.reply(true, false)
+			return
+		}
+		if n.h.PollTime <= 0 {
+			n.reply(false, false)
+			return
+		}
+		remoting.MarkLongPolling(n.c)
+		p := &parkedPoll{keys: n.keys, deadlineMillis: n.deadlineMillis,
+			onWake: n.run, onExpire: func() { n.reply(false, false) }}
+		switch b.polls.park(p, seen) {
+		case parked:
+		case parkChanged:
+			continue // an awaited topic moved meanwhile: look again
+		case parkFull:
+			n.reply(false, true)
+		case parkExpired:
+			n.reply(false, false)
+		}
+		return
+	}
+}
+
+// hasMsg reports whether the group has something to pop. In-memory reads.
+func (n *notifyJob) hasMsg() bool {
+	b, group := n.b, n.h.ConsumerGroup
+	pending := func(topic string, q int32) bool {
+		maxOff := b.Store.MaxOffset(topic, q)
+		off, ok := b.Store.ConsumerOffset(group, topic, q)
+		if !ok {
+			off = b.Store.MinOffset(topic, q)
+		}
+		return maxOff > off
+	}
+	if n.h.QueueID >= 0 {
+		if pending(n.h.Topic, n.h.QueueID) {
+			return true
+		}
+	} else {
+		for q := range n.meta.ReadQueueNums {
+			if pending(n.h.Topic, q) {
+				return true
+			}
+		}
+	}
+	for _, k := range n.keys[1:] {
+		if m, ok := b.Topics.Get(k.topic); ok {
+			for q := range m.ReadQueueNums {
+				if pending(k.topic, q) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (n *notifyJob) reply(hasMsg, full bool) {
+	resp := codec.NewResponse(n.req, codec.Success, "")
+	codec.NotificationResponseHeader{HasMsg: hasMsg, PollingFull: full}.Encode(resp)
+	respond(n.c, n.req, resp)
+}

@@ -1,0 +1,241 @@
+package handler
+
+// PULL_MESSAGE (11), broker/.../processor/PullMessageProcessor.java with
+// DefaultMessageStore.getMessage's offset rules. rocketmq-client-go's push
+// consumer, the Java PULL path (%RETRY% queues, orderly listeners) and the
+// proxy's heartbeat-syncer consumer use it.
+//
+// Header (codec.PullMessageRequestHeader): consumerGroup, topic, queueId,
+// queueOffset, maxMsgNums, sysFlag (0x1 commit offset, 0x2 suspend, 0x4
+// subscription in request), commitOffset, suspendTimeoutMillis,
+// subscription, subVersion, expressionType, maxMsgBytes, bname.
+//
+// Behaviour:
+//   - Validated on the event loop; with sysFlag 0x1 and commitOffset ≥ 0 the
+//     consume offset is committed through the writer (background lane, not
+//     waited for).
+//   - On a reader: read from queueOffset (at most 32 messages), filter by
+//     tag (the subscription in the request, else the one registered by
+//     HEART_BEAT, else everything). Offset rules: empty queue → 19 (offset
+//     0) or 21; below min → 21 with nextBeginOffset = min; at max → 19;
+//     above max → 21 with nextBeginOffset = max; everything filtered out →
+//     20 with nextBeginOffset past the scanned range.
+//   - Long polling: a 19 with the suspend bit parks the request for
+//     suspendTimeoutMillis; new messages in the queue wake it; at the end it
+//     answers 19.
+//
+// Response codes: SUCCESS (0) with records; PULL_NOT_FOUND (19);
+// PULL_RETRY_IMMEDIATELY (20); PULL_OFFSET_MOVED (21); all with
+// suggestWhichBrokerId (0), nextBeginOffset, minOffset, maxOffset.
+// TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable;
+// SYSTEM_ERROR (1) header errors, queueId out of range, read failure;
+// REQUEST_CODE_NOT_SUPPORTED (3) for SQL92; SUBSCRIPTION_PARSE_FAILED (23);
+// SYSTEM_BUSY (2) reader queue full; POLLING_FULL (209) registry full.
+
+import (
+	"fmt"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// maxPullBatch caps the messages of one PULL answer (the Java store's
+// maxTransferCountOnMessageInMemory).
+const maxPullBatch = 32
+
+func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodePullMessageRequestHeader(req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	meta, ok := b.Topics.Get(h.Topic)
+	if !ok {
+		respondCode(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		return
+	}
+	if meta.Perm&codec.PermRead == 0 {
+		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] pulling message is forbidden", h.Topic))
+		return
+	}
+	if h.QueueID < 0 || h.QueueID >= meta.ReadQueueNums {
+		respondCode(c, req, codec.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		return
+	}
+	expType, exp := h.ExpressionType, h.Subscription
+	if h.SysFlag&codec.PullSysFlagSubscription == 0 || exp == "" {
+		expType, exp = "", ""
+		if g, ok := b.Clients.Consumer(h.ConsumerGroup); ok {
+			if s, ok := g.Subscriptions[h.Topic]; ok {
+				expType, exp = s.ExpressionType, s.SubString
+			}
+		}
+	}
+	filter, err := parseTagFilter(expType, exp)
+	switch err {
+	case nil:
+	case errSQL92:
+		respondCode(c, req, codec.RequestCodeNotSupported, err.Error())
+		return
+	default:
+		respondCode(c, req, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: "+err.Error())
+		return
+	}
+	if h.SysFlag&codec.PullSysFlagCommitOffset != 0 && h.CommitOffset >= 0 {
+		b.commitPullOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+	}
+	j := &pullJob{b: b, c: c, req: req, h: h, filter: filter,
+		deadlineMillis: b.nowMillis() + h.SuspendTimeoutMillis,
+		keys:           []pollKey{{h.Topic, h.QueueID}}}
+	if !b.submitRead(j.run) {
+		respondCode(c, req, codec.SystemBusy, busyRemark)
+	}
+}
+
+// commitPullOffset stores a consumer's committed offset without waiting
+// (the Java broker only updates memory and flushes every 5 s). A full lane
+// drops it: the client commits again with its next pull.
+func (b *Broker) commitPullOffset(group, topic string, queueID int32, offset int64) {
+	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 32,
+		Apply: func(tx *popstore.Txn) error { return tx.SetConsumerOffset(group, topic, queueID, offset) }}
+	if err := b.Writer.Submit(op); err != nil && !isBusy(err) {
+		b.Log.Debug().Err(err).Str("group", group).Str("topic", topic).Msg("pull: offset commit not queued")
+	}
+}
+
+// pullJob is one PULL request on the reader pool.
+type pullJob struct {
+	b              *Broker
+	c              remoting.Conn
+	req            *codec.Command
+	h              codec.PullMessageRequestHeader
+	filter         *tagFilter
+	deadlineMillis int64
+	keys           []pollKey
+}
+
+func (j *pullJob) run() {
+	b, h := j.b, j.h
+	seen := b.polls.snapshot(j.keys)
+	st := b.Store
+	minOff, maxOff := st.MinOffset(h.Topic, h.QueueID), st.MaxOffset(h.Topic, h.QueueID)
+	off := h.QueueOffset
+	var (
+		code  int32
+		next  int64
+		body  []byte
+		found int
+	)
+	switch {
+	case maxOff == 0:
+		code, next = codec.PullNotFound, 0
+		if off != 0 {
+			code = codec.PullOffsetMoved
+		}
+	case off < minOff:
+		code, next = codec.PullOffsetMoved, minOff
+	case off == maxOff:
+		code, next = codec.PullNotFound, off
+	case off > maxOff:
+		code, next = codec.PullOffsetMoved, maxOff
+	default:
+		limit := b.pop.maxPopBytes
+		if h.MaxMsgBytes > 0 {
+			limit = min(limit, int(h.MaxMsgBytes))
+		}
+		want := min(max(int(h.MaxMsgNums), 1), maxPullBatch)
+		next = off
+		for scanned := 0; found < want && next < maxOff && scanned < b.pop.maxScanPerQueue; {
+			recs, nxt, err := st.ReadMessages(h.Topic, h.QueueID, next, want-found, limit-len(body))
+			if err != nil {
+				respondCode(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
+				return
+			}
+			if len(recs) == 0 {
+				next = max(next, nxt)
+				break
+			}
+			next = nxt
+			for _, rec := range recs {
+				scanned++
+				m, _, err := codec.UnsafeDecodeMessage(rec)
+				if err != nil || !j.filter.matchProps(m.Properties) {
+					continue
+				}
+				body = append(body, rec...)
+				found++
+			}
+			if len(body) >= limit {
+				break
+			}
+		}
+		code = codec.Success
+		if found == 0 {
+			code = codec.PullRetryImmediately
+		}
+	}
+	if code == codec.PullNotFound && h.SysFlag&codec.PullSysFlagSuspend != 0 && h.SuspendTimeoutMillis > 0 {
+		if j.park(seen) {
+			return
+		}
+	}
+	j.reply(code, next, minOff, maxOff, body, found)
+}
+
+// park suspends the pull; false when it must be answered now.
+func (j *pullJob) park(seen []uint64) bool {
+	b := j.b
+	remoting.MarkLongPolling(j.c)
+	p := &parkedPoll{keys: j.keys, deadlineMillis: j.deadlineMillis,
+		onWake: func() {
+			if !b.resubmitRead(j.run) {
+				respondCode(j.c, j.req, codec.SystemBusy, busyRemark)
+			}
+		},
+		onExpire: func() {
+			st := b.Store
+			minOff, maxOff := st.MinOffset(j.h.Topic, j.h.QueueID), st.MaxOffset(j.h.Topic, j.h.QueueID)
+			j.reply(codec.PullNotFound, j.h.QueueOffset, minOff, maxOff, nil, 0)
+		},
+	}
+	switch b.polls.park(p, seen) {
+	case parked:
+		return true
+	case parkChanged:
+		p.onWake()
+		return true
+	case parkFull:
+		respondCode(j.c, j.req, codec.PollingFull, "pull polling table is full")
+		return true
+	}
+	return false
+}
+
+func (j *pullJob) reply(code int32, next, minOff, maxOff int64, body []byte, found int) {
+	resp := codec.NewResponse(j.req, code, pullRemark(code))
+	codec.PullMessageResponseHeader{NextBeginOffset: next, MinOffset: minOff, MaxOffset: maxOff}.Encode(resp)
+	resp.Body = body
+	respond(j.c, j.req, resp)
+	if found > 0 {
+		sys := isSystemTopic(j.h.Topic)
+		retry := boolLabel(codec.IsRetryTopic(j.h.Topic))
+		j.b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
+		j.b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
+	}
+}
+
+// pullRemark names the store status behind a PULL code, as the Java broker
+// puts GetMessageStatus into the remark.
+func pullRemark(code int32) string {
+	switch code {
+	case codec.Success:
+		return "FOUND"
+	case codec.PullRetryImmediately:
+		return "NO_MATCHED_MESSAGE"
+	case codec.PullOffsetMoved:
+		return "OFFSET_ILLEGAL"
+	}
+	return "NO_MESSAGE_IN_QUEUE"
+}

@@ -1,0 +1,279 @@
+package handler
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+)
+
+// reviveBackoffSeconds is the extra invisibility added after the n-th failed
+// revive attempt (PopConsumerService.REWRITE_INTERVALS_IN_SECONDS).
+var reviveBackoffSeconds = [...]int64{10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
+
+// Scanner contract (pop-kv-semantics §7 rule 10): each pass scans
+// [cursor − reviveLookbackMillis, now − reviveSlackMillis).
+const (
+	reviveLookbackMillis = 3000
+	reviveSlackMillis    = 50
+)
+
+// reviver is the background loop that turns expired checkpoints into
+// retry-topic (or DLQ) copies. One pass at a time: scan, read the original
+// messages (on this goroutine, never the writer or an event loop), then ONE
+// background-lane op that, per checkpoint still present, appends the copy
+// and deletes the checkpoint (at-least-once: both in one WriteBatch, so a
+// crash leaves either both or neither). A checkpoint acked or changed after
+// the scan is found missing inside the writer and skipped. The pass waits
+// for its op before the next scan (rule 9) and only then moves the cursor.
+// The cursor lives in memory; a restart rescans from 0.
+type reviver struct {
+	b      *Broker
+	cursor int64 // REQUIRES: passMu held
+	passMu sync.Mutex
+	kick   chan struct{}
+	quit   chan struct{}
+	done   chan struct{}
+	passes atomic.Uint64 // completed passes (tests wait on it)
+	once   sync.Once
+	began  atomic.Bool
+}
+
+type reviveKind uint8
+
+const (
+	reviveRetry   reviveKind = iota // put the copy, delete the checkpoint
+	reviveDrop                      // message gone: delete the checkpoint only
+	reviveBackoff                   // could not read or write: reschedule
+)
+
+type reviveItem struct {
+	ck      popstore.Checkpoint
+	kind    reviveKind
+	plan    retryPlan
+	skipped bool // checkpoint gone by the time the writer applied the pass
+	dropped bool // backoff exhausted or message gone
+}
+
+func newReviver(b *Broker) *reviver {
+	return &reviver{b: b, cursor: reviveLookbackMillis, kick: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (r *reviver) start() {
+	r.began.Store(true)
+	go r.loop()
+}
+
+// stop ends the loop after its current pass; safe when never started.
+func (r *reviver) stop() {
+	r.once.Do(func() {
+		close(r.quit)
+		if r.began.Load() {
+			<-r.done
+		}
+	})
+}
+
+// trigger asks for a pass now (non-blocking; tests and the injected clock).
+func (r *reviver) trigger() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (r *reviver) loop() {
+	defer close(r.done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-t.C:
+		case <-r.kick:
+		}
+		n := r.pass()
+		wait := r.b.pop.reviveInterval
+		if n >= r.b.pop.reviveBatch {
+			wait = 0
+		}
+		t.Reset(wait)
+	}
+}
+
+// pass runs one revive pass and returns how many checkpoints it scanned.
+func (r *reviver) pass() int {
+	r.passMu.Lock()
+	defer r.passMu.Unlock()
+	defer r.passes.Add(1)
+	b := r.b
+	upper := b.nowMillis() - reviveSlackMillis
+	cks, err := b.Store.ScanCheckpoints(r.cursor-reviveLookbackMillis, upper, b.pop.reviveBatch)
+	if err != nil {
+		b.Log.Error().Err(err).Int("scanned", len(cks)).Msg("revive: checkpoint scan failed")
+		if len(cks) == 0 {
+			return 0
+		}
+	}
+	b.metrics.revivePasses.Inc()
+	if len(cks) == 0 {
+		r.cursor = upper
+		b.metrics.reviveLagMillis.Set(0)
+		return 0
+	}
+	items := make([]reviveItem, len(cks))
+	for i := range cks {
+		items[i] = r.plan(cks[i])
+	}
+	if err := r.commit(items); err != nil {
+		b.Log.Error().Err(err).Int("checkpoints", len(items)).Msg("revive: pass not written, retrying later")
+		return 0
+	}
+	r.cursor = cks[len(cks)-1].Key.VisibleAtMillis
+	b.metrics.reviveLagMillis.Set(float64(max(upper-r.cursor, 0)))
+	r.account(items)
+	return len(cks)
+}
+
+// plan reads the message of one expired checkpoint and decides its fate.
+func (r *reviver) plan(ck popstore.Checkpoint) reviveItem {
+	b := r.b
+	it := reviveItem{ck: ck, kind: reviveBackoff}
+	rec, err := b.Store.ReadMessage(ck.Key.Topic, ck.Key.QueueId, ck.Key.QueueOffset)
+	switch {
+	case errors.Is(err, popstore.ErrNotFound):
+		it.kind = reviveDrop
+		return it
+	case err != nil:
+		b.Log.Warn().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: read failed")
+		return it
+	}
+	if phys, ok := parsePhysTag(ck.AttemptId); ok && len(rec) >= codec.RecordPhysicalOffsetPos+8 {
+		if m, _, err := codec.UnsafeDecodeMessage(rec); err == nil && m.PhysicalOffset != phys {
+			// The queue offset now holds another message (topic deleted and
+			// re-created): the popped one is gone.
+			it.kind = reviveDrop
+			return it
+		}
+	}
+	p, err := b.planRetry(&ck, rec)
+	if err != nil {
+		b.Log.Error().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: cannot build retry copy")
+		return it
+	}
+	if p.dlq {
+		_, err = b.Topics.EnsureDLQTopic(ck.Key.Group)
+	} else {
+		_, err = b.Topics.GetOrCreate(p.topic)
+	}
+	if err != nil {
+		b.Log.Warn().Err(err).Str("topic", p.topic).Msg("revive: cannot create target topic")
+		return it
+	}
+	it.kind, it.plan = reviveRetry, p
+	return it
+}
+
+// commit writes the pass as one background-lane op and waits for it.
+func (r *reviver) commit(items []reviveItem) error {
+	b := r.b
+	now := b.nowMillis()
+	bytes := 0
+	for i := range items {
+		bytes += 64 + len(items[i].plan.record)
+	}
+	done := make(chan error, 1)
+	op := &batch.Op{
+		Lane:  batch.LaneBackground,
+		Bytes: bytes,
+		Apply: func(tx *popstore.Txn) error {
+			for i := range items {
+				if err := r.apply(tx, &items[i], now); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Done: func(err error) { done <- err },
+	}
+	for {
+		err := b.Writer.Submit(op)
+		if err == nil {
+			break
+		}
+		if !isBusy(err) {
+			return err
+		}
+		select { // background lane full: wait a little, revive is not urgent
+		case <-r.quit:
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return <-done
+}
+
+// apply is one item's share of the pass op. Runs on the writer goroutine.
+func (r *reviver) apply(tx *popstore.Txn, it *reviveItem, now int64) error {
+	cur, ok, err := tx.GetCheckpoint(it.ck.Key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		it.skipped = true
+		return nil
+	}
+	if it.kind == reviveRetry {
+		if _, _, err := tx.AppendMessage(it.plan.topic, 0, it.plan.record); err == nil {
+			return tx.DeleteCheckpoint(cur.Key)
+		}
+		it.kind = reviveBackoff
+	}
+	if it.kind == reviveBackoff && cur.AttemptTimes < r.b.pop.reviveMaxAttempts {
+		next := cur
+		step := reviveBackoffSeconds[min(int(cur.AttemptTimes), len(reviveBackoffSeconds)-1)]
+		next.PopTimeMillis = now
+		next.InvisibleTimeMillis = cur.InvisibleTimeMillis + step*1000
+		next.AttemptTimes = cur.AttemptTimes + 1
+		next.Key.VisibleAtMillis = now + next.InvisibleTimeMillis
+		return tx.ReplaceCheckpoint(cur.Key, next)
+	}
+	it.dropped = true
+	return tx.DeleteCheckpoint(cur.Key)
+}
+
+// account logs and counts the outcome of a written pass.
+func (r *reviver) account(items []reviveItem) {
+	b := r.b
+	for i := range items {
+		it := &items[i]
+		k := it.ck.Key
+		switch {
+		case it.skipped:
+		case it.dropped:
+			b.metrics.reviveDropped.Inc()
+			if it.kind == reviveBackoff {
+				b.Log.Error().Str("group", k.Group).Str("topic", k.Topic).Int32("queueId", k.QueueId).
+					Int64("queueOffset", k.QueueOffset).Int32("attempts", it.ck.AttemptTimes).
+					Msg("revive: attempts exhausted, checkpoint dropped, message may be lost")
+			} else {
+				b.Log.Info().Str("group", k.Group).Str("topic", k.Topic).Int64("queueOffset", k.QueueOffset).
+					Msg("revive: message no longer stored, checkpoint dropped")
+			}
+		case it.kind == reviveBackoff:
+			b.metrics.reviveRetry.WithLabelValues(k.Group, k.Topic, "failed").Inc()
+			b.Log.Warn().Str("group", k.Group).Str("topic", k.Topic).Int64("queueOffset", k.QueueOffset).
+				Int32("attempts", it.ck.AttemptTimes+1).Msg("revive: failed, rescheduled with backoff")
+		case it.plan.dlq:
+			b.metrics.sendToDLQ.WithLabelValues(k.Topic, k.Group, isSystemTopic(k.Topic)).Inc()
+		default:
+			b.metrics.reviveRetry.WithLabelValues(k.Group, k.Topic, "put_ok").Inc()
+		}
+	}
+}

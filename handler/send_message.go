@@ -1,0 +1,230 @@
+package handler
+
+// SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310),
+// broker/.../processor/SendMessageProcessor.java.
+//
+// Header (codec.SendMessageRequestHeader; long names for 10, letters a..n
+// for 310): producerGroup, topic, defaultTopic, defaultTopicQueueNums,
+// queueId (negative: the broker picks one), sysFlag, bornTimestamp, flag,
+// properties, reconsumeTimes, unitMode, maxReconsumeTimes, batch, bname.
+// Body: the message body as the producer sent it (maybe compressed).
+//
+// Behaviour:
+//   - Validated on the event loop; an unknown topic is auto-created when
+//     --auto-create-topic allows it (TopicTable.GetOrCreate).
+//   - The POP_CK property is stripped (clearReservedProperties), UNIQ_KEY is
+//     added when missing, CLUSTER is set. Body, flag and sysFlag
+//     (compression) are stored unchanged; born host is the peer, store
+//     host this broker.
+//   - A send to a %RETRY% topic whose reconsumeTimes exceeds the limit
+//     (header maxReconsumeTimes, else the group's retryMaxTimes, else 16)
+//     goes to %DLQ%<group> instead (handleRetryAndDLQ).
+//   - One writer op on the produce lane appends the record (queueOffset and
+//     physicalOffset assigned there); SUCCESS when durable.
+//   - Not served: transactional half messages (TRAN_MSG=true) are refused
+//     with NO_PERMISSION, as a Java broker with rejectTransactionMessage;
+//     delay levels and timer properties are stored but not delayed.
+//
+// Response codes: SUCCESS (0) with msgId (offsetMsgId), queueId,
+// queueOffset, MSG_REGION, TRACE_ON; TOPIC_NOT_EXIST (17); NO_PERMISSION
+// (16) topic not writable or transactional message; INVALID_PARAMETER (29)
+// queueId out of range; MESSAGE_ILLEGAL (13) body too large or bad
+// properties; SYSTEM_ERROR (1) header errors, bad topic name, failed write;
+// SYSTEM_BUSY (2) writer lane full.
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// sendTarget is where a SEND lands after validation.
+type sendTarget struct {
+	topic   string
+	queueID int32
+	props   string
+	dlq     bool
+}
+
+func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeSendRequestHeader(req.Code, req.ExtFields)
+	if err != nil {
+		respondHeaderError(c, req, err)
+		return
+	}
+	if len(req.Body) > b.pop.maxMessageBytes {
+		respondCode(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.maxMessageBytes))
+		return
+	}
+	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyTransactionPrepared); strings.EqualFold(v, "true") {
+		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.brokerName))
+		return
+	}
+	t, code, remark := b.sendTargetOf(&h, req.Version)
+	if code != codec.Success {
+		respondCode(c, req, code, remark)
+		return
+	}
+	now := b.nowMillis()
+	if _, ok := codec.PropertyValue(t.props, codec.PropertyUniqClientMessageIDKeyIdx); !ok {
+		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, b.uniq.Next(now))
+	}
+	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.pop.clusterName); err != nil {
+		respondCode(c, req, codec.MessageIllegal, err.Error())
+		return
+	}
+	m := codec.MessageExt{
+		Message:        codec.Message{Topic: t.topic, Flag: h.Flag, Body: req.Body, Properties: t.props},
+		QueueID:        t.queueID,
+		SysFlag:        h.SysFlag,
+		BornTimestamp:  h.BornTimestamp,
+		BornHost:       addrPortOf(c.RemoteAddr()),
+		StoreTimestamp: now,
+		StoreHost:      b.storeHost(),
+		ReconsumeTimes: h.ReconsumeTimes,
+	}
+	rec, err := codec.AppendMessage(nil, &m)
+	if err != nil {
+		respondCode(c, req, codec.MessageIllegal, err.Error())
+		return
+	}
+	b.appendRecords(c, req, t, [][]byte{rec}, len(req.Body))
+}
+
+// sendTargetOf validates topic and queue of a SEND and applies the retry →
+// DLQ diversion. It returns a response code other than SUCCESS to refuse.
+func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) (sendTarget, int32, string) {
+	if err := validateTopicName(h.Topic); err != nil {
+		return sendTarget{}, codec.SystemError, err.Error()
+	}
+	if strings.HasPrefix(h.Topic, codec.SystemTopicPrefix) || h.Topic == codec.AutoCreateTopicKey {
+		return sendTarget{}, codec.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", h.Topic)
+	}
+	meta, err := b.Topics.GetOrCreate(h.Topic)
+	switch {
+	case errors.Is(err, ErrTopicNotExist):
+		return sendTarget{}, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)
+	case isBusy(err):
+		return sendTarget{}, codec.SystemBusy, busyRemark
+	case err != nil:
+		return sendTarget{}, codec.SystemError, err.Error()
+	}
+	if meta.Perm&codec.PermWrite == 0 {
+		return sendTarget{}, codec.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", h.Topic)
+	}
+	t := sendTarget{topic: h.Topic, queueID: h.QueueID, props: codec.DeleteProperty(h.Properties, codec.PropertyPopCK)}
+	if limit := max(meta.ReadQueueNums, meta.WriteQueueNums); t.queueID >= limit {
+		return sendTarget{}, codec.InvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]", t.queueID, h.Topic, meta.WriteQueueNums)
+	}
+	if t.queueID < 0 {
+		if meta.WriteQueueNums <= 0 {
+			return sendTarget{}, codec.NoPermission, fmt.Sprintf("topic[%s] has no writable queue", h.Topic)
+		}
+		t.queueID = rand.Int32N(meta.WriteQueueNums)
+	}
+	if codec.IsRetryTopic(h.Topic) {
+		group := retryTopicGroup(h.Topic)
+		limit := b.pop.maxReconsumeTimes
+		if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
+			limit = g.RetryMaxTimes
+		}
+		if h.HasMaxReconsumeTimes && version >= versionV3_4_9 {
+			limit = h.MaxReconsumeTimes
+		}
+		if h.ReconsumeTimes > limit {
+			dlq, err := b.Topics.EnsureDLQTopic(group)
+			if err != nil {
+				return sendTarget{}, submitCode(err), "topic[" + codec.DLQTopic(group) + "] not exist: " + err.Error()
+			}
+			t.topic, t.queueID, t.dlq = dlq.TopicName, 0, true
+		}
+	}
+	return t, codec.Success, ""
+}
+
+// versionV3_4_9 is MQVersion.Version.V3_4_9's ordinal: from it on the
+// header's maxReconsumeTimes overrides the group's retry limit.
+const versionV3_4_9 = 121
+
+// retryTopicGroup returns the consumer group of a %RETRY% topic
+// (KeyBuilder.parseGroup): the part before '+' for a V2 pop retry topic,
+// else everything after the prefix.
+func retryTopicGroup(topic string) string {
+	if g, _, ok := codec.ParsePopRetryTopicV2(topic); ok {
+		return g
+	}
+	return strings.TrimPrefix(topic, codec.RetryGroupTopicPrefix)
+}
+
+// appendRecords stores records (all of t.topic/t.queueID) in one
+// produce-lane op and answers with the SEND response header when durable.
+// bodyBytes feeds the throughput metric.
+func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget, recs [][]byte, bodyBytes int) {
+	offsets := make([]int64, len(recs))
+	physs := make([]int64, len(recs))
+	size := 0
+	for _, r := range recs {
+		size += len(r)
+	}
+	host := b.storeHost()
+	op := &batch.Op{
+		Lane:  batch.LaneProduce,
+		Bytes: size,
+		Apply: func(tx *popstore.Txn) error {
+			for i, r := range recs {
+				qo, phys, err := tx.AppendMessage(t.topic, t.queueID, r)
+				if err != nil {
+					return err
+				}
+				offsets[i], physs[i] = qo, phys
+			}
+			return nil
+		},
+		Done: func(err error) {
+			if err != nil {
+				respondCode(c, req, writeErrorCode(err), "store message failed: "+err.Error())
+				return
+			}
+			ids := make([]string, len(recs))
+			for i := range recs {
+				ids[i] = codec.OffsetMsgID(host, physs[i])
+			}
+			resp := codec.NewResponse(req, codec.Success, "")
+			codec.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: t.queueID, QueueOffset: offsets[0]}.Encode(resp)
+			respond(c, req, resp)
+			sys := isSystemTopic(t.topic)
+			if !codec.IsRetryTopic(t.topic) && !t.dlq {
+				b.metrics.messagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
+				b.metrics.throughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
+			}
+		},
+	}
+	if err := b.Writer.Submit(op); err != nil {
+		respondCode(c, req, submitCode(err), "store message: "+err.Error())
+	}
+}
+
+// addrPortOf converts a connection's remote address for the bornHost field;
+// anything that is not TCP/UDP becomes the zero address.
+func addrPortOf(a net.Addr) netip.AddrPort {
+	switch v := a.(type) {
+	case *net.TCPAddr:
+		return v.AddrPort()
+	case *net.UDPAddr:
+		return v.AddrPort()
+	}
+	if a != nil {
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+			return ap
+		}
+	}
+	return netip.AddrPort{}
+}

@@ -1,0 +1,290 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// Stack is one running popshim process: store, writer, broker state, the
+// broker and name-server listeners, the /metrics endpoint and the optional
+// name-server registration. Build it with StartStack, stop it with Close.
+// Serve is StartStack + wait + Close; tests use StartStack directly to learn
+// the bound addresses.
+type Stack struct {
+	cfg *conf.Config
+	log zerolog.Logger
+
+	Registry *prometheus.Registry
+	Store    *popstore.Store
+	Writer   *batch.Writer
+	Broker   *Broker
+
+	broker    *remoting.Server
+	namesrv   *remoting.Server // nil when the embedded name server is off or shares the broker port
+	metrics   *http.Server     // nil when --metrics-listen is empty
+	metricsLn net.Listener
+	metricsWG chan struct{} // closed when the metrics server's Serve returned
+	registrar *Registrar    // nil without --namesrv-addr
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Serve runs popshim until ctx is done, then shuts down in order and
+// returns. main.go calls exactly this. Start-up errors (store, writer,
+// listeners) are returned at once with everything already started undone;
+// shutdown errors are joined into the result.
+func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
+	st, err := StartStack(cfg, log)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info().Msg("shutdown requested")
+	timeout := cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return st.Close(sctx)
+}
+
+// StartStack opens the store in cfg.DataDir (with the hidden
+// --test-slow-store delay on every write when set), starts the group-commit
+// writer, builds the broker state, starts it, and starts the listeners:
+//
+//   - broker port (--listen): every broker code plus the name-server codes,
+//     so a client whose namesrvAddr points at the broker port works too;
+//   - name-server port (--namesrv-listen): the name-server codes only;
+//     empty disables it, and a value equal to --listen shares the broker
+//     port;
+//   - /metrics (--metrics-listen, promhttp); empty disables it;
+//   - REGISTER_BROKER every --register-interval to each --namesrv-addr.
+//
+// On error everything started so far is stopped again.
+func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
+	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = st.Close(ctx)
+		}
+	}()
+	st.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds()}
+	if cfg.Retention <= 0 {
+		sopts.RetentionMillis = -1
+	}
+	if cfg.TestSlowStore > 0 {
+		log.Warn().Dur("delay", cfg.TestSlowStore).Msg("TEST ONLY: every store write is delayed (--test-slow-store)")
+		sopts.WriteHook = popstore.DelayHook(cfg.TestSlowStore)
+	}
+	if st.Store, err = popstore.Open(sopts); err != nil {
+		return nil, err
+	}
+	mode, err := batch.ParseMode(cfg.PopWriteMode)
+	if err != nil {
+		return nil, err
+	}
+	retInterval := cfg.RetentionInterval
+	if retInterval <= 0 {
+		retInterval = -1
+	}
+	// Every broker series carries cluster, node_type and node_id, as the
+	// Java broker's exporter adds them (metrics-conventions §2).
+	labels := prometheus.Labels{"cluster": cfg.ClusterName, "node_type": "broker", "node_id": cfg.BrokerName}
+	reg := prometheus.WrapRegistererWith(labels, st.Registry)
+	st.Writer, err = batch.New(st.Store, batch.Options{
+		Mode: mode, SyncWorkers: cfg.SyncWorkers, MaxBatchOps: cfg.BatchMaxOps,
+		MaxBatchBytes: cfg.BatchMaxBytes, LaneCapacity: cfg.QueueCapacity,
+		BackgroundShare: cfg.BackgroundShare, RetentionInterval: retInterval, Logger: &log,
+	}, reg)
+	if err != nil {
+		return nil, err
+	}
+	if st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, reg); err != nil {
+		return nil, err
+	}
+	if err = reg.Register(newTableCollector(st.Broker)); err != nil {
+		return nil, fmt.Errorf("handler: table metrics: %w", err)
+	}
+	rm, err := remoting.NewMetrics(st.Registry, labels)
+	if err != nil {
+		return nil, fmt.Errorf("handler: remoting metrics: %w", err)
+	}
+	brokerRouter := remoting.NewRouter()
+	RegisterBroker(brokerRouter, st.Broker)
+	RegisterNameServer(brokerRouter, st.Broker)
+	if _, port, perr := net.SplitHostPort(cfg.Listen); perr == nil && port != "0" {
+		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddr())
+	}
+	st.Broker.Start()
+
+	st.broker = remoting.NewServer(cfg.BrokerServerOptions(rm), brokerRouter, log)
+	if err = st.broker.Start(); err != nil {
+		return nil, err
+	}
+	if tcp, ok := st.broker.Addr().(*net.TCPAddr); ok {
+		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddrWithPort(tcp.Port))
+	}
+	if st.namesrvOwnPort() {
+		nsRouter := remoting.NewRouter()
+		RegisterNameServer(nsRouter, st.Broker)
+		st.namesrv = remoting.NewServer(cfg.NamesrvServerOptions(rm), nsRouter, log)
+		if err = st.namesrv.Start(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MetricsListen != "" {
+		if st.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			return nil, fmt.Errorf("handler: metrics listen %s: %w", cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(st.Registry, promhttp.HandlerOpts{Registry: st.Registry}))
+		st.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		st.metricsWG = make(chan struct{})
+		go func(srv *http.Server, ln net.Listener, done chan struct{}) {
+			defer close(done)
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error().Err(err).Msg("metrics server stopped")
+			}
+		}(st.metrics, st.metricsLn, st.metricsWG)
+	}
+	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
+		st.registrar = NewRegistrar(st.Broker, addrs, cfg.RegisterInterval, log)
+		st.registrar.Start()
+	}
+	ev := log.Info().Str("brokerName", cfg.BrokerName).Str("cluster", cfg.ClusterName).
+		Str("broker", st.BrokerAddr()).Str("advertised", st.Broker.Topics.BrokerAddr()).
+		Str("dataDir", cfg.DataDir).Str("writeMode", string(mode))
+	if a := st.NamesrvAddr(); a != "" {
+		ev = ev.Str("namesrv", a)
+	}
+	if a := st.MetricsAddr(); a != "" {
+		ev = ev.Str("metrics", a)
+	}
+	ev.Strs("registerWith", cfg.NamesrvAddrs()).Msg("popshim serving")
+	return st, nil
+}
+
+// BrokerAddr is the bound broker listen address ("" before it is bound).
+func (st *Stack) BrokerAddr() string { return addrString(st.broker) }
+
+// NamesrvAddr is the bound name-server address: its own port when it has
+// one, the broker port when they are shared, "" when disabled.
+func (st *Stack) NamesrvAddr() string {
+	switch {
+	case st.namesrv != nil:
+		return addrString(st.namesrv)
+	case st.cfg.NamesrvListen != "":
+		return st.BrokerAddr()
+	}
+	return ""
+}
+
+// namesrvOwnPort reports whether the name server gets its own listener:
+// --namesrv-listen is set and is not literally the broker's --listen (two
+// ":0" listens are two different ports).
+func (st *Stack) namesrvOwnPort() bool {
+	l, n := st.cfg.Listen, st.cfg.NamesrvListen
+	if n == "" {
+		return false
+	}
+	if _, port, err := net.SplitHostPort(n); err == nil && port == "0" {
+		return true
+	}
+	return n != l
+}
+
+// MetricsAddr is the bound /metrics address, "" when disabled.
+func (st *Stack) MetricsAddr() string {
+	if st.metricsLn == nil {
+		return ""
+	}
+	return st.metricsLn.Addr().String()
+}
+
+func addrString(s *remoting.Server) string {
+	if s == nil || s.Addr() == nil {
+		return ""
+	}
+	return s.Addr().String()
+}
+
+// Close shuts the stack down in this order and returns the joined errors:
+//
+//  1. name-server registration: UNREGISTER_BROKER to each name server;
+//  2. Broker.Close: revive stops, parked long polls are answered, the
+//     reader pool stops;
+//  3. writer Close: everything accepted is written, fsynced and answered
+//     while the connections are still open (so no durable mutation loses
+//     its reply; requests arriving meanwhile get SYSTEM_ERROR/SYSTEM_BUSY);
+//  4. the name-server and broker listeners stop (bytes already handed to
+//     gnet are flushed, then every connection closes);
+//  5. the /metrics server;
+//  6. the store (WAL synced, RocksDB closed).
+//
+// ctx bounds the listener and metrics shutdowns. Safe on a partly started
+// stack; later calls return the first call's result.
+func (st *Stack) Close(ctx context.Context) error {
+	st.closeOnce.Do(func() { st.closeErr = st.close(ctx) })
+	return st.closeErr
+}
+
+func (st *Stack) close(ctx context.Context) error {
+	var errs []error
+	if st.registrar != nil {
+		st.registrar.Close(ctx)
+	}
+	if st.Broker != nil {
+		st.Broker.Close()
+	}
+	if st.Writer != nil {
+		if err := st.Writer.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("writer: %w", err))
+		}
+	}
+	if st.namesrv != nil {
+		if err := st.namesrv.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("namesrv server: %w", err))
+		}
+	}
+	if st.broker != nil {
+		if err := st.broker.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("broker server: %w", err))
+		}
+	}
+	if st.metrics != nil {
+		if err := st.metrics.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("metrics server: %w", err))
+		}
+		<-st.metricsWG
+	} else if st.metricsLn != nil {
+		_ = st.metricsLn.Close()
+	}
+	if st.Store != nil {
+		if err := st.Store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("store: %w", err))
+		}
+	}
+	st.log.Info().Msg("popshim stopped")
+	return errors.Join(errs...)
+}

@@ -1,0 +1,151 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// servingLine returns the fields of the "popshim serving" log line, or nil.
+func servingLine(log string) map[string]any {
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"popshim serving"`) {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			return m
+		}
+	}
+	return nil
+}
+
+func TestServeStartsAndStopsCleanly(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := d2Config(t.TempDir())
+	var logs syncBuffer
+	log := zerolog.New(&logs)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, cfg, log) }()
+
+	var fields map[string]any
+	eventually(t, func() bool { fields = servingLine(logs.String()); return fields != nil }, "Serve did not log its addresses")
+	brokerAddr, _ := fields["broker"].(string)
+	nsAddr, _ := fields["namesrv"].(string)
+	metricsAddr, _ := fields["metrics"].(string)
+	require.NotEmpty(t, brokerAddr)
+	require.NotEmpty(t, nsAddr)
+	require.NotEmpty(t, metricsAddr)
+	assert.Equal(t, brokerAddr, fields["advertised"], "advertised address carries the bound port")
+
+	// Both ports and /metrics answer.
+	c, err := remoting.Dial(nsAddr)
+	require.NoError(t, err)
+	resp := d2Call(t, c, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicS"}, nil)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	require.Contains(t, string(resp.Body), brokerAddr)
+	require.NoError(t, c.Close())
+	bc, err := remoting.Dial(brokerAddr)
+	require.NoError(t, err)
+	resp = d2Call(t, bc, codec.RequestGetBrokerRuntimeInfo, nil, nil)
+	require.Equal(t, codec.Success, resp.Code)
+	require.NoError(t, bc.Close())
+
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	hr, err := hc.Get("http://" + metricsAddr + "/metrics")
+	require.NoError(t, err)
+	text, err := io.ReadAll(hr.Body)
+	require.NoError(t, err)
+	require.NoError(t, hr.Body.Close())
+	assert.Equal(t, http.StatusOK, hr.StatusCode)
+	assert.Contains(t, string(text), "rocketmq_rpc_latency")
+	assert.Contains(t, string(text), `request_code="get_routeinfo_by_topic"`)
+	assert.Contains(t, string(text), `node_id="broker-d2"`)
+	assert.Contains(t, string(text), `rocketmq_topic_number{cluster="ClusterD2",node_id="broker-d2",node_type="broker"}`)
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(waitFor):
+		t.Fatal("Serve did not return after cancel")
+	}
+	assert.Contains(t, logs.String(), "popshim stopped")
+}
+
+func TestServeStartupErrorUndoesEverything(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	st := d2Start(t, d2Config(t.TempDir()))
+	// A second stack on the same broker port cannot start; it must release
+	// its store and writer again (no goroutine left, the directory reusable).
+	dir := t.TempDir()
+	cfg := d2Config(dir)
+	cfg.Listen = st.BrokerAddr()
+	_, err := StartStack(cfg, zerolog.Nop())
+	require.Error(t, err)
+	cfg = d2Config(dir)
+	st2, err := StartStack(cfg, zerolog.Nop())
+	require.NoError(t, err, "the store of the failed start was not closed")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, st2.Close(ctx))
+	require.NoError(t, st.Close(ctx))
+}
+
+func TestBrokerRuntimeInfoAndUnknownCode(t *testing.T) {
+	cfg := d2Config(t.TempDir())
+	cfg.NamesrvListen = ""
+	st := d2Start(t, cfg)
+	assert.Empty(t, st.NamesrvAddr(), "no name-server port; the broker port still serves 105/106 (below)")
+	bc := d2Dial(t, st.BrokerAddr())
+	d2Call(t, bc, codec.RequestHeartBeat, nil, heartbeatBody("cR", "GR"))
+
+	resp := d2Call(t, bc, codec.RequestGetBrokerRuntimeInfo, nil, nil)
+	require.Equal(t, codec.Success, resp.Code)
+	kv, err := codec.DecodeKVTable(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "479", kv.Table["brokerVersion"])
+	assert.Equal(t, "V5_3_3", kv.Table["brokerVersionDesc"])
+	assert.Equal(t, "group", kv.Table["popshimWriterMode"])
+	assert.Equal(t, "1", kv.Table["consumerGroupNum"])
+	assert.Equal(t, "1", kv.Table["consumerChannels"])
+	assert.Contains(t, kv.Table["commitLogDirCapacity"], "Total : ")
+
+	resp = d2Call(t, bc, 54321, map[string]string{"x": "y"}, nil)
+	assert.Equal(t, codec.RequestCodeNotSupported, resp.Code)
+	resp = d2Call(t, bc, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicR"}, nil)
+	assert.Equal(t, codec.Success, resp.Code)
+}

@@ -1,0 +1,51 @@
+package handler
+
+import (
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// RegisterBroker fills the broker port's dispatch table: one line per
+// request code, the handler named after the Java constant. Router.Handle
+// panics when a code is registered twice. Codes not listed are answered
+// REQUEST_CODE_NOT_SUPPORTED by the remoting layer. Call before the server
+// starts.
+func RegisterBroker(r *remoting.Router, b *Broker) {
+	r.Handle(codec.RequestSendMessage, b.handleSendMessage)
+	r.Handle(codec.RequestSendMessageV2, b.handleSendMessage)
+	r.Handle(codec.RequestSendBatchMessage, b.handleSendBatchMessage)
+	r.Handle(codec.RequestPullMessage, b.handlePullMessage)
+	r.Handle(codec.RequestConsumerSendMsgBack, b.handleConsumerSendMsgBack)
+	r.Handle(codec.RequestPopMessage, b.handlePopMessage)
+	r.Handle(codec.RequestAckMessage, b.handleAckMessage)
+	r.Handle(codec.RequestBatchAckMessage, b.handleBatchAckMessage)
+	r.Handle(codec.RequestChangeMessageInvisibleTime, b.handleChangeInvisibleTime)
+	r.Handle(codec.RequestNotification, b.handleNotification)
+	r.Handle(codec.RequestHeartBeat, b.handleHeartBeat)
+	r.Handle(codec.RequestUnregisterClient, b.handleUnregisterClient)
+	r.Handle(codec.RequestGetConsumerListByGroup, b.handleGetConsumerListByGroup)
+	r.Handle(codec.RequestQueryAssignment, b.handleQueryAssignment)
+	r.Handle(codec.RequestSetMessageRequestMode, b.handleSetMessageRequestMode)
+	r.Handle(codec.RequestQueryConsumerOffset, b.handleQueryConsumerOffset)
+	r.Handle(codec.RequestUpdateConsumerOffset, b.handleUpdateConsumerOffset)
+	r.Handle(codec.RequestGetMaxOffset, b.handleGetMaxOffset)
+	r.Handle(codec.RequestGetMinOffset, b.handleGetMinOffset)
+	r.Handle(codec.RequestSearchOffsetByTimestamp, b.handleSearchOffsetByTimestamp)
+	r.Handle(codec.RequestGetEarliestMsgStoreTime, b.handleGetEarliestMsgStoretime)
+	r.Handle(codec.RequestUpdateAndCreateTopic, b.handleUpdateAndCreateTopic)
+	r.Handle(codec.RequestGetTopicConfig, b.handleGetTopicConfig)
+	r.Handle(codec.RequestDeleteTopicInBroker, b.handleDeleteTopicInBroker)
+	r.Handle(codec.RequestGetAllTopicConfig, b.handleGetAllTopicConfig)
+	r.Handle(codec.RequestGetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo)
+	r.Handle(codec.RequestViewMessageByID, b.handleViewMessageByID)
+}
+
+// RegisterNameServer fills the name-server port's dispatch table (the
+// embedded name server: routes and cluster info). One line per code.
+func RegisterNameServer(r *remoting.Router, b *Broker) {
+	r.Handle(codec.RequestGetRouteInfoByTopic, b.handleGetRouteInfoByTopic)
+	r.Handle(codec.RequestGetBrokerClusterInfo, b.handleGetBrokerClusterInfo)
+	r.Handle(requestGetKVConfig, b.handleGetKVConfig)
+	r.Handle(codec.RequestGetAllTopicListFromNameServer, b.handleGetAllTopicListFromNameserver)
+	r.Handle(codec.RequestDeleteTopicInNamesrv, b.handleDeleteTopicInNamesrv)
+}

@@ -1,0 +1,120 @@
+package popstore
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// PutMetaValue stores a small free-form value under name in the meta column
+// family (for example the revive cursor). Read it back with Store.MetaValue.
+func (t *Txn) PutMetaValue(name string, value []byte) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	t.wb.PutCF(t.s.cfMeta(), []byte(metaUserPrefix+name), value)
+	return nil
+}
+
+// PutTopic creates or replaces a topic's metadata. Errors: ErrBadName,
+// ErrTxnDone.
+func (t *Txn) PutTopic(m TopicMeta) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if err := checkName("topic", m.TopicName); err != nil {
+		return err
+	}
+	v, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("popstore: encode topic: %w", err)
+	}
+	t.lockSerial()
+	t.wb.PutCF(t.s.cfMeta(), []byte(metaTopicPrefix+m.TopicName), v)
+	m = m.clone()
+	t.setTopic(m.TopicName, &m)
+	return nil
+}
+
+func (t *Txn) setTopic(name string, m *TopicMeta) {
+	if t.topics == nil {
+		t.topics = make(map[string]*TopicMeta)
+	}
+	prev, had := t.topics[name]
+	t.journal(func() {
+		if had {
+			t.topics[name] = prev
+		} else {
+			delete(t.topics, name)
+		}
+	})
+	t.topics[name] = m
+}
+
+// Topic is Store.Topic seen through this Txn's writes.
+func (t *Txn) Topic(name string) (TopicMeta, bool) {
+	if m, ok := t.topics[name]; ok {
+		if m == nil {
+			return TopicMeta{}, false
+		}
+		return m.clone(), true
+	}
+	return t.s.Topic(name)
+}
+
+// PutGroup creates or replaces a consumer group's metadata. Errors:
+// ErrBadName, ErrTxnDone.
+func (t *Txn) PutGroup(g GroupMeta) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if err := checkName("group", g.GroupName); err != nil {
+		return err
+	}
+	v, err := json.Marshal(g)
+	if err != nil {
+		return fmt.Errorf("popstore: encode group: %w", err)
+	}
+	t.lockSerial()
+	t.wb.PutCF(t.s.cfMeta(), []byte(metaGroupPrefix+g.GroupName), v)
+	g = g.clone()
+	t.setGroup(g.GroupName, &g)
+	return nil
+}
+
+// DeleteGroup removes a consumer group's metadata (its consumer offsets
+// stay). Deleting a missing group is not an error.
+func (t *Txn) DeleteGroup(name string) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	t.lockSerial()
+	t.wb.DeleteCF(t.s.cfMeta(), []byte(metaGroupPrefix+name))
+	t.setGroup(name, nil)
+	return nil
+}
+
+func (t *Txn) setGroup(name string, g *GroupMeta) {
+	if t.groups == nil {
+		t.groups = make(map[string]*GroupMeta)
+	}
+	prev, had := t.groups[name]
+	t.journal(func() {
+		if had {
+			t.groups[name] = prev
+		} else {
+			delete(t.groups, name)
+		}
+	})
+	t.groups[name] = g
+}
+
+// Group is Store.Group seen through this Txn's writes.
+func (t *Txn) Group(name string) (GroupMeta, bool) {
+	if g, ok := t.groups[name]; ok {
+		if g == nil {
+			return GroupMeta{}, false
+		}
+		return g.clone(), true
+	}
+	return t.s.Group(name)
+}

@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// Series of the ack workload, in recorder order.
+const (
+	seriesAck = iota
+	seriesAckBurst
+	seriesAckCalm
+	seriesChange
+)
+
+var ackSeries = []string{"ack", "ack_during_burst", "ack_outside_burst", "change"}
+
+// RunAck runs the main workload: prepare o.Messages receipt handles, then a
+// steady ACK stream (o.Conns×o.Inflight slots, open loop or o.Rate) with a
+// CHANGE_MESSAGE_INVISIBLETIME burst of o.ChangeBurst every o.ChangePeriod
+// on a separate pool of o.ChangePool handles. An ACK counts as "during
+// burst" when it was sent while a CHANGE of any burst was outstanding.
+// Writes the human lines to o.Out and the JSON/plot outputs when asked.
+// Errors: dial, topic creation, prepare, output files; a canceled ctx ends
+// the run early and is returned with the partial report.
+func RunAck(ctx context.Context, o Options) (*Report, error) {
+	o.Normalize()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o.names("ack", time.Now().UnixMilli())
+	clients, err := dialAll(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(clients)
+	receipts, prep, err := prepare(ctx, clients, &o)
+	if err != nil {
+		return nil, err
+	}
+	var pool []Receipt
+	if o.ChangeBurst > 0 {
+		k := min(o.ChangePool, len(receipts)/2)
+		pool, receipts = receipts[:k], receipts[k:]
+	}
+	o.Log.Info().Int("ack_handles", len(receipts)).Int("change_handles", len(pool)).Msg("running")
+
+	p := newPhase(&o, "ack", clients, ackSeries)
+	var next atomic.Int64
+	acks := newStream(clients, len(clients)*o.Inflight, o.Rate)
+	acks.build = func(int) (*codec.Command, int, bool) {
+		i := next.Add(1) - 1
+		if i >= int64(len(receipts)) {
+			return nil, 0, false
+		}
+		tag := seriesAckCalm
+		if p.burstOutstanding.Load() > 0 {
+			tag = seriesAckBurst
+		}
+		return ackRequest(o.Group, &receipts[i]), tag, true
+	}
+	acks.finish = func(sh, tag int, us int64, resp *codec.Command, err error) {
+		code := replyCode(resp, err)
+		if code == codec.Success {
+			p.rec.ok(sh, seriesAck, us)
+			p.rec.ok(sh, tag, us)
+			return
+		}
+		p.rec.fail(sh, seriesAck, code)
+		p.rec.fail(sh, tag, code)
+	}
+	b := &burster{p: p, clients: clients, pool: pool, group: o.Group, size: o.ChangeBurst,
+		period: o.ChangePeriod, invisible: o.InvisibleTime}
+	var side []func(<-chan struct{})
+	if o.ChangeBurst > 0 && len(pool) > 0 {
+		side = append(side, b.loop)
+	}
+	seconds, exhausted, runErr := p.measure(ctx, acks, side...)
+	r := p.report(seconds, exhausted, "ack", "ack", "change")
+	r.Prepare = prep
+	r.Bursts, r.BurstMillis = b.summary()
+	if err := finishReport(&o, r); err != nil {
+		return r, err
+	}
+	return r, runErr
+}
+
+// replyCode maps an outcome to a response code; transport errors are
+// codeTransport.
+func replyCode(resp *codec.Command, err error) int32 {
+	if err != nil || resp == nil {
+		return codeTransport
+	}
+	return resp.Code
+}
+
+// burster sends the CHANGE bursts. A handle whose CHANGE succeeded goes back
+// to the pool with its new popTime; one refused with SYSTEM_BUSY goes back
+// unchanged; any other failure drops it.
+type burster struct {
+	p         *phase
+	clients   []*remoting.Client
+	group     string
+	size      int
+	period    time.Duration
+	invisible time.Duration
+
+	mu     sync.Mutex
+	pool   []Receipt // REQUIRES: mu held
+	bursts int       // REQUIRES: mu held
+	took   *window   // REQUIRES: mu held; burst durations in ms
+	wg     sync.WaitGroup
+}
+
+// loop fires a burst every period until stop closes, then waits (bounded)
+// for the outstanding CHANGE replies.
+func (b *burster) loop(stop <-chan struct{}) {
+	t := time.NewTicker(b.period)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			b.fire()
+		case <-stop:
+			done := make(chan struct{})
+			go func() { b.wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(drainTimeout):
+			}
+			return
+		}
+	}
+}
+
+func (b *burster) put(r Receipt) {
+	b.mu.Lock()
+	b.pool = append(b.pool, r)
+	b.mu.Unlock()
+}
+
+// fire sends up to size CHANGEs at once, spread over the connections.
+func (b *burster) fire() {
+	b.mu.Lock()
+	n := min(b.size, len(b.pool))
+	taken := append([]Receipt(nil), b.pool[:n]...)
+	b.pool = b.pool[n:]
+	if n > 0 {
+		b.bursts++
+	}
+	b.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	var left atomic.Int64
+	left.Store(int64(n))
+	b.p.burstOutstanding.Add(int64(n))
+	b.p.burstSeen.Store(true)
+	start := time.Now()
+	one := func() {
+		b.p.burstOutstanding.Add(-1)
+		if left.Add(-1) == 0 {
+			b.mu.Lock()
+			if b.took == nil {
+				b.took = newWindow()
+			}
+			b.took.record(time.Since(start).Milliseconds())
+			b.mu.Unlock()
+		}
+		b.wg.Done()
+	}
+	b.wg.Add(n)
+	for j := range taken {
+		rc := taken[j]
+		ci := j % len(b.clients)
+		t0 := time.Now()
+		err := b.clients[ci].InvokeAsync(changeRequest(b.group, &rc, b.invisible), func(resp *codec.Command, err error) {
+			us := time.Since(t0).Microseconds()
+			switch code := replyCode(resp, err); code {
+			case codec.Success:
+				if nr, err := changedReceipt(rc, resp); err == nil {
+					b.p.rec.ok(ci, seriesChange, us)
+					b.put(nr)
+				} else {
+					b.p.rec.fail(ci, seriesChange, codec.SystemError)
+				}
+			case codec.SystemBusy:
+				b.p.rec.fail(ci, seriesChange, code)
+				b.put(rc)
+			default:
+				b.p.rec.fail(ci, seriesChange, code)
+			}
+			one()
+		})
+		if err != nil {
+			b.p.rec.fail(ci, seriesChange, codeTransport)
+			one()
+		}
+	}
+}
+
+// summary returns the burst count and durations (ms). Call after loop.
+func (b *burster) summary() (int, *Latency) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.took == nil {
+		return b.bursts, nil
+	}
+	l := latencyOf(b.took)
+	return b.bursts, &l
+}

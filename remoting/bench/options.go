@@ -1,0 +1,209 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+)
+
+// Options configure one network bench run (RunAck, RunPop, RunProduce,
+// RunHeartbeat). Zero fields take the documented default in Normalize.
+type Options struct {
+	// Addr is the broker's remoting address, host:port. --addr, default
+	// "127.0.0.1:10911".
+	Addr string
+	// BrokerName is the broker's brokerName, written into every receipt
+	// handle (extraInfo field 5) the bench builds, as a Java client does from
+	// its route. --broker-name, default "popshim-a" (popshim's default).
+	BrokerName string
+	// Topic and Group name the bench topic and consumerGroup. Empty: a fresh
+	// "bench_<unix ms>" / "bench_group_<unix ms>" per run, so no state of an
+	// earlier run is seen. --topic, --group.
+	Topic, Group string
+	// Queues is the bench topic's queue count (read = write). --queues, 8.
+	Queues int
+	// CreateTopic sends UPDATE_AND_CREATE_TOPIC (17) before producing.
+	// --create-topic, default true.
+	CreateTopic bool
+	// Conns is the number of TCP connections. --conns, default 16.
+	Conns int
+	// Inflight is the number of pipelined requests per connection of the
+	// main stream. --inflight, default 32.
+	Inflight int
+	// Duration bounds the measured phase (prepare is not counted). The run
+	// also ends early when the prepared receipt handles run out.
+	// --duration, default 20s.
+	Duration time.Duration
+	// Rate is the target rate of the main stream, requests per second; 0
+	// runs open loop at max (every reply immediately issues the next
+	// request). --rate.
+	Rate int
+	// Messages is how many messages are produced and popped before the run
+	// (receipt handles held); each ACK consumes one. --messages, 200000.
+	Messages int
+	// ChangeBurst CHANGE_MESSAGE_INVISIBLETIME requests are sent at once
+	// every ChangePeriod; 0 disables bursts. --change-burst, default 2000
+	// on the command line (0 in a zero Options); --change-period, default 1s.
+	ChangeBurst  int
+	ChangePeriod time.Duration
+	// ChangePool is how many prepared handles are kept for CHANGE (a changed
+	// handle is reused with its new popTime). --change-pool, default
+	// 2×ChangeBurst.
+	ChangePool int
+	// InvisibleTime is the invisibleTime of the prepare POPs and of every
+	// CHANGE, so nothing revives during the run. --invisible-time, 300s.
+	InvisibleTime time.Duration
+	// BodySize is the message body size in bytes. --body-size, default 128.
+	BodySize int
+	// Interval is the period of the report lines. --interval, default 1s.
+	Interval time.Duration
+	// MetricsURL is the server's Prometheus endpoint (popshim:
+	// http://<--metrics-listen>/metrics); empty skips server counters.
+	// --metrics-url.
+	MetricsURL string
+	// ServerPID, when > 0, is the server process whose CPU time is read from
+	// /proc/<pid>/stat. --server-pid.
+	ServerPID int
+	// Label names the run in reports and comparisons (e.g. "group",
+	// "sync", "rocketmq-5.5.1"). --label, default the mode.
+	Label string
+	// JSON is the path of the final JSON report; "-" is stdout (the human
+	// lines then go to stderr). --json.
+	JSON string
+	// Plot is the path of a latency-over-time plot; the extension (.svg or
+	// .png) picks the format. --plot.
+	Plot string
+	// Quiet suppresses the per-interval lines. --quiet.
+	Quiet bool
+
+	// Out receives the human-readable lines; nil is io.Discard.
+	Out io.Writer
+	// Log receives progress and connection events; nil disables.
+	Log *zerolog.Logger
+}
+
+// DefaultOptions returns Options with every default filled in.
+func DefaultOptions() Options {
+	o := Options{CreateTopic: true}
+	o.Normalize()
+	return o
+}
+
+// Normalize fills zero fields with their defaults. It does not validate.
+func (o *Options) Normalize() {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	defD := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:10911"
+	}
+	if o.BrokerName == "" {
+		o.BrokerName = "popshim-a"
+	}
+	def(&o.Queues, 8)
+	def(&o.Conns, 16)
+	def(&o.Inflight, 32)
+	defD(&o.Duration, 20*time.Second)
+	def(&o.Messages, 200000)
+	defD(&o.ChangePeriod, time.Second)
+	if o.ChangePool == 0 {
+		o.ChangePool = 2 * o.ChangeBurst
+	}
+	defD(&o.InvisibleTime, 300*time.Second)
+	def(&o.BodySize, 128)
+	defD(&o.Interval, time.Second)
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Log == nil {
+		l := zerolog.Nop()
+		o.Log = &l
+	}
+}
+
+// Validate reports the first option out of range.
+func (o *Options) Validate() error {
+	switch {
+	case o.Queues < 1 || o.Queues > 1024:
+		return fmt.Errorf("bench: --queues %d out of [1, 1024]", o.Queues)
+	case o.Conns < 1 || o.Conns > 4096:
+		return fmt.Errorf("bench: --conns %d out of [1, 4096]", o.Conns)
+	case o.Inflight < 1 || o.Inflight > 65536:
+		return fmt.Errorf("bench: --inflight %d out of [1, 65536]", o.Inflight)
+	case o.Duration <= 0:
+		return errors.New("bench: --duration must be positive")
+	case o.Rate < 0:
+		return errors.New("bench: --rate must be >= 0")
+	case o.Messages < 1:
+		return errors.New("bench: --messages must be positive")
+	case o.ChangeBurst < 0 || o.ChangePool < 0:
+		return errors.New("bench: --change-burst and --change-pool must be >= 0")
+	case o.ChangeBurst > 0 && o.ChangePool < 1:
+		return errors.New("bench: --change-pool must be positive when --change-burst is")
+	case o.ChangePeriod <= 0 || o.Interval <= 0:
+		return errors.New("bench: --change-period and --interval must be positive")
+	case o.InvisibleTime < time.Second:
+		return errors.New("bench: --invisible-time must be at least 1s")
+	case o.BodySize < 1 || o.BodySize > 4<<20:
+		return fmt.Errorf("bench: --body-size %d out of [1, 4 MiB]", o.BodySize)
+	}
+	return nil
+}
+
+// names fills Topic, Group and Label when empty; stamp is Unix ms.
+func (o *Options) names(mode string, stamp int64) {
+	s := strconv.FormatInt(stamp, 10)
+	if o.Topic == "" {
+		o.Topic = "bench_" + s
+	}
+	if o.Group == "" {
+		o.Group = "bench_group_" + s
+	}
+	if o.Label == "" {
+		o.Label = mode
+	}
+}
+
+// BindFlags registers the flags of the network modes on fs with o's values
+// as defaults (call it on DefaultOptions()). withChange adds the CHANGE
+// burst flags (ack mode only). Call from the goroutine that builds the
+// command.
+func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
+	fs.StringVar(&o.Addr, "addr", o.Addr, "broker remoting address host:port")
+	fs.StringVar(&o.BrokerName, "broker-name", o.BrokerName, "the broker's brokerName (receipt handle field 5)")
+	fs.StringVar(&o.Topic, "topic", o.Topic, "bench topic; empty: a fresh bench_<ms> per run")
+	fs.StringVar(&o.Group, "group", o.Group, "consumerGroup; empty: a fresh bench_group_<ms> per run")
+	fs.IntVar(&o.Queues, "queues", o.Queues, "queues of the bench topic")
+	fs.BoolVar(&o.CreateTopic, "create-topic", o.CreateTopic, "send UPDATE_AND_CREATE_TOPIC first")
+	fs.IntVar(&o.Conns, "conns", o.Conns, "TCP connections")
+	fs.IntVar(&o.Inflight, "inflight", o.Inflight, "pipelined requests per connection")
+	fs.DurationVar(&o.Duration, "duration", o.Duration, "length of the measured phase")
+	fs.IntVar(&o.Rate, "rate", o.Rate, "target requests/s of the main stream; 0 = open loop at max")
+	fs.IntVar(&o.Messages, "messages", o.Messages, "messages produced and popped before the run (receipt handles)")
+	fs.IntVar(&o.BodySize, "body-size", o.BodySize, "message body bytes")
+	fs.DurationVar(&o.InvisibleTime, "invisible-time", o.InvisibleTime, "invisibleTime of prepare POPs and of CHANGEs")
+	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")
+	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")
+	fs.IntVar(&o.ServerPID, "server-pid", o.ServerPID, "server pid, for its CPU time from /proc")
+	fs.StringVar(&o.Label, "label", o.Label, "name of this run in reports")
+	fs.StringVar(&o.JSON, "json", o.JSON, "write the JSON report to this file ('-' = stdout)")
+	fs.StringVar(&o.Plot, "plot", o.Plot, "write a latency-over-time plot (.svg or .png)")
+	fs.BoolVar(&o.Quiet, "quiet", o.Quiet, "no per-interval lines")
+	if withChange {
+		fs.IntVar(&o.ChangeBurst, "change-burst", 2000, "CHANGE_MESSAGE_INVISIBLETIME requests per burst; 0 = none")
+		fs.DurationVar(&o.ChangePeriod, "change-period", o.ChangePeriod, "time between CHANGE bursts")
+		fs.IntVar(&o.ChangePool, "change-pool", 0, "receipt handles reserved for CHANGE; 0 = 2×burst")
+	}
+}

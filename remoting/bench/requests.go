@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// Request builders. Each returns a fresh JSON-header request the way the
+// Java client sends it; the Client sets opaque and flag.
+
+func newRequest(code int32) *codec.Command {
+	return codec.NewRequest(code, 0, make(map[string]string, 12), nil)
+}
+
+// ackRequest is ACK_MESSAGE (200051) for r.
+func ackRequest(group string, r *Receipt) *codec.Command {
+	c := newRequest(codec.RequestAckMessage)
+	codec.AckMessageRequestHeader{ConsumerGroup: group, Topic: r.Topic, QueueID: r.QueueID, Offset: r.Offset, ExtraInfo: r.ExtraInfo}.Encode(c)
+	return c
+}
+
+// changeRequest is CHANGE_MESSAGE_INVISIBLETIME (200053) for r.
+func changeRequest(group string, r *Receipt, invisible time.Duration) *codec.Command {
+	c := newRequest(codec.RequestChangeMessageInvisibleTime)
+	codec.ChangeInvisibleTimeRequestHeader{ConsumerGroup: group, Topic: r.Topic, QueueID: r.QueueID, Offset: r.Offset,
+		ExtraInfo: r.ExtraInfo, InvisibleTime: invisible.Milliseconds()}.Encode(c)
+	return c
+}
+
+// popRequest is POP_MESSAGE (200050) of one queue. bornTime is now: a Java
+// broker answers POLLING_TIMEOUT when now - bornTime - pollTime > 500 ms.
+func popRequest(group, topic string, queueID, maxMsgNums int32, invisible, poll time.Duration) *codec.Command {
+	c := newRequest(codec.RequestPopMessage)
+	codec.PopMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: queueID, MaxMsgNums: maxMsgNums,
+		InvisibleTime: invisible.Milliseconds(), PollTime: poll.Milliseconds(), BornTime: time.Now().UnixMilli(),
+		InitMode: codec.ConsumeInitModeMin, ExpType: "TAG", Exp: "*"}.Encode(c)
+	return c
+}
+
+// sendRequest is SEND_MESSAGE_V2 (310) of body to (topic, queueID), with a
+// UNIQ_KEY property as a producer sets it. body is shared, not copied.
+func sendRequest(group, topic string, queueID int32, queues int, seq int64, body []byte) *codec.Command {
+	c := newRequest(codec.RequestSendMessageV2)
+	props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01bench" + strconv.FormatInt(seq, 16) + "\x02"
+	codec.SendMessageRequestHeader{ProducerGroup: group, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: int32(queues),
+		QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props}.EncodeV2(c)
+	c.Body = body
+	return c
+}
+
+// createTopicRequest is UPDATE_AND_CREATE_TOPIC (17): queues read and write
+// queues, perm read+write.
+func createTopicRequest(topic string, queues int) *codec.Command {
+	c := newRequest(codec.RequestUpdateAndCreateTopic)
+	codec.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: int32(queues), WriteQueueNums: int32(queues),
+		Perm: codec.PermRead | codec.PermWrite, TopicFilterType: codec.TopicFilterSingleTag}.Encode(c)
+	return c
+}
+
+// heartbeatRequest is HEART_BEAT (34) of one POP consumer of group on topic.
+func heartbeatRequest(clientID, group, topic string) *codec.Command {
+	c := newRequest(codec.RequestHeartBeat)
+	c.Body = codec.EncodeHeartbeatData(&codec.HeartbeatData{
+		ClientID: clientID,
+		ConsumerDataSet: []codec.ConsumerData{{GroupName: group, ConsumeType: codec.ConsumePop, MessageModel: codec.MessageModelCluster,
+			ConsumeFromWhere:    "CONSUME_FROM_LAST_OFFSET",
+			SubscriptionDataSet: []codec.SubscriptionData{{Topic: topic, SubString: "*", ExpressionType: "TAG"}}}},
+	})
+	return c
+}

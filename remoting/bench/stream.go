@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// stream issues one kind of request on slots spread over the connections:
+// slot i uses connection i mod len(clients). Open loop at max (rate 0):
+// every reply immediately issues the slot's next request from the client's
+// reader goroutine. With a rate: a pacer goroutine schedules requests at
+// fixed intervals, each taking a free slot (waiting for one when all are
+// busy), and latency counts from the scheduled time.
+type stream struct {
+	clients []*remoting.Client
+	slots   int
+	rate    int
+	// build returns slot's next request and a tag handed back to finish;
+	// ok=false when the stream's input is exhausted (ends the slot). Called
+	// from any goroutine, concurrently for different slots.
+	build func(slot int) (req *codec.Command, tag int, ok bool)
+	// finish gets every outcome: resp nil and err set on transport errors.
+	// sh identifies the connection (a recorder shard). Any goroutine.
+	finish func(sh, tag int, micros int64, resp *codec.Command, err error)
+
+	stopped   atomic.Bool
+	exhausted atomic.Bool
+	stopCh    chan struct{}
+	stopOnce  sync.Once
+	wg        sync.WaitGroup // max mode: live slots; paced: pacer + requests in flight
+	free      chan int
+	done      chan struct{} // closed when wg reaches zero after stop or exhaustion
+}
+
+func newStream(clients []*remoting.Client, slots, rate int) *stream {
+	return &stream{clients: clients, slots: slots, rate: rate, stopCh: make(chan struct{}), done: make(chan struct{})}
+}
+
+// start issues the first requests (or starts the pacer). Call once.
+func (s *stream) start() {
+	if s.rate <= 0 {
+		s.wg.Add(s.slots)
+		for i := range s.slots {
+			if !s.issue(i, time.Time{}) {
+				s.wg.Done()
+			}
+		}
+	} else {
+		s.free = make(chan int, s.slots)
+		for i := range s.slots {
+			s.free <- i
+		}
+		s.wg.Add(1)
+		go s.pace()
+	}
+	go func() {
+		s.wg.Wait()
+		close(s.done)
+	}()
+}
+
+// stop makes every slot end after its current request. Any goroutine.
+func (s *stream) stop() {
+	s.stopOnce.Do(func() {
+		s.stopped.Store(true)
+		close(s.stopCh)
+	})
+}
+
+// issue sends the slot's next request; false when nothing was sent (stopped,
+// exhausted or transport error), so the caller ends the slot.
+func (s *stream) issue(slot int, due time.Time) bool {
+	if s.stopped.Load() {
+		return false
+	}
+	req, tag, ok := s.build(slot)
+	if !ok {
+		s.exhausted.Store(true)
+		return false
+	}
+	ci := slot % len(s.clients)
+	t0 := due
+	if t0.IsZero() {
+		t0 = time.Now()
+	}
+	err := s.clients[ci].InvokeAsync(req, func(resp *codec.Command, err error) {
+		s.finish(ci, tag, time.Since(t0).Microseconds(), resp, err)
+		s.next(slot)
+	})
+	if err != nil {
+		s.finish(ci, tag, 0, nil, err)
+		return false
+	}
+	return true
+}
+
+// next runs after a reply: re-issue (max mode) or free the slot (paced).
+func (s *stream) next(slot int) {
+	if s.rate <= 0 {
+		if !s.issue(slot, time.Time{}) {
+			s.wg.Done()
+		}
+		return
+	}
+	s.free <- slot // capacity slots: never blocks
+	s.wg.Done()
+}
+
+// pace schedules requests at s.rate per second until stopped or exhausted.
+func (s *stream) pace() {
+	defer s.wg.Done()
+	per := float64(time.Second) / float64(s.rate)
+	begin := time.Now()
+	for i := int64(0); ; i++ {
+		due := begin.Add(time.Duration(float64(i) * per))
+		if d := time.Until(due); d > 50*time.Microsecond {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-s.stopCh:
+				t.Stop()
+				return
+			}
+		}
+		var slot int
+		select {
+		case slot = <-s.free:
+		case <-s.stopCh:
+			return
+		}
+		s.wg.Add(1)
+		if !s.issue(slot, due) {
+			s.free <- slot
+			s.wg.Done()
+			return
+		}
+	}
+}
+
+// wait blocks until every slot has ended or timeout passed; false on timeout.
+func (s *stream) wait(timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
