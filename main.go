@@ -26,7 +26,7 @@ var version = "dev"
 var commands = []func() *cobra.Command{
 	serveCommand,
 	versionCommand,
-	// benchCommand, // added with testdata/bench
+	benchCommand,
 }
 
 func main() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,6 +49,7 @@ func benchWriter(b *testing.B, mode batch.Mode, submitters int) {
 		b.Fatal(err)
 	}
 	syncs0, _ := store.WALSyncs()
+	cpu0 := cpuTime()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -86,6 +88,7 @@ func benchWriter(b *testing.B, mode batch.Mode, submitters int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "mut/s")
 	b.ReportMetric(float64(syncs-syncs0)*1000/float64(b.N), "fsyncs/1000mut")
 	b.ReportMetric(float64(st.Fsyncs)*1000/float64(b.N), "writes/1000mut")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/mut")
 }
 
 // BenchmarkRawLargeBatch is the ceiling: one goroutine builds one WriteBatch
@@ -99,6 +102,7 @@ func BenchmarkRawLargeBatch(b *testing.B) {
 	}
 	defer store.Close()
 	syncs0, _ := store.WALSyncs()
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i += batchOps {
@@ -117,4 +121,13 @@ func BenchmarkRawLargeBatch(b *testing.B) {
 	syncs, _ := store.WALSyncs()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "mut/s")
 	b.ReportMetric(float64(syncs-syncs0)*1000/float64(b.N), "fsyncs/1000mut")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/mut")
+}
+
+// cpuTime is the process's user+system CPU time (all threads: submitters,
+// writer, RocksDB background work).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

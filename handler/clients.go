@@ -375,3 +375,13 @@ func (t *ClientTable) ProducerChannels() []ClientChannel {
 	}
 	return out
 }
+
+// onConnClose is the broker server's remoting close hook: a client whose
+// connection closed leaves its producer and consumer groups at once (as a
+// Java broker's ClientHousekeepingService does on channel close), instead
+// of after the 120 s expiry. Runs on the connection's event loop.
+func (b *Broker) onConnClose(connID uint64) {
+	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
+		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
+	}
+}

@@ -120,3 +120,20 @@ func TestHeartbeatConsumerListUnregister(t *testing.T) {
 	resp = d2Call(t, bc, codec.RequestGetConsumerListByGroup, nil, nil)
 	assert.Contains(t, resp.Remark, "<consumerGroup>")
 }
+
+func TestConnectionCloseRemovesConsumer(t *testing.T) {
+	st := d2Start(t, d2Config(t.TempDir()))
+	watcher := d2Dial(t, st.BrokerAddr())
+	leaver := d2Dial(t, st.BrokerAddr())
+	d2Call(t, watcher, codec.RequestHeartBeat, nil, heartbeatBody("cStay", "GC"))
+	d2Call(t, leaver, codec.RequestHeartBeat, nil, heartbeatBody("cLeave", "GC"))
+	ids := func() []string {
+		resp := d2Call(t, watcher, codec.RequestGetConsumerListByGroup, map[string]string{"consumerGroup": "GC"}, nil)
+		l, _ := codec.DecodeConsumerListBody(resp.Body)
+		return l.ConsumerIDList
+	}
+	require.Equal(t, []string{"cLeave", "cStay"}, ids())
+	require.NoError(t, leaver.Close())
+	eventually(t, func() bool { return len(ids()) == 1 }, "closed connection still listed")
+	assert.Equal(t, []string{"cStay"}, ids())
+}

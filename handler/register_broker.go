@@ -133,19 +133,16 @@ func (r *Registrar) client(ctx context.Context, addr string) (*remoting.Client, 
 	return c, nil
 }
 
-// invoke sends req to addr on its long-lived connection, dropping the
-// connection after a transport error.
+// invoke sends req to addr on its long-lived connection. A timed-out or
+// cancelled call keeps the connection (the name server ties the broker's
+// registration to it); a transport failure closes the client, and the next
+// call dials again.
 func (r *Registrar) invoke(ctx context.Context, addr string, req *codec.Command) (*codec.Command, error) {
 	c, err := r.client(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.Invoke(ctx, req)
-	if err != nil {
-		_ = c.Close()
-		delete(r.clients, addr)
-	}
-	return resp, err
+	return c.Invoke(ctx, req)
 }
 
 // registerBody builds the REGISTER_BROKER body for the current table.

@@ -138,7 +138,9 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}
 	st.Broker.Start()
 
-	st.broker = remoting.NewServer(cfg.BrokerServerOptions(rm), brokerRouter, log)
+	bopts := cfg.BrokerServerOptions(rm)
+	bopts.OnClose = st.Broker.onConnClose
+	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
 	}

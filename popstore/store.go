@@ -90,6 +90,7 @@ type offsetID struct {
 type Store struct {
 	db    *grocksdb.DB
 	cfs   [5]*grocksdb.ColumnFamilyHandle // default, messages, pop, offsets, meta
+	cfIDs [5]uint32                       // their RocksDB ids
 	wo    *grocksdb.WriteOptions
 	ro    *grocksdb.ReadOptions
 	opts  *grocksdb.Options
@@ -176,6 +177,12 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.db = db
 	copy(s.cfs[:], handles)
+	for i, h := range handles {
+		if s.cfIDs[i] = h.ID(); s.cfIDs[i] >= 128 {
+			s.closeDB()
+			return nil, fmt.Errorf("popstore: column family %s has id %d; expected < 128", names[i], s.cfIDs[i])
+		}
+	}
 	s.wo = grocksdb.NewDefaultWriteOptions()
 	s.wo.SetSync(true)
 	s.wo.DisableWAL(false)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/linxGnu/grocksdb"
 )
 
 // Txn builds one WriteBatch: the mutations of every op of one group-commit
@@ -19,7 +18,7 @@ import (
 // Mutating methods may also be called outside Do (no rollback then).
 type Txn struct {
 	s      *Store
-	wb     *grocksdb.WriteBatch
+	b      batchRep
 	done   bool
 	inOp   bool
 	serial bool // holds s.serialMu
@@ -56,7 +55,7 @@ type offsetOverlay struct {
 
 // Begin starts a Txn. Called by the batch writer; any goroutine.
 func (s *Store) Begin() *Txn {
-	return &Txn{s: s, wb: grocksdb.NewWriteBatch()}
+	return &Txn{s: s}
 }
 
 // Do runs apply as one op: if apply returns an error (or panics, which is
@@ -70,7 +69,7 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 	if t.inOp {
 		return fmt.Errorf("popstore: nested Txn.Do")
 	}
-	t.wb.SetSavePoint()
+	mark := t.b.mark()
 	t.inOp = true
 	t.undo = t.undo[:0]
 	t.ckMark = len(t.ckLog)
@@ -81,8 +80,7 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 		}
 		t.inOp = false
 		if err != nil {
-			// Never fails: the save point set above is on the stack.
-			_ = t.wb.RollbackToSavePoint()
+			t.b.rollback(mark)
 			if len(t.ckLog) > t.ckMark {
 				t.ckLog = t.ckLog[:t.ckMark]
 				t.ckIdx = nil // rebuilt on demand
@@ -161,8 +159,8 @@ func (t *Txn) AppendMessage(topic string, queueId int32, record []byte) (queueOf
 	queueOffset, physicalOffset = q.next, t.phys
 	patchOffsets(record, queueOffset, physicalOffset)
 	mk := messageKey(nil, topic, queueId, queueOffset)
-	t.wb.PutCF(t.s.cfMessages(), mk, record)
-	t.wb.PutCF(t.s.cfMessages(), physKey(physicalOffset), mk)
+	t.b.put(cfiMessages, mk, record)
+	t.b.put(cfiMessages, physKey(physicalOffset), mk)
 	prev := *q
 	prevPhys, prevUsed := t.phys, t.physUsed
 	t.journal(func() { *q = prev; t.phys, t.physUsed = prevPhys, prevUsed })
@@ -193,7 +191,7 @@ func (t *Txn) PutCheckpoint(ck Checkpoint) error {
 	t.scratch = ck.Key.AppendTo(t.scratch[:0])
 	n := len(t.scratch)
 	t.scratch = ck.appendValue(t.scratch)
-	t.wb.PutCF(t.s.cfPop(), t.scratch[:n], t.scratch[n:])
+	t.b.put(cfiPop, t.scratch[:n], t.scratch[n:])
 	t.setCk(ckOverlay{ck: ck, present: true})
 	return nil
 }
@@ -209,7 +207,7 @@ func (t *Txn) DeleteCheckpoint(k CheckpointKey) error {
 		return err
 	}
 	t.scratch = k.AppendTo(t.scratch[:0])
-	t.wb.DeleteCF(t.s.cfPop(), t.scratch)
+	t.b.del(cfiPop, t.scratch)
 	t.setCk(ckOverlay{ck: Checkpoint{Key: k}})
 	return nil
 }
@@ -272,7 +270,7 @@ func (t *Txn) SetConsumerOffset(group, topic string, queueId int32, offset int64
 	if err := checkName("topic", topic); err != nil {
 		return err
 	}
-	t.wb.PutCF(t.s.cfOffsets(), offsetKey(group, topic, queueId), binary.BigEndian.AppendUint64(t.scratch[:0], uint64(offset)))
+	t.b.put(cfiOffsets, offsetKey(group, topic, queueId), binary.BigEndian.AppendUint64(t.scratch[:0], uint64(offset)))
 	t.setOffset(offsetID{group, topic, queueId}, offsetOverlay{off: offset, present: true})
 	return nil
 }
@@ -282,7 +280,7 @@ func (t *Txn) DeleteConsumerOffset(group, topic string, queueId int32) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	t.wb.DeleteCF(t.s.cfOffsets(), offsetKey(group, topic, queueId))
+	t.b.del(cfiOffsets, offsetKey(group, topic, queueId))
 	t.setOffset(offsetID{group, topic, queueId}, offsetOverlay{})
 	return nil
 }

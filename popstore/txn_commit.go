@@ -3,6 +3,8 @@ package popstore
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/linxGnu/grocksdb"
 )
 
 // DeleteTopic removes a topic: its metadata, every message (one range
@@ -19,9 +21,9 @@ func (t *Txn) DeleteTopic(name string) error {
 		return err
 	}
 	t.lockSerial()
-	t.wb.DeleteCF(t.s.cfMeta(), []byte(metaTopicPrefix+name))
+	t.b.del(cfiMeta, []byte(metaTopicPrefix+name))
 	start, limit := topicMessagesRange(name)
-	t.wb.DeleteRangeCF(t.s.cfMessages(), start, limit)
+	t.b.delRange(cfiMessages, start, limit)
 	// Every queue of the topic known to the store or to this Txn.
 	qids := map[int32]bool{}
 	t.s.queues.Range(func(k, _ any) bool {
@@ -36,7 +38,7 @@ func (t *Txn) DeleteTopic(name string) error {
 		}
 	}
 	for qid := range qids {
-		t.wb.DeleteCF(t.s.cfMeta(), queueMetaKey(name, qid))
+		t.b.del(cfiMeta, queueMetaKey(name, qid))
 		k := queueKey{name, qid}
 		prev, had := t.queues[k]
 		if t.queues == nil {
@@ -65,7 +67,7 @@ func (t *Txn) DeleteTopic(name string) error {
 		}
 	}
 	for _, id := range ids {
-		t.wb.DeleteCF(t.s.cfOffsets(), offsetKey(id.group, id.topic, id.queueId))
+		t.b.del(cfiOffsets, offsetKey(id.group, id.topic, id.queueId))
 		t.setOffset(id, offsetOverlay{})
 	}
 	t.setTopic(name, nil)
@@ -87,7 +89,7 @@ func (t *Txn) TrimQueue(topic string, queueId int32, newMinOffset int64) error {
 	if newMinOffset <= q.min {
 		return nil
 	}
-	t.wb.DeleteRangeCF(t.s.cfMessages(), messageKey(nil, topic, queueId, q.min), messageKey(nil, topic, queueId, newMinOffset))
+	t.b.delRange(cfiMessages, messageKey(nil, topic, queueId, q.min), messageKey(nil, topic, queueId, newMinOffset))
 	prev := *q
 	t.journal(func() { *q = prev })
 	q.min = newMinOffset
@@ -104,7 +106,7 @@ func (t *Txn) TrimPhysicalIndex(physicalOffset int64) error {
 	if physicalOffset <= 0 {
 		return nil
 	}
-	t.wb.DeleteRangeCF(t.s.cfMessages(), physKey(0), physKey(physicalOffset))
+	t.b.delRange(cfiMessages, physKey(0), physKey(physicalOffset))
 	return nil
 }
 
@@ -127,19 +129,21 @@ func (t *Txn) Commit() error {
 			v := make([]byte, 0, 16)
 			v = binary.BigEndian.AppendUint64(v, uint64(q.min))
 			v = binary.BigEndian.AppendUint64(v, uint64(q.next))
-			t.wb.PutCF(t.s.cfMeta(), queueMetaKey(k.topic, k.queueId), v)
+			t.b.put(cfiMeta, queueMetaKey(k.topic, k.queueId), v)
 		}
 	}
 	if t.physUsed {
-		t.wb.PutCF(t.s.cfMeta(), []byte(metaPhysKey), putInt64(t.phys))
+		t.b.put(cfiMeta, []byte(metaPhysKey), putInt64(t.phys))
 	}
-	if t.wb.Count() == 0 {
+	if t.b.count() == 0 {
 		return nil
 	}
 	if !t.s.readGuard() {
 		return ErrClosed
 	}
-	err := t.s.write(t.wb)
+	wb := grocksdb.WriteBatchFrom(t.b.encode(&t.s.cfIDs))
+	err := t.s.write(wb)
+	wb.Destroy()
 	t.s.readDone()
 	if err != nil {
 		return fmt.Errorf("popstore: synced write: %w", err)
@@ -153,7 +157,7 @@ func (t *Txn) Count() int {
 	if t.done {
 		return 0
 	}
-	return t.wb.Count()
+	return t.b.count()
 }
 
 // Discard drops the Txn without writing. Safe after Commit (no-op).
@@ -170,7 +174,7 @@ func (t *Txn) release() {
 		t.serial = false
 		t.s.serialMu.Unlock()
 	}
-	t.wb.Destroy()
+	t.b = batchRep{}
 }
 
 // publish applies the committed Txn to the in-memory state.

@@ -11,7 +11,7 @@ func (t *Txn) PutMetaValue(name string, value []byte) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	t.wb.PutCF(t.s.cfMeta(), []byte(metaUserPrefix+name), value)
+	t.b.put(cfiMeta, []byte(metaUserPrefix+name), value)
 	return nil
 }
 
@@ -29,7 +29,7 @@ func (t *Txn) PutTopic(m TopicMeta) error {
 		return fmt.Errorf("popstore: encode topic: %w", err)
 	}
 	t.lockSerial()
-	t.wb.PutCF(t.s.cfMeta(), []byte(metaTopicPrefix+m.TopicName), v)
+	t.b.put(cfiMeta, []byte(metaTopicPrefix+m.TopicName), v)
 	m = m.clone()
 	t.setTopic(m.TopicName, &m)
 	return nil
@@ -75,7 +75,7 @@ func (t *Txn) PutGroup(g GroupMeta) error {
 		return fmt.Errorf("popstore: encode group: %w", err)
 	}
 	t.lockSerial()
-	t.wb.PutCF(t.s.cfMeta(), []byte(metaGroupPrefix+g.GroupName), v)
+	t.b.put(cfiMeta, []byte(metaGroupPrefix+g.GroupName), v)
 	g = g.clone()
 	t.setGroup(g.GroupName, &g)
 	return nil
@@ -88,7 +88,7 @@ func (t *Txn) DeleteGroup(name string) error {
 		return err
 	}
 	t.lockSerial()
-	t.wb.DeleteCF(t.s.cfMeta(), []byte(metaGroupPrefix+name))
+	t.b.del(cfiMeta, []byte(metaGroupPrefix+name))
 	t.setGroup(name, nil)
 	return nil
 }

@@ -32,12 +32,20 @@ func recordReply(p *phase, sh, s int, us int64, resp *codec.Command, err error) 
 	}
 }
 
+// Pop mode long-polls (pollTime 1 s) so an empty queue parks on the broker
+// instead of spinning; a queue that stays empty popMaxMisses polls in a row
+// is given up.
+const (
+	popPollTime  = time.Second
+	popMaxMisses = 5
+)
+
 // RunPop measures pop+ack throughput: o.Messages messages are produced
 // first; then each queue has one POP_MESSAGE in flight (maxMsgNums 32,
 // pipelined over the connections) and every popped message is ACKed at
 // once on the same connection. Series "pop" (empty = not found) and "ack";
-// the run ends at o.Duration or when every queue answered "not found"
-// three times in a row. Errors as RunAck.
+// the run ends at o.Duration or when every queue has returned the messages
+// produced into it. Errors as RunAck.
 func RunPop(ctx context.Context, o Options) (*Report, error) {
 	clients, err := start(ctx, &o, "pop")
 	if err != nil {
@@ -50,21 +58,22 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	produced, err := produce(ctx, clients, &o, o.Messages)
+	prod, err := produce(ctx, clients, &o, o.Messages)
 	if err != nil {
 		return nil, err
 	}
-	prep := &PrepareStats{Produced: produced, Seconds: time.Since(t0).Seconds()}
+	prep := &PrepareStats{Produced: int(prod.total.Load()), Seconds: time.Since(t0).Seconds()}
 	const sPop, sAck = 0, 1
 	p := newPhase(&o, "pop", clients, []string{"pop", "ack"})
+	popped := make([]atomic.Int64, o.Queues)
 	misses := make([]atomic.Int32, o.Queues)
 	var acksInFlight sync.WaitGroup
 	pops := newStream(clients, o.Queues, 0)
 	pops.build = func(slot int) (*codec.Command, int, bool) {
-		if misses[slot].Load() >= 3 {
+		if popped[slot].Load() >= prod.perQueue[slot].Load() || misses[slot].Load() >= popMaxMisses {
 			return nil, 0, false
 		}
-		return popRequest(o.Group, o.Topic, int32(slot), 32, o.InvisibleTime, 0), slot, true
+		return popRequest(o.Group, o.Topic, int32(slot), 32, o.InvisibleTime, popPollTime), slot, true
 	}
 	pops.finish = func(sh, q int, us int64, resp *codec.Command, err error) {
 		switch code := replyCode(resp, err); code {
@@ -75,6 +84,7 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 				p.rec.fail(sh, sPop, codec.SystemError)
 				return
 			}
+			popped[q].Add(int64(len(rs)))
 			p.rec.ok(sh, sPop, us)
 			for i := range rs {
 				t := time.Now()

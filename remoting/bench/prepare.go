@@ -60,18 +60,26 @@ func createTopic(ctx context.Context, c *remoting.Client, o *Options) error {
 	return nil
 }
 
+// produced counts the messages stored per queue.
+type produced struct {
+	perQueue []atomic.Int64
+	total    atomic.Int64
+}
+
 // produce sends n messages of o.BodySize bytes round-robin over the queues,
 // pipelined on every client (o.Inflight each), retrying SYSTEM_BUSY and
-// other failures for up to 5 rounds. It returns how many were stored.
-func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int) (int, error) {
+// other failures for up to 5 rounds. It returns how many were stored in
+// each queue (by the queueId of the SEND response).
+func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int) (*produced, error) {
 	body := make([]byte, o.BodySize)
 	for i := range body {
 		body[i] = 'a' + byte(i%26)
 	}
-	var stored, seq atomic.Int64
+	st := &produced{perQueue: make([]atomic.Int64, o.Queues)}
+	var seq atomic.Int64
 	var lastErr atomic.Value
-	for round := 0; round < 5 && int(stored.Load()) < n; round++ {
-		want := int64(n) - stored.Load()
+	for round := 0; round < 5 && int(st.total.Load()) < n; round++ {
+		want := int64(n) - st.total.Load()
 		var issued atomic.Int64
 		s := newStream(clients, len(clients)*o.Inflight, 0)
 		s.build = func(int) (*codec.Command, int, bool) {
@@ -86,7 +94,13 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 			case err != nil:
 				lastErr.Store(err)
 			case resp.Code == codec.Success:
-				stored.Add(1)
+				h, err := codec.DecodeSendMessageResponseHeader(resp.ExtFields)
+				if err != nil || h.QueueID < 0 || int(h.QueueID) >= o.Queues {
+					lastErr.Store(fmt.Errorf("bench: send response: bad queueId (%v)", err))
+					return
+				}
+				st.perQueue[h.QueueID].Add(1)
+				st.total.Add(1)
 			default:
 				lastErr.Store(replyError("send", resp))
 			}
@@ -97,34 +111,38 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 		case <-ctx.Done():
 			s.stop()
 			s.wait(drainTimeout)
-			return int(stored.Load()), ctx.Err()
+			return st, ctx.Err()
 		}
-		if int(stored.Load()) < n {
+		if int(st.total.Load()) < n {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	if int(stored.Load()) < n {
+	if int(st.total.Load()) < n {
 		err, _ := lastErr.Load().(error)
-		return int(stored.Load()), fmt.Errorf("bench: produced %d of %d messages: %w", stored.Load(), n, err)
+		return st, fmt.Errorf("bench: produced %d of %d messages: %w", st.total.Load(), n, err)
 	}
-	return n, nil
+	return st, nil
 }
 
+// popPatience is how long a queue may answer "not found" without progress
+// before popAll gives up on it: a Java broker makes messages visible to POP
+// only after its asynchronous dispatch, which lags the SEND replies.
+const popPatience = 5 * time.Second
+
 // popAll pops o.Topic queue by queue (one POP in flight per queue,
-// maxMsgNums 32, invisibleTime o.InvisibleTime) until n receipt handles are
-// held or every queue answered "not found" three times in a row. The
-// receipts come back grouped by queue in pop order.
-func popAll(ctx context.Context, clients []*remoting.Client, o *Options, n int) ([]Receipt, error) {
+// maxMsgNums 32, invisibleTime o.InvisibleTime) until each queue returned
+// as many messages as were produced into it, or found nothing for
+// popPatience. The receipts come back in arrival order.
+func popAll(ctx context.Context, clients []*remoting.Client, o *Options, prod *produced) ([]Receipt, error) {
 	var mu sync.Mutex
 	var got []Receipt
-	var held atomic.Int64
 	errs := make(chan error, o.Queues)
 	var wg sync.WaitGroup
 	for q := range o.Queues {
 		wg.Add(1)
 		go func(q int) {
 			defer wg.Done()
-			errs <- popQueue(ctx, clients[q%len(clients)], o, int32(q), n, &held, func(rs []Receipt) {
+			errs <- popQueue(ctx, clients[q%len(clients)], o, int32(q), int(prod.perQueue[q].Load()), func(rs []Receipt) {
 				mu.Lock()
 				got = append(got, rs...)
 				mu.Unlock()
@@ -139,16 +157,14 @@ func popAll(ctx context.Context, clients []*remoting.Client, o *Options, n int) 
 			all = append(all, err)
 		}
 	}
-	if len(got) > n {
-		got = got[:n]
-	}
 	return got, errors.Join(all...)
 }
 
-func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, n int, held *atomic.Int64, keep func([]Receipt)) error {
-	misses := 0
+func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want int, keep func([]Receipt)) error {
 	var buf []Receipt
-	for held.Load() < int64(n) && misses < 3 {
+	held := 0
+	progress := time.Now()
+	for held < want && time.Since(progress) < popPatience {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -158,21 +174,23 @@ func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, n in
 		}
 		switch resp.Code {
 		case codec.Success:
-			misses = 0
 			buf, err = ReceiptsFromPop(buf[:0], resp, o.Topic, o.Group, o.BrokerName)
 			if err != nil {
 				return err
 			}
-			held.Add(int64(len(buf)))
+			held += len(buf)
+			progress = time.Now()
 			keep(append([]Receipt(nil), buf...))
 		case codec.PullNotFound, codec.PollingTimeout:
-			misses++
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		case codec.SystemBusy, codec.FlowControl, codec.PollingFull:
 			time.Sleep(10 * time.Millisecond)
 		default:
 			return replyError(fmt.Sprintf("pop queue %d", q), resp)
 		}
+	}
+	if held < want {
+		o.Log.Warn().Int32("queueId", q).Int("held", held).Int("produced", want).Msg("queue stopped returning messages")
 	}
 	return nil
 }
@@ -187,13 +205,13 @@ func prepare(ctx context.Context, clients []*remoting.Client, o *Options) ([]Rec
 		}
 	}
 	o.Log.Info().Int("messages", o.Messages).Str("topic", o.Topic).Msg("producing")
-	produced, err := produce(ctx, clients, o, o.Messages)
+	prod, err := produce(ctx, clients, o, o.Messages)
 	if err != nil {
 		return nil, nil, err
 	}
-	o.Log.Info().Int("produced", produced).Msg("popping")
-	rs, err := popAll(ctx, clients, o, produced)
-	st := &PrepareStats{Produced: produced, Receipts: len(rs), Seconds: time.Since(t0).Seconds()}
+	o.Log.Info().Int64("produced", prod.total.Load()).Msg("popping")
+	rs, err := popAll(ctx, clients, o, prod)
+	st := &PrepareStats{Produced: int(prod.total.Load()), Receipts: len(rs), Seconds: time.Since(t0).Seconds()}
 	if err != nil {
 		return rs, st, err
 	}

@@ -195,3 +195,16 @@ func sortedCodes(m map[string]int64) string {
 	}
 	return s
 }
+
+// ReadReports reads several reports in order; the first error stops it.
+func ReadReports(paths []string) ([]*Report, error) {
+	out := make([]*Report, 0, len(paths))
+	for _, p := range paths {
+		r, err := ReadReport(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+package handler
+
+// PULL_MESSAGE (11) and CONSUMER_SEND_MSG_BACK (36).
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+func pullReq(group, topic string, q int32, offset int64, max int32, suspend int64, sub string) *codec.Command {
+	flag := int32(0)
+	if suspend > 0 {
+		flag |= codec.PullSysFlagSuspend
+	}
+	if sub != "" {
+		flag |= codec.PullSysFlagSubscription
+	}
+	h := codec.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: q, QueueOffset: offset,
+		MaxMsgNums: max, SysFlag: flag, CommitOffset: -1, SuspendTimeoutMillis: suspend, Subscription: sub,
+		ExpressionType: "TAG"}
+	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
+	h.Encode(req)
+	return req
+}
+
+type pullResult struct {
+	code int32
+	hdr  codec.PullMessageResponseHeader
+	msgs []codec.MessageExt
+}
+
+func pullOf(t *testing.T, r *codec.Command) pullResult {
+	t.Helper()
+	var h codec.PullMessageResponseHeader
+	var err error
+	if r.Code != codec.SystemError {
+		h, err = codec.DecodePullMessageResponseHeader(r.ExtFields)
+		require.NoError(t, err, "the four offsets are always present")
+	}
+	msgs, err := codec.DecodeMessages(r.Body)
+	require.NoError(t, err)
+	return pullResult{code: r.Code, hdr: h, msgs: msgs}
+}
+
+func pull(t *testing.T, c *remoting.Client, req *codec.Command) pullResult {
+	t.Helper()
+	return pullOf(t, call(t, c, req))
+}
+
+// TestPullMessage_OffsetRules covers the codes and nextBeginOffset of
+// DefaultMessageStore.getMessage as the clients depend on them.
+func TestPullMessage_OffsetRules(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	r := pull(t, c, pullReq("G", "T", 0, 0, 32, 0, ""))
+	require.Equal(t, codec.PullNotFound, r.code, "empty queue, offset 0")
+	r = pull(t, c, pullReq("G", "T", 0, 5, 32, 0, ""))
+	require.Equal(t, codec.PullOffsetMoved, r.code, "empty queue, offset 5")
+	require.EqualValues(t, 0, r.hdr.NextBeginOffset)
+
+	for i := range 5 {
+		tag := "A"
+		if i%2 == 1 {
+			tag = "B"
+		}
+		send(t, c, "T", 0, "m"+strconv.Itoa(i), sendOpts{tag: tag})
+	}
+	r = pull(t, c, pullReq("G", "T", 0, 0, 32, 0, ""))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 5)
+	require.EqualValues(t, 5, r.hdr.NextBeginOffset)
+	require.EqualValues(t, 5, r.hdr.MaxOffset)
+
+	r = pull(t, c, pullReq("G", "T", 0, 0, 32, 0, "A"))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 3)
+
+	r = pull(t, c, pullReq("G", "T", 0, 3, 32, 0, "A || C"))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 1)
+	r = pull(t, c, pullReq("G", "T", 0, 3, 1, 0, "C"))
+	require.Equal(t, codec.PullRetryImmediately, r.code, "everything filtered")
+	require.Greater(t, r.hdr.NextBeginOffset, int64(3))
+
+	r = pull(t, c, pullReq("G", "T", 0, 5, 32, 0, ""))
+	require.Equal(t, codec.PullNotFound, r.code, "offset == max")
+	r = pull(t, c, pullReq("G", "T", 0, 9, 32, 0, ""))
+	require.Equal(t, codec.PullOffsetMoved, r.code, "offset > max")
+	require.EqualValues(t, 5, r.hdr.NextBeginOffset)
+
+	require.Equal(t, codec.TopicNotExist, call(t, c, pullReq("G", "NOPE", 0, 0, 32, 0, "")).Code)
+	require.Equal(t, codec.SystemError, call(t, c, pullReq("G", "T", 3, 0, 32, 0, "")).Code)
+}
+
+// TestPullMessage_LongPoll: a suspended PULL is answered by the message
+// that arrives, or PULL_NOT_FOUND at the end of the suspension; a commit
+// offset in the request is stored.
+func TestPullMessage_LongPoll(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	p := asyncCall(t, h.dial(), pullReq("G", "T", 0, 0, 32, 30000, ""))
+	eventually(t, func() bool { return h.b().polls.parkedCount() == 1 }, "pull parked")
+	send(t, c, "T", 0, "m", sendOpts{})
+	r := pullOf(t, p.wait(t))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 1)
+
+	r = pull(t, c, pullReq("G", "T", 0, 1, 32, 100, ""))
+	require.Equal(t, codec.PullNotFound, r.code)
+	require.EqualValues(t, 1, r.hdr.NextBeginOffset)
+
+	req := pullReq("G", "T", 0, 1, 32, 0, "")
+	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagCommitOffset))
+	req.ExtFields["commitOffset"] = "1"
+	call(t, c, req)
+	eventually(t, func() bool { return committedOffset(h, "G", "T", 0) == 1 }, "commit offset stored")
+}
+
+// TestConsumerSendMsgBack: a failed message sent back is delivered to
+// %RETRY%<group> after its delay level with reconsumeTimes + 1 and the
+// RETRY_TOPIC / ORIGIN_MESSAGE_ID / REAL_TOPIC properties; past the limit
+// (or with delayLevel -1) it goes to %DLQ%<group> at once.
+func TestConsumerSendMsgBack(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	sent := send(t, c, "T", 0, "m", sendOpts{})
+	r := pull(t, c, pullReq("G", "T", 0, 0, 1, 0, ""))
+	require.Len(t, r.msgs, 1)
+	m := r.msgs[0]
+	require.Equal(t, sent.MsgID, m.OffsetMsgID())
+
+	back := func(delay int32, max int32) int32 {
+		hdr := codec.ConsumerSendMsgBackRequestHeader{Offset: m.PhysicalOffset, Group: "G", DelayLevel: delay,
+			OriginMsgID: m.MsgID(), OriginTopic: "T"}
+		if max >= 0 {
+			hdr.MaxReconsumeTimes, hdr.HasMaxReconsumeTimes = max, true
+		}
+		req := codec.NewRequest(codec.RequestConsumerSendMsgBack, 0, nil, nil)
+		hdr.Encode(req)
+		return call(t, c, req).Code
+	}
+	require.Equal(t, codec.Success, back(1, -1))
+	retry := codec.RetryGroupTopic("G")
+	require.Zero(t, h.b().Store.MaxOffset(retry, 0), "delayed, not yet delivered")
+	h.advance(2 * time.Second)
+	h.reviveNow()
+	r = pull(t, c, pullReq("G", retry, 0, 0, 32, 0, ""))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 1)
+	cp := r.msgs[0]
+	require.Equal(t, "m", string(cp.Body))
+	require.EqualValues(t, 1, cp.ReconsumeTimes)
+	for k, v := range map[string]string{codec.PropertyRetryTopic: "T", codec.PropertyOriginMessageID: sent.MsgID,
+		codec.PropertyRealTopic: retry, codec.PropertyUniqClientMessageIDKeyIdx: m.MsgID()} {
+		got, _ := cp.Property(k)
+		require.Equal(t, v, got, k)
+	}
+
+	require.Equal(t, codec.Success, back(-1, -1), "delayLevel -1: straight to the DLQ")
+	require.EqualValues(t, 1, h.b().Store.MaxOffset(codec.DLQTopic("G"), 0))
+	require.Equal(t, codec.Success, back(0, 0), "reconsumeTimes 0 ≥ max 0: DLQ")
+	require.EqualValues(t, 2, h.b().Store.MaxOffset(codec.DLQTopic("G"), 0))
+
+	hdr := codec.ConsumerSendMsgBackRequestHeader{Offset: 1 << 40, Group: "G"}
+	req := codec.NewRequest(codec.RequestConsumerSendMsgBack, 0, nil, nil)
+	hdr.Encode(req)
+	require.Equal(t, codec.SystemError, call(t, c, req).Code, "unknown physical offset")
+}

@@ -1,0 +1,114 @@
+package handler
+
+// SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
+)
+
+// TestSendMessage_StoresAndAnswers: both header spellings store the
+// message; the answer carries msgId (offsetMsgId of the record), queueId and
+// queueOffset; POP_CK is stripped, UNIQ_KEY and CLUSTER are added.
+func TestSendMessage_StoresAndAnswers(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 2)
+	c := h.dial()
+	r1 := send(t, c, "T", 1, "v2", sendOpts{props: map[string]string{codec.PropertyPopCK: "0 1 2 0 0 b 0 0"}})
+	r2 := send(t, c, "T", 1, "v1", sendOpts{v1: true, flag: 5})
+	require.EqualValues(t, 1, r1.QueueID)
+	require.EqualValues(t, 0, r1.QueueOffset)
+	require.EqualValues(t, 1, r2.QueueOffset)
+	recs, _, err := h.b().Store.ReadMessages("T", 1, 0, 10, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	m, _, err := codec.DecodeMessage(recs[0])
+	require.NoError(t, err)
+	require.Equal(t, r1.MsgID, m.OffsetMsgID())
+	_, hasCK := m.Property(codec.PropertyPopCK)
+	require.False(t, hasCK, "POP_CK must be stripped")
+	uniq, ok := m.Property(codec.PropertyUniqClientMessageIDKeyIdx)
+	require.True(t, ok)
+	require.Len(t, uniq, 32)
+	cl, _ := m.Property(codec.PropertyCluster)
+	require.Equal(t, "ClusterPop", cl)
+	require.Equal(t, "127.0.0.1", m.StoreHost.Addr().String())
+	m2, _, _ := codec.DecodeMessage(recs[1])
+	require.EqualValues(t, 5, m2.Flag)
+
+	// queueId -1: the broker picks a queue.
+	r3 := send(t, c, "T", -1, "any", sendOpts{})
+	require.Contains(t, []int32{0, 1}, r3.QueueID)
+}
+
+// TestSendMessage_Refusals covers the codes of the send path.
+func TestSendMessage_Refusals(t *testing.T) {
+	h := startHarness(t, func(c *conf.Config) { c.AutoCreateTopic = false; c.MaxMessageSize = 1024 })
+	h.createTopic("T", 2)
+	c := h.dial()
+	code := func(topic string, q int32, body string, o sendOpts) int32 {
+		return call(t, c, sendReq(topic, q, []byte(body), o)).Code
+	}
+	require.Equal(t, codec.TopicNotExist, code("NOPE", 0, "x", sendOpts{}))
+	require.Equal(t, codec.InvalidParameter, code("T", 2, "x", sendOpts{}))
+	require.Equal(t, codec.MessageIllegal, code("T", 0, strings.Repeat("x", 2000), sendOpts{}))
+	require.Equal(t, codec.NoPermission, code("T", 0, "x", sendOpts{props: map[string]string{codec.PropertyTransactionPrepared: "true"}}))
+	require.Equal(t, codec.SystemError, code("bad topic!", 0, "x", sendOpts{}))
+	req := sendReq("T", 0, []byte("x"), sendOpts{})
+	delete(req.ExtFields, "b")
+	r := call(t, c, req)
+	require.Equal(t, codec.SystemError, r.Code)
+	require.Contains(t, r.Remark, "<b>")
+}
+
+// TestSendMessage_RetryTopicOverLimitGoesToDLQ: a send to %RETRY%<group>
+// whose reconsumeTimes exceeds maxReconsumeTimes lands in %DLQ%<group>.
+func TestSendMessage_RetryTopicOverLimitGoesToDLQ(t *testing.T) {
+	h := startHarness(t, nil)
+	c := h.dial()
+	r := send(t, c, "%RETRY%G", 0, "again", sendOpts{reconsume: 3, maxRetries: 2})
+	require.EqualValues(t, 0, r.QueueOffset)
+	require.EqualValues(t, 1, h.b().Store.MaxOffset("%DLQ%G", 0))
+	require.Zero(t, h.b().Store.MaxOffset("%RETRY%G", 0))
+	send(t, c, "%RETRY%G", 0, "retry", sendOpts{reconsume: 1, maxRetries: 2})
+	require.EqualValues(t, 1, h.b().Store.MaxOffset("%RETRY%G", 0))
+}
+
+// TestSendBatchMessage: each entry becomes a record with consecutive
+// offsets; the answer lists one offsetMsgId per entry; retry topics are
+// refused.
+func TestSendBatchMessage(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	sendBatch(t, c, "T", 0, "b", 0, 5, "TG")
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 32, invisible: 60000, exp: "TG"})
+	require.Equal(t, []string{"b-0", "b-1", "b-2", "b-3", "b-4"}, bodies(ms))
+
+	var body []byte
+	body, _ = codec.AppendBatchEntry(body, &codec.Message{Body: []byte("x")})
+	body, _ = codec.AppendBatchEntry(body, &codec.Message{Body: []byte("y")})
+	hdr := codec.SendMessageRequestHeader{ProducerGroup: "PG", Topic: "T", QueueID: 0, Batch: true}
+	req := codec.NewRequest(codec.RequestSendBatchMessage, 0, nil, body)
+	hdr.EncodeV2(req)
+	resp := call(t, c, req)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	rh, err := codec.DecodeSendMessageResponseHeader(resp.ExtFields)
+	require.NoError(t, err)
+	require.EqualValues(t, 5, rh.QueueOffset)
+	require.Len(t, strings.Split(rh.MsgID, ","), 2)
+
+	hdr.Topic = "%RETRY%G"
+	req = codec.NewRequest(codec.RequestSendBatchMessage, 0, nil, body)
+	hdr.EncodeV2(req)
+	require.Equal(t, codec.MessageIllegal, call(t, c, req).Code)
+	hdr.Topic = "T"
+	req = codec.NewRequest(codec.RequestSendBatchMessage, 0, nil, []byte{0, 0, 0, 9})
+	hdr.EncodeV2(req)
+	require.Equal(t, codec.MessageIllegal, call(t, c, req).Code)
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/popshim/popshim/remoting/bench"
+)
+
+// benchCommand wires `popshim bench` (the ACK/CHANGE workload) and its
+// modes to package remoting/bench; flags are bound there.
+func benchCommand() *cobra.Command {
+	o := bench.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Load a broker with ACKs and CHANGE_MESSAGE_INVISIBLETIME bursts and report throughput and latency",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd, &o, bench.RunAck)
+		},
+	}
+	o.BindFlags(cmd.Flags(), true)
+	cmd.AddCommand(
+		benchMode("pop", "Pop+ack throughput: one POP in flight per queue, every message ACKed", bench.RunPop),
+		benchMode("produce", "SEND_MESSAGE_V2 throughput", bench.RunProduce),
+		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
+		benchRawStorage(), benchCompare(), benchPlot())
+	return cmd
+}
+
+func benchMode(name, short string, run func(context.Context, bench.Options) (*bench.Report, error)) *cobra.Command {
+	o := bench.DefaultOptions()
+	cmd := &cobra.Command{
+		Use: name, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, &o, run) },
+	}
+	o.BindFlags(cmd.Flags(), false)
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, o *bench.Options, run func(context.Context, bench.Options) (*bench.Report, error)) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger().Level(zerolog.InfoLevel)
+	o.Log, o.Out = &log, cmd.OutOrStdout()
+	if o.JSON == "-" {
+		o.Out = cmd.ErrOrStderr()
+	}
+	_, err := run(ctx, *o)
+	return err
+}
+
+func benchRawStorage() *cobra.Command {
+	var o bench.StorageOptions
+	cmd := &cobra.Command{
+		Use: "raw-storage", Short: "Storage limit: synced RocksDB WriteBatches, single synced writes and fdatasync latency",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Out = cmd.OutOrStdout()
+			_, err := bench.RunRawStorage(cmd.Context(), o)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Dir, "data-dir", os.TempDir(), "directory for the temporary RocksDB and probe file (use the broker's disk)")
+	f.IntVar(&o.BatchOps, "batch-ops", 4096, "mutations per synced WriteBatch")
+	f.DurationVar(&o.Duration, "duration", 5e9, "length of the WriteBatch loop")
+	f.IntVar(&o.FsyncSamples, "fsync-samples", 200, "single synced writes and write+fdatasync probes")
+	f.StringVar(&o.Label, "label", "raw-storage", "name of this run in reports")
+	f.StringVar(&o.JSON, "json", "", "write the JSON report to this file ('-' = stdout)")
+	return cmd
+}
+
+func benchCompare() *cobra.Command {
+	return &cobra.Command{
+		Use: "compare REPORT.json...", Short: "Print the side-by-side Markdown table and ratios of bench JSON reports (first ack run vs the others)",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rs, err := bench.ReadReports(args)
+			if err != nil {
+				return err
+			}
+			bench.Compare(rs).WriteMarkdown(cmd.OutOrStdout())
+			return nil
+		},
+	}
+}
+
+func benchPlot() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use: "plot REPORT.json...", Short: "Plot latency over time of one or several bench JSON reports (.svg or .png)",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rs, err := bench.ReadReports(args)
+			if err != nil {
+				return err
+			}
+			return bench.WritePlot(out, rs)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "bench-latency.svg", "output file; the extension picks the format")
+	return cmd
+}

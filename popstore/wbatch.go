@@ -1,0 +1,132 @@
+package popstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+)
+
+// Column family indexes into Store.cfs.
+const (
+	cfiMessages = 1
+	cfiPop      = 2
+	cfiOffsets  = 3
+	cfiMeta     = 4
+)
+
+// RocksDB WriteBatch record tags (db/dbformat.h ValueType; also listed by
+// grocksdb's WriteBatchRecordType).
+const (
+	tagCFDeletion      = 0x4
+	tagCFValue         = 0x5
+	tagCFRangeDeletion = 0xE
+)
+
+// sortLimit: batches whose encoding is larger are written in op order (the
+// sort costs a copy of every byte; big batches are message appends whose
+// keys are already ascending per queue).
+const sortLimit = 4 << 20
+
+// batchRep builds a RocksDB WriteBatch in its serialized form (the WAL
+// record format of db/write_batch.cc):
+//
+//	sequence fixed64 LE (0) | count fixed32 LE | records…
+//	record: tag u8 | cf varint32 | key varstring | value varstring (put, range)
+//
+// in Go memory, so that adding an entry costs no cgo call, an op is rolled
+// back by truncation, and the whole batch crosses into RocksDB with one
+// WriteBatchFrom. At commit the records are stably sorted by (column
+// family, key) unless the batch holds a range delete: keys of different
+// records commute, records of one key keep their order, and a sorted batch
+// makes each memtable insert land next to the previous one, so RocksDB's
+// skiplist reuses its search path instead of descending from the top.
+type batchRep struct {
+	rep      []byte
+	recs     []recRef
+	hasRange bool
+}
+
+// recRef locates one record in rep and its sort key.
+type recRef struct {
+	off, end int32 // record bytes rep[off:end]
+	keyOff   int32 // key bytes rep[keyOff:keyOff+keyLen]
+	keyLen   int32
+	cf       uint8
+}
+
+// repMark is a rollback point.
+type repMark struct {
+	repLen, recs int
+	hasRange     bool
+}
+
+func (b *batchRep) mark() repMark {
+	return repMark{len(b.rep), len(b.recs), b.hasRange}
+}
+
+func (b *batchRep) rollback(m repMark) {
+	b.rep, b.recs, b.hasRange = b.rep[:m.repLen], b.recs[:m.recs], m.hasRange
+}
+
+func (b *batchRep) count() int { return len(b.recs) }
+
+func (b *batchRep) add(tag byte, cf uint8, key, value []byte, withValue bool) {
+	if len(b.rep) == 0 {
+		b.rep = append(b.rep, make([]byte, 12)...)
+	}
+	off := len(b.rep)
+	b.rep = append(b.rep, tag, cf) // cf ids are small: one varint byte (patched in encode)
+	b.rep = binary.AppendUvarint(b.rep, uint64(len(key)))
+	keyOff := len(b.rep)
+	b.rep = append(b.rep, key...)
+	if withValue {
+		b.rep = binary.AppendUvarint(b.rep, uint64(len(value)))
+		b.rep = append(b.rep, value...)
+	}
+	b.recs = append(b.recs, recRef{off: int32(off), end: int32(len(b.rep)), keyOff: int32(keyOff), keyLen: int32(len(key)), cf: cf})
+}
+
+func (b *batchRep) put(cf uint8, key, value []byte) { b.add(tagCFValue, cf, key, value, true) }
+func (b *batchRep) del(cf uint8, key []byte)        { b.add(tagCFDeletion, cf, key, nil, false) }
+func (b *batchRep) delRange(cf uint8, start, end []byte) {
+	b.add(tagCFRangeDeletion, cf, start, end, true)
+	b.hasRange = true
+}
+
+// encode returns the serialized batch, column family indexes replaced by
+// ids[index] (each id must be < 128), sorted as described on batchRep.
+func (b *batchRep) encode(ids *[5]uint32) []byte {
+	if len(b.recs) == 0 {
+		return nil
+	}
+	for _, r := range b.recs {
+		b.rep[r.off+1] = byte(ids[r.cf])
+	}
+	binary.LittleEndian.PutUint32(b.rep[8:], uint32(len(b.recs)))
+	if b.hasRange || len(b.rep) > sortLimit || len(b.recs) < 3 {
+		return b.rep
+	}
+	key := func(r recRef) []byte { return b.rep[r.keyOff : r.keyOff+r.keyLen] }
+	sorted := slices.IsSortedFunc(b.recs, func(x, y recRef) int {
+		if x.cf != y.cf {
+			return int(x.cf) - int(y.cf)
+		}
+		return bytes.Compare(key(x), key(y))
+	})
+	if sorted {
+		return b.rep
+	}
+	recs := slices.Clone(b.recs)
+	slices.SortStableFunc(recs, func(x, y recRef) int {
+		if x.cf != y.cf {
+			return int(x.cf) - int(y.cf)
+		}
+		return bytes.Compare(key(x), key(y))
+	})
+	out := make([]byte, 12, len(b.rep))
+	copy(out, b.rep[:12])
+	for _, r := range recs {
+		out = append(out, b.rep[r.off:r.end]...)
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Row is one run in a comparison table. Latencies in milliseconds; NaN
+// where a run does not have the value (printed as "n/a").
+type Row struct {
+	Label           string
+	Mode            string
+	OpsPerSec       float64 // main series: ack, pop→ack, send, heartbeat; raw-storage mutations
+	AckP50Ms        float64
+	AckP99Ms        float64
+	AckBurstP99Ms   float64 // ACK p99 while a CHANGE burst was outstanding
+	AckCalmP99Ms    float64
+	AckP999Ms       float64
+	AckMaxMs        float64
+	ChangeOps       float64
+	ChangeP99Ms     float64
+	FsyncsPer1000   float64 // server fsyncs per 1000 ACKs (ack mode) or per 1000 ops
+	Busy, Errors    int64
+	BenchCPU        float64 // percent of one core
+	ServerCPU       float64 // percent of one core
+	FractionOfLimit float64 // OpsPerSec / min(storage limit, network limit)
+}
+
+// Comparison is the side-by-side view of several reports.
+type Comparison struct {
+	Rows []Row
+	// StorageLimit and NetworkLimit are ops/s from a raw-storage and a
+	// heartbeat report, NaN when absent; Limit is the lower of the two.
+	StorageLimit, NetworkLimit, Limit float64
+}
+
+func nan() float64 { return math.NaN() }
+
+func toMs(us int64) float64 { return float64(us) / 1000 }
+
+// mainSeries names the series whose throughput a mode is judged by.
+func mainSeries(mode string) string {
+	switch mode {
+	case "ack", "pop":
+		return "ack"
+	case "produce":
+		return "send"
+	case "heartbeat":
+		return "heartbeat"
+	}
+	return ""
+}
+
+// rowOf extracts the comparable values of r.
+func rowOf(r *Report) Row {
+	row := Row{Label: r.Label, Mode: r.Mode, OpsPerSec: nan(), AckP50Ms: nan(), AckP99Ms: nan(), AckBurstP99Ms: nan(),
+		AckCalmP99Ms: nan(), AckP999Ms: nan(), AckMaxMs: nan(), ChangeOps: nan(), ChangeP99Ms: nan(), FsyncsPer1000: nan(),
+		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), FractionOfLimit: nan()}
+	if r.Storage != nil {
+		row.OpsPerSec = r.Storage.OpsPerSec
+	}
+	if s, ok := r.SeriesByName(mainSeries(r.Mode)); ok {
+		row.OpsPerSec = s.OpsPerSec
+		row.AckP50Ms, row.AckP99Ms = toMs(s.Latency.P50), toMs(s.Latency.P99)
+		row.AckP999Ms, row.AckMaxMs = toMs(s.Latency.P999), toMs(s.Latency.Max)
+	}
+	for _, s := range r.Series {
+		row.Busy += s.Busy
+		row.Errors += s.Errors
+	}
+	if s, ok := r.SeriesByName("ack_during_burst"); ok && s.OK > 0 {
+		row.AckBurstP99Ms = toMs(s.Latency.P99)
+	}
+	if s, ok := r.SeriesByName("ack_outside_burst"); ok && s.OK > 0 {
+		row.AckCalmP99Ms = toMs(s.Latency.P99)
+	}
+	if s, ok := r.SeriesByName("change"); ok {
+		row.ChangeOps, row.ChangeP99Ms = s.OpsPerSec, toMs(s.Latency.P99)
+		// The ACK sub-series counted ACK replies twice; busy/errors of the
+		// total are the ack and change series only.
+		a, _ := r.SeriesByName("ack")
+		row.Busy, row.Errors = a.Busy+s.Busy, a.Errors+s.Errors
+	}
+	if r.Server != nil {
+		switch {
+		case r.Server.FsyncsPer1000Acks > 0:
+			row.FsyncsPer1000 = r.Server.FsyncsPer1000Acks
+		case r.Server.FsyncsPer1000Ops > 0:
+			row.FsyncsPer1000 = r.Server.FsyncsPer1000Ops
+		}
+	}
+	if r.ServerCPU != nil {
+		row.ServerCPU = r.ServerCPU.Percent
+	}
+	return row
+}
+
+// Compare builds the comparison of reports, in the order given. Limits come
+// from the raw-storage and heartbeat reports among them (the last of each).
+func Compare(reports []*Report) *Comparison {
+	c := &Comparison{StorageLimit: nan(), NetworkLimit: nan(), Limit: nan()}
+	for _, r := range reports {
+		row := rowOf(r)
+		switch r.Mode {
+		case "raw-storage":
+			c.StorageLimit = row.OpsPerSec
+		case "heartbeat":
+			c.NetworkLimit = row.OpsPerSec
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	c.Limit = math.Min(c.StorageLimit, c.NetworkLimit) // NaN when either is NaN
+	switch {
+	case math.IsNaN(c.StorageLimit):
+		c.Limit = c.NetworkLimit
+	case math.IsNaN(c.NetworkLimit):
+		c.Limit = c.StorageLimit
+	}
+	for i := range c.Rows {
+		if c.Rows[i].Mode == "ack" && c.Limit > 0 {
+			c.Rows[i].FractionOfLimit = c.Rows[i].OpsPerSec / c.Limit
+		}
+	}
+	return c
+}
+
+func cell(v float64, format string) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// ratio returns a/b, NaN when either is missing or b is 0.
+func ratio(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) || b == 0 {
+		return nan()
+	}
+	return a / b
+}
+
+// WriteMarkdown writes the comparison as Markdown tables: one row per run,
+// then the ratios of the first ack run against every other ack run, then
+// the limits.
+func (c *Comparison) WriteMarkdown(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range c.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
+			r.Label, r.Mode, cell(r.OpsPerSec, "%.0f"), cell(r.AckP50Ms, "%.2f"), cell(r.AckP99Ms, "%.2f"),
+			cell(r.AckBurstP99Ms, "%.2f"), cell(r.AckCalmP99Ms, "%.2f"), cell(r.AckP999Ms, "%.2f"), cell(r.AckMaxMs, "%.2f"),
+			cell(r.ChangeOps, "%.0f"), cell(r.ChangeP99Ms, "%.2f"), cell(r.FsyncsPer1000, "%.1f"), r.Busy, r.Errors,
+			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"))
+	}
+	var acks []Row
+	for _, r := range c.Rows {
+		if r.Mode == "ack" {
+			acks = append(acks, r)
+		}
+	}
+	if len(acks) > 1 {
+		s := acks[0]
+		b.WriteString("\n| " + s.Label + " vs | ACK ops/s ratio | ACK p99 during bursts: theirs / ours | ACK p99: theirs / ours | fsyncs per 1000 ACKs: theirs / ours |\n")
+		b.WriteString("|---|--:|--:|--:|--:|\n")
+		for _, o := range acks[1:] {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", o.Label, cell(ratio(s.OpsPerSec, o.OpsPerSec), "%.1f×"),
+				cell(ratio(o.AckBurstP99Ms, s.AckBurstP99Ms), "%.1f×"), cell(ratio(o.AckP99Ms, s.AckP99Ms), "%.1f×"),
+				cell(ratio(o.FsyncsPer1000, s.FsyncsPer1000), "%.1f×"))
+		}
+	}
+	if !math.IsNaN(c.Limit) {
+		fmt.Fprintf(&b, "\nLimits on this machine: storage %s ops/s (synced WriteBatches), network %s ops/s (HEART_BEAT round trips); lower: %s ops/s.\n",
+			cell(c.StorageLimit, "%.0f"), cell(c.NetworkLimit, "%.0f"), cell(c.Limit, "%.0f"))
+	}
+	_, _ = io.WriteString(w, b.String())
+}
