@@ -65,6 +65,9 @@ func (s *Server) Start() error {
 		gnet.WithMulticore(true),
 		gnet.WithNumEventLoop(s.opts.EventLoops),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		// SO_REUSEADDR, as Netty-based brokers set it: a restarted popshim
+		// must rebind its port while old connections sit in TIME-WAIT.
+		gnet.WithReuseAddr(true),
 		gnet.WithLogger(gnetLogger{log: s.log.With().Str("component", "gnet").Logger()}),
 		gnet.WithTicker(s.opts.IdleTimeout > 0),
 	}
