@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +120,18 @@ func TestServerOptionsFromConfig(t *testing.T) {
 	require.Equal(t, 2048, o.MaxFrameBytes)
 	require.Negative(t, o.IdleTimeout, "conf 0 disables; remoting spells that negative")
 	require.Equal(t, "namesrv", c.NamesrvServerOptions(nil).Name)
+}
+
+func TestConsoleLogHasNoColourWhenNotATerminal(t *testing.T) {
+	cfg := Default()
+	cfg.LogFormat = "console"
+	var buf bytes.Buffer
+	log := cfg.NewLogger(&buf)
+	log.Warn().Msg("hello")
+	if strings.Contains(buf.String(), "\x1b[") {
+		t.Fatalf("console log written to a buffer carries ANSI codes: %q", buf.String())
+	}
+	if !strings.Contains(buf.String(), "hello") {
+		t.Fatalf("message missing: %q", buf.String())
+	}
 }

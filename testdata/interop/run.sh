@@ -58,21 +58,23 @@ else
   (cd "$root" && go build -o "$bin" .)
 fi
 
+failed=()
+
 if [ "$what" = java ] || [ "$what" = all ]; then
   echo "interop: Java suite (org.apache.rocketmq:rocketmq-client, JUnit 5)"
   mvn_args=(-B -q -f "$here/java/pom.xml"
     "-Dpopshim.bin=$bin" "-Dpopshim.workdir=$work/java"
-    "-Dpopshim.extraArgs=${POPSHIM_EXTRA_ARGS:-}"
-    "-Dmaven.repo.local=${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}")
+    "-Dpopshim.extraArgs=${POPSHIM_EXTRA_ARGS:-}")
   if [ -n "${INTEROP_JAVA_TESTS:-}" ]; then
     mvn_args+=("-Dtest=${INTEROP_JAVA_TESTS}" -Dsurefire.failIfNoSpecifiedTests=false)
   fi
   mkdir -p "$work/java"
+  rm -rf "$here/java/target/surefire-reports"
   if ! mvn "${mvn_args[@]}" test; then
+    failed+=(java)
     echo "interop: Java suite failed; per-class output: $here/java/target/surefire-reports/" >&2
-    exit 1
   fi
-  # surefire's summary is printed only without -q; print one plain line for CI logs
+  # mvn -q hides surefire's own summary; print one plain line from its XML reports for the CI log
   python3 - "$here/java/target/surefire-reports" <<'PY' || true
 import glob, sys, xml.etree.ElementTree as ET
 t = f = e = s = 0
@@ -86,11 +88,15 @@ fi
 if [ "$what" = go ] || [ "$what" = all ]; then
   echo "interop: Go suite (github.com/apache/rocketmq-client-go/v2)"
   mkdir -p "$work/go"
-  (cd "$root" && POPSHIM_BIN="$bin" POPSHIM_WORKDIR="$work/go" \
-    go test -count=1 -tags interop -timeout 10m -v -run 'TestGoClient' ./testdata/interop/go/) || {
+  if ! (cd "$root" && POPSHIM_BIN="$bin" POPSHIM_WORKDIR="$work/go" \
+      go test -count=1 -tags interop -timeout 10m -v -run 'TestGoClient' ./testdata/interop/go/); then
+    failed+=(go)
     echo "interop: Go suite failed" >&2
-    exit 1
-  }
+  fi
 fi
 
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "interop: FAILED (${failed[*]}) after $(( $(date +%s) - start )) s" >&2
+  exit 1
+fi
 echo "interop: done in $(( $(date +%s) - start )) s"

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,8 @@ import (
 )
 
 const total = 1000
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // spec is what message i must look like when consumed.
 type spec struct {
@@ -184,7 +187,8 @@ func (p *popshim) tail() string {
 	if len(lines) > 40 {
 		lines = lines[len(lines)-40:]
 	}
-	return "popshim log tail:\n" + strings.Join(lines, "\n")
+	// console logs carry ANSI colours even in a file; strip them for readable failure messages
+	return "popshim log tail:\n" + ansi.ReplaceAllString(strings.Join(lines, "\n"), "")
 }
 
 func listening(addr string) bool {

@@ -43,6 +43,8 @@ abstract class InteropBase {
 
     @AfterAll
     void stopPopshim() {
+        // request code -> {response code -> count}, in the class's surefire output, for reading a green run too
+        System.out.println(getClass().getSimpleName() + " wire: " + wire.summary());
         for (int i = shutdowns.size() - 1; i >= 0; i--) {
             try {
                 shutdowns.get(i).run();

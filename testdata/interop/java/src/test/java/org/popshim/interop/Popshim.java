@@ -107,7 +107,9 @@ final class Popshim implements AutoCloseable {
         Path log = logFile();
         try {
             List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+            // console logs carry ANSI colours even in a file; strip them for readable failure messages
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()))
+                .replaceAll("\u001B\\[[0-9;]*m", "");
         } catch (IOException e) {
             return "(no log at " + log + ": " + e + ")";
         }

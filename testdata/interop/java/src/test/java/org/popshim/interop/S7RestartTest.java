@@ -45,7 +45,7 @@ class S7RestartTest extends InteropBase {
         Sending.sendAllSync(p, specs);
 
         Received got = new Received();
-        // A slow listener (2 threads, 20 ms a message) keeps consumption going long enough to restart in the middle.
+        // A slow listener (4 threads, 20 ms a message) keeps consumption going long enough to restart in the middle.
         track(got.start(shim, group, topic, "*", INVISIBLE_MS, wire, m -> {
             try {
                 Thread.sleep(20);
