@@ -171,7 +171,7 @@ func (l *lanes) fail(cause error) []*Op {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.failed == nil {
-		l.failed = fmt.Errorf("%w: %v", ErrFailed, cause)
+		l.failed = fmt.Errorf("%w: %w", ErrFailed, cause)
 	}
 	var taken [numLanes][]*Op
 	for lane := range l.q {

@@ -12,6 +12,7 @@ import (
 // Counters are kept in atomics so Stats and the exposition agree.
 type metrics struct {
 	batchesN, mutationsN, failedN, fsyncsN atomic.Uint64
+	writeNanos                             atomic.Int64
 
 	batchSize   prometheus.Histogram
 	batchBytes  prometheus.Histogram
@@ -83,6 +84,7 @@ func (m *metrics) observeBatch(n, bytes int, wrote bool, took time.Duration) {
 	m.batchBytes.Observe(float64(bytes))
 	if wrote {
 		m.fsyncsN.Add(1)
+		m.writeNanos.Add(int64(took))
 		m.writeTime.Observe(took.Seconds())
 	}
 }

@@ -49,8 +49,9 @@ var (
 	// ErrFailed: an earlier synced write failed with an error that leaves the
 	// WAL in an unknown state, so the writer refuses all work (sticky
 	// failure, never retrying an fsync). Returned by Submit, and passed to
-	// Done of ops that were queued at the time. Wraps the original cause in
-	// its message. Handlers answer SYSTEM_ERROR (1).
+	// Done of ops that were queued at the time. The error also wraps the
+	// original write error (errors.Is finds both). Handlers answer
+	// SYSTEM_ERROR (1).
 	ErrFailed = errors.New("batch: writer stopped after a failed write")
 	// ErrBadLane: Op.Lane is not one of the three lanes.
 	ErrBadLane = errors.New("batch: invalid lane")

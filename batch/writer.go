@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -39,6 +40,7 @@ type Stats struct {
 	Mutations uint64           // ops completed (any result)
 	Failed    uint64           // ops completed with an error
 	Fsyncs    uint64           // synced db.Write calls issued
+	WriteTime time.Duration    // total time inside those calls (WAL append, fsync, memtable)
 	Rejects   [numLanes]uint64 // Submit calls answered ErrBusy, per lane
 }
 
@@ -119,6 +121,7 @@ func (w *Writer) Stats() Stats {
 		Mutations: w.m.mutationsN.Load(),
 		Failed:    w.m.failedN.Load(),
 		Fsyncs:    w.m.fsyncsN.Load(),
+		WriteTime: time.Duration(w.m.writeNanos.Load()),
 	}
 	for l := Lane(0); l < numLanes; l++ {
 		s.Rejects[l] = w.lanes.rejected(l)

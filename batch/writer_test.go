@@ -179,6 +179,7 @@ func TestStickyFailure(t *testing.T) {
 	recB.wait()
 	require.ErrorIs(t, recA.err(0), ioErr)
 	require.ErrorIs(t, recB.err(0), batch.ErrFailed, "queued op fails with the sticky error")
+	require.ErrorIs(t, recB.err(0), ioErr, "which names the cause")
 	require.ErrorIs(t, f.w.Submit(&batch.Op{Lane: batch.LaneForeground}), batch.ErrFailed)
 	require.ErrorIs(t, f.w.Err(), batch.ErrFailed)
 	require.Equal(t, 1.0, metricValue(t, f.reg, "popshim_writer_failed", ""))

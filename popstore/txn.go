@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
-
+	"sync"
 )
 
 // Txn builds one WriteBatch: the mutations of every op of one group-commit
@@ -55,7 +55,33 @@ type offsetOverlay struct {
 
 // Begin starts a Txn. Called by the batch writer; any goroutine.
 func (s *Store) Begin() *Txn {
-	return &Txn{s: s}
+	t := &Txn{s: s}
+	if bufs, ok := txnBufPool.Get().(*txnBufs); ok {
+		t.b = batchRep{rep: bufs.rep[:0], recs: bufs.recs[:0], sorted: bufs.sorted[:0], order: bufs.order[:0]}
+		t.ckLog = bufs.ckLog[:0]
+	}
+	return t
+}
+
+// txnBufs are a finished Txn's buffers, reused by the next Begin so the
+// writer does not reallocate (and page-fault) them for every batch.
+type txnBufs struct {
+	rep, sorted []byte
+	recs, order []recRef
+	ckLog       []ckOverlay
+}
+
+var txnBufPool sync.Pool
+
+// maxPooledRep: larger buffers (big message batches) are left to the GC.
+const maxPooledRep = 8 << 20
+
+func (t *Txn) recycle() {
+	if cap(t.b.rep) <= maxPooledRep && cap(t.b.sorted) <= maxPooledRep {
+		clear(t.ckLog) // drop string references
+		txnBufPool.Put(&txnBufs{rep: t.b.rep, sorted: t.b.sorted, recs: t.b.recs, order: t.b.order, ckLog: t.ckLog})
+	}
+	t.b, t.ckLog, t.ckIdx = batchRep{}, nil, nil
 }
 
 // Do runs apply as one op: if apply returns an error (or panics, which is

@@ -174,7 +174,7 @@ func (t *Txn) release() {
 		t.serial = false
 		t.s.serialMu.Unlock()
 	}
-	t.b = batchRep{}
+	t.recycle()
 }
 
 // publish applies the committed Txn to the in-memory state.

@@ -44,6 +44,9 @@ type batchRep struct {
 	rep      []byte
 	recs     []recRef
 	hasRange bool
+	// sorted and order are encode's scratch space, kept for reuse.
+	sorted []byte
+	order  []recRef
 }
 
 // recRef locates one record in rep and its sort key.
@@ -88,7 +91,14 @@ func (b *batchRep) add(tag byte, cf uint8, key, value []byte, withValue bool) {
 
 func (b *batchRep) put(cf uint8, key, value []byte) { b.add(tagCFValue, cf, key, value, true) }
 func (b *batchRep) del(cf uint8, key []byte)        { b.add(tagCFDeletion, cf, key, nil, false) }
+
+// delRange adds a range delete. Only the messages family may take one: the
+// pop and offsets families use a memtable insert hint, which RocksDB 7.8
+// shares with the range-deletion memtable (an assertion failure, see Open).
 func (b *batchRep) delRange(cf uint8, start, end []byte) {
+	if cf != cfiMessages {
+		panic("popstore: range delete outside the messages column family")
+	}
 	b.add(tagCFRangeDeletion, cf, start, end, true)
 	b.hasRange = true
 }
@@ -106,27 +116,26 @@ func (b *batchRep) encode(ids *[5]uint32) []byte {
 	if b.hasRange || len(b.rep) > sortLimit || len(b.recs) < 3 {
 		return b.rep
 	}
-	key := func(r recRef) []byte { return b.rep[r.keyOff : r.keyOff+r.keyLen] }
-	sorted := slices.IsSortedFunc(b.recs, func(x, y recRef) int {
+	// (cf, key, position): the position tie-break keeps records of one key
+	// in op order, so an unstable O(n log n) sort is enough.
+	cmp := func(x, y recRef) int {
 		if x.cf != y.cf {
 			return int(x.cf) - int(y.cf)
 		}
-		return bytes.Compare(key(x), key(y))
-	})
-	if sorted {
+		if c := bytes.Compare(b.rep[x.keyOff:x.keyOff+x.keyLen], b.rep[y.keyOff:y.keyOff+y.keyLen]); c != 0 {
+			return c
+		}
+		return int(x.off - y.off)
+	}
+	if slices.IsSortedFunc(b.recs, cmp) {
 		return b.rep
 	}
-	recs := slices.Clone(b.recs)
-	slices.SortStableFunc(recs, func(x, y recRef) int {
-		if x.cf != y.cf {
-			return int(x.cf) - int(y.cf)
-		}
-		return bytes.Compare(key(x), key(y))
-	})
-	out := make([]byte, 12, len(b.rep))
-	copy(out, b.rep[:12])
-	for _, r := range recs {
+	b.order = append(b.order[:0], b.recs...)
+	slices.SortFunc(b.order, cmp)
+	out := append(b.sorted[:0], b.rep[:12]...)
+	for _, r := range b.order {
 		out = append(out, b.rep[r.off:r.end]...)
 	}
+	b.sorted = out
 	return out
 }

@@ -50,8 +50,12 @@ func Body(rec []byte) []byte {
 	return rec[bodyLenPos+4 : bodyLenPos+4+n]
 }
 
-// QueueOffset and PhysicalOffset read the fields AppendMessage patched.
-func QueueOffset(rec []byte) int64    { return int64(binary.BigEndian.Uint64(rec[20:])) }
+// QueueOffset reads QUEUEOFFSET (bytes 20–27, big-endian), patched by
+// AppendMessage.
+func QueueOffset(rec []byte) int64 { return int64(binary.BigEndian.Uint64(rec[20:])) }
+
+// PhysicalOffset reads PHYSICALOFFSET (bytes 28–35, big-endian), patched by
+// AppendMessage.
 func PhysicalOffset(rec []byte) int64 { return int64(binary.BigEndian.Uint64(rec[28:])) }
 
 // Open opens a store in a fresh t.TempDir() with opts (Dir is overwritten)
