@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -69,7 +70,7 @@ func benchRawStorage() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "data-dir", os.TempDir(), "directory for the temporary RocksDB and probe file (use the broker's disk)")
 	f.IntVar(&o.BatchOps, "batch-ops", 4096, "mutations per synced WriteBatch")
-	f.DurationVar(&o.Duration, "duration", 5e9, "length of the WriteBatch loop")
+	f.DurationVar(&o.Duration, "duration", 5*time.Second, "length of the WriteBatch loop")
 	f.IntVar(&o.FsyncSamples, "fsync-samples", 200, "single synced writes and write+fdatasync probes")
 	f.StringVar(&o.Label, "label", "raw-storage", "name of this run in reports")
 	f.StringVar(&o.JSON, "json", "", "write the JSON report to this file ('-' = stdout)")

@@ -46,7 +46,9 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 	var pool []Receipt
 	if o.ChangeBurst > 0 {
 		k := min(o.ChangePool, len(receipts)/2)
-		pool, receipts = receipts[:k], receipts[k:]
+		// A copy: the burster appends to its pool, which must never grow
+		// into the ACK handles' backing array.
+		pool, receipts = append([]Receipt(nil), receipts[:k]...), receipts[k:]
 	}
 	o.Log.Info().Int("ack_handles", len(receipts)).Int("change_handles", len(pool)).Msg("running")
 

@@ -26,6 +26,7 @@ type Row struct {
 	BenchCPU        float64 // percent of one core
 	ServerCPU       float64 // percent of one core
 	FractionOfLimit float64 // OpsPerSec / min(storage limit, network limit)
+	LoadAvg1        float64 // machine load average when the run ended
 }
 
 // Comparison is the side-by-side view of several reports.
@@ -57,7 +58,7 @@ func mainSeries(mode string) string {
 func rowOf(r *Report) Row {
 	row := Row{Label: r.Label, Mode: r.Mode, OpsPerSec: nan(), AckP50Ms: nan(), AckP99Ms: nan(), AckBurstP99Ms: nan(),
 		AckCalmP99Ms: nan(), AckP999Ms: nan(), AckMaxMs: nan(), ChangeOps: nan(), ChangeP99Ms: nan(), FsyncsPer1000: nan(),
-		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), FractionOfLimit: nan()}
+		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), FractionOfLimit: nan(), LoadAvg1: r.Machine.LoadAvg1}
 	if r.Storage != nil {
 		row.OpsPerSec = r.Storage.OpsPerSec
 	}
@@ -146,14 +147,14 @@ func ratio(a, b float64) float64 {
 // the limits.
 func (c *Comparison) WriteMarkdown(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit | load avg |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range c.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %.1f |\n",
 			r.Label, r.Mode, cell(r.OpsPerSec, "%.0f"), cell(r.AckP50Ms, "%.2f"), cell(r.AckP99Ms, "%.2f"),
 			cell(r.AckBurstP99Ms, "%.2f"), cell(r.AckCalmP99Ms, "%.2f"), cell(r.AckP999Ms, "%.2f"), cell(r.AckMaxMs, "%.2f"),
 			cell(r.ChangeOps, "%.0f"), cell(r.ChangeP99Ms, "%.2f"), cell(r.FsyncsPer1000, "%.1f"), r.Busy, r.Errors,
-			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"))
+			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"), r.LoadAvg1)
 	}
 	var acks []Row
 	for _, r := range c.Rows {

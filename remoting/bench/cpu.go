@@ -14,6 +14,10 @@ type Machine struct {
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	CPUModel   string `json:"cpu_model,omitempty"`
 	GoVersion  string `json:"go_version"`
+	// LoadAvg1 is the 1-minute load average when the report was made: on
+	// a shared machine, anything well above CPUs means the numbers include
+	// other processes' contention.
+	LoadAvg1 float64 `json:"loadavg1"`
 }
 
 func machineInfo() Machine {
@@ -21,6 +25,9 @@ func machineInfo() Machine {
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if infos, err := fs.CPUInfo(); err == nil && len(infos) > 0 {
 			m.CPUModel = strings.TrimSpace(infos[0].ModelName)
+		}
+		if la, err := fs.LoadAvg(); err == nil {
+			m.LoadAvg1 = la.Load1
 		}
 	}
 	return m

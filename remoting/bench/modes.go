@@ -150,7 +150,8 @@ func RunProduce(ctx context.Context, o Options) (*Report, error) {
 }
 
 // RunHeartbeat measures the network limit: HEART_BEAT (34) round trips of
-// one POP consumer, o.Conns×o.Inflight slots, for o.Duration. The broker
+// one producer client per connection, o.Conns×o.Inflight slots, for
+// o.Duration. The broker
 // answers HEART_BEAT without touching storage, so this is the ceiling of
 // the remoting path (decode, dispatch, reply) on this machine. Series
 // "heartbeat". Errors as RunAck.
@@ -165,7 +166,7 @@ func RunHeartbeat(ctx context.Context, o Options) (*Report, error) {
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	bodies := make([][]byte, len(clients)) // one client ID per connection, encoded once
 	for i := range bodies {
-		bodies[i] = heartbeatRequest(fmt.Sprintf("127.0.0.1@bench-%s-%d", host, i), o.Group, o.Topic).Body
+		bodies[i] = heartbeatRequest(fmt.Sprintf("127.0.0.1@bench-%s-%d", host, i), "bench_producer").Body
 	}
 	s.build = func(slot int) (*codec.Command, int, bool) {
 		c := newRequest(codec.RequestHeartBeat)

@@ -46,6 +46,9 @@ type Options struct {
 	// Messages is how many messages are produced and popped before the run
 	// (receipt handles held); each ACK consumes one. --messages, 200000.
 	Messages int
+	// ProduceBatch is the number of messages per SEND_BATCH_MESSAGE of the
+	// prepare phase (1: SEND_MESSAGE_V2). --produce-batch, default 32.
+	ProduceBatch int
 	// ChangeBurst CHANGE_MESSAGE_INVISIBLETIME requests are sent at once
 	// every ChangePeriod; 0 disables bursts. --change-burst, default 2000
 	// on the command line (0 in a zero Options); --change-period, default 1s.
@@ -117,6 +120,7 @@ func (o *Options) Normalize() {
 	def(&o.Inflight, 32)
 	defD(&o.Duration, 20*time.Second)
 	def(&o.Messages, 200000)
+	def(&o.ProduceBatch, 32)
 	defD(&o.ChangePeriod, time.Second)
 	if o.ChangePool == 0 {
 		o.ChangePool = 2 * o.ChangeBurst
@@ -146,6 +150,8 @@ func (o *Options) Validate() error {
 		return errors.New("bench: --duration must be positive")
 	case o.Rate < 0:
 		return errors.New("bench: --rate must be >= 0")
+	case o.ProduceBatch < 1 || o.ProduceBatch > 1024:
+		return fmt.Errorf("bench: --produce-batch %d out of [1, 1024]", o.ProduceBatch)
 	case o.Messages < 1:
 		return errors.New("bench: --messages must be positive")
 	case o.ChangeBurst < 0 || o.ChangePool < 0:
@@ -192,6 +198,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "length of the measured phase")
 	fs.IntVar(&o.Rate, "rate", o.Rate, "target requests/s of the main stream; 0 = open loop at max")
 	fs.IntVar(&o.Messages, "messages", o.Messages, "messages produced and popped before the run (receipt handles)")
+	fs.IntVar(&o.ProduceBatch, "produce-batch", o.ProduceBatch, "messages per SEND_BATCH_MESSAGE when preparing (1 = SEND_MESSAGE_V2)")
 	fs.IntVar(&o.BodySize, "body-size", o.BodySize, "message body bytes")
 	fs.DurationVar(&o.InvisibleTime, "invisible-time", o.InvisibleTime, "invisibleTime of prepare POPs and of CHANGEs")
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -15,20 +16,21 @@ import (
 
 // WritePlot draws latency over time (100 ms ticks, log-scale ms) to path;
 // the extension (.svg, .png, .pdf) picks the format. One report: p50, p99
-// and max of its main series, CHANGE p99 when present, and a marker along
+// and max of its main series, CHANGE p99 as points when present, and a mark along
 // the bottom for every tick with a CHANGE burst outstanding. Several
-// reports: the p99 of each one's main series, labelled by report. Errors:
+// reports: the p99 of each one's main series, labelled by report, with
+// the first report's burst marks. Errors:
 // no points to draw, or the file cannot be written.
 func WritePlot(path string, reports []*Report) error {
 	p := plot.New()
 	p.X.Label.Text = "time since start of run (s)"
 	p.Y.Label.Text = "latency (ms, log scale)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = ticks125{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	lines := 0
-	add := func(name string, xys plotter.XYs, i int, dashed bool) error {
+	add := func(name string, xys plotter.XYs, i int) error {
 		if len(xys) == 0 {
 			return nil
 		}
@@ -38,9 +40,6 @@ func WritePlot(path string, reports []*Report) error {
 		}
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1)
-		if dashed {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-		}
 		p.Add(l)
 		p.Legend.Add(name, l)
 		lines++
@@ -51,12 +50,20 @@ func WritePlot(path string, reports []*Report) error {
 		main := mainSeries(r.Mode)
 		p.Title.Text = fmt.Sprintf("%s: %s latency over time (%s)", r.Label, main, r.Target)
 		for i, q := range []string{"p50", "p99", "max"} {
-			if err := add(main+" "+q, pointSeries(r, main, q), i, false); err != nil {
+			if err := add(main+" "+q, pointSeries(r, main, q), i); err != nil {
 				return err
 			}
 		}
-		if err := add("change p99", pointSeries(r, "change", "p99"), 3, true); err != nil {
-			return err
+		if xys := pointSeries(r, "change", "p99"); len(xys) > 0 {
+			// CHANGE replies come in bursts: points, not a line across gaps.
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return err
+			}
+			sc.GlyphStyle.Color = plotutil.Color(3)
+			sc.GlyphStyle.Shape = draw.CrossGlyph{}
+			p.Add(sc)
+			p.Legend.Add("change p99", sc)
 		}
 		if err := addBurstMarks(p, r); err != nil {
 			return err
@@ -64,9 +71,14 @@ func WritePlot(path string, reports []*Report) error {
 	} else {
 		p.Title.Text = "ACK p99 latency over time"
 		for i, r := range reports {
-			if err := add(r.Label+" "+mainSeries(r.Mode)+" p99", pointSeries(r, mainSeries(r.Mode), "p99"), i, false); err != nil {
+			if err := add(r.Label+" "+mainSeries(r.Mode)+" p99", pointSeries(r, mainSeries(r.Mode), "p99"), i); err != nil {
 				return err
 			}
+		}
+		// Every run fires its bursts at the same offsets (one per
+		// change period from its start): the first run's marks serve all.
+		if err := addBurstMarks(p, reports[0]); err != nil {
+			return err
 		}
 	}
 	if lines == 0 {
@@ -129,4 +141,23 @@ func addBurstMarks(p *plot.Plot, r *Report) error {
 	p.Add(s)
 	p.Legend.Add("CHANGE burst outstanding", s)
 	return nil
+}
+
+// ticks125 marks 1, 2 and 5 of every decade of a log axis, labelled
+// (plot.LogTicks labels powers of ten only, too sparse for latency).
+type ticks125 struct{}
+
+// Ticks returns the marks between lo and hi (both > 0).
+func (ticks125) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v < lo || v > hi {
+				continue
+			}
+			out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+		}
+	}
+	return out
 }

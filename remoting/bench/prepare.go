@@ -67,10 +67,12 @@ type produced struct {
 }
 
 // produce sends n messages of o.BodySize bytes round-robin over the queues,
-// pipelined on every client (o.Inflight each), retrying SYSTEM_BUSY and
-// other failures for up to 5 rounds. It returns how many were stored in
-// each queue (by the queueId of the SEND response).
+// in SEND_BATCH_MESSAGE requests of o.ProduceBatch messages (SEND_MESSAGE_V2
+// when 1), pipelined on every client (o.Inflight each), retrying
+// SYSTEM_BUSY and other failures for up to 5 rounds. It returns how many
+// were stored in each queue (by the queueId of the SEND response).
 func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int) (*produced, error) {
+	per := max(o.ProduceBatch, 1)
 	body := make([]byte, o.BodySize)
 	for i := range body {
 		body[i] = 'a' + byte(i%26)
@@ -83,13 +85,19 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 		var issued atomic.Int64
 		s := newStream(clients, len(clients)*o.Inflight, 0)
 		s.build = func(int) (*codec.Command, int, bool) {
-			if issued.Add(1) > want {
+			k := int64(per)
+			end := issued.Add(k)
+			if end-k >= want {
 				return nil, 0, false
 			}
+			k = min(k, want-(end-k))
 			q := seq.Add(1)
-			return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body), 0, true
+			if k == 1 {
+				return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body), 1, true
+			}
+			return sendBatchRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, int(k), body), int(k), true
 		}
-		s.finish = func(_, _ int, _ int64, resp *codec.Command, err error) {
+		s.finish = func(_, k int, _ int64, resp *codec.Command, err error) {
 			switch {
 			case err != nil:
 				lastErr.Store(err)
@@ -99,8 +107,8 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 					lastErr.Store(fmt.Errorf("bench: send response: bad queueId (%v)", err))
 					return
 				}
-				st.perQueue[h.QueueID].Add(1)
-				st.total.Add(1)
+				st.perQueue[h.QueueID].Add(int64(k))
+				st.total.Add(int64(k))
 			default:
 				lastErr.Store(replyError("send", resp))
 			}

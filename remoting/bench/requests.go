@@ -50,6 +50,23 @@ func sendRequest(group, topic string, queueID int32, queues int, seq int64, body
 	return c
 }
 
+// sendBatchRequest is SEND_BATCH_MESSAGE (320) of n messages of body to
+// (topic, queueID), each with its own UNIQ_KEY, as the Java producer sends
+// a MessageBatch (header flag m=true, entries per §6.8).
+func sendBatchRequest(group, topic string, queueID int32, queues int, seq int64, n int, body []byte) *codec.Command {
+	c := newRequest(codec.RequestSendBatchMessage)
+	codec.SendMessageRequestHeader{ProducerGroup: group, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: int32(queues),
+		QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Batch: true}.EncodeV2(c)
+	buf := make([]byte, 0, n*(len(body)+64))
+	for i := range n {
+		m := codec.Message{Body: body, Properties: codec.PropertyUniqClientMessageIDKeyIdx + "\x01bench" +
+			strconv.FormatInt(seq, 16) + "_" + strconv.Itoa(i) + "\x02"}
+		buf, _ = codec.AppendBatchEntry(buf, &m) // cannot fail: short properties, small body
+	}
+	c.Body = buf
+	return c
+}
+
 // createTopicRequest is UPDATE_AND_CREATE_TOPIC (17): queues read and write
 // queues, perm read+write.
 func createTopicRequest(topic string, queues int) *codec.Command {
@@ -59,14 +76,13 @@ func createTopicRequest(topic string, queues int) *codec.Command {
 	return c
 }
 
-// heartbeatRequest is HEART_BEAT (34) of one POP consumer of group on topic.
-func heartbeatRequest(clientID, group, topic string) *codec.Command {
+// heartbeatRequest is HEART_BEAT (34) of one client with one producer
+// group and no consumers: the smallest heartbeat a real client sends, so
+// the round trip measures the remoting path rather than consumer
+// registration.
+func heartbeatRequest(clientID, producerGroup string) *codec.Command {
 	c := newRequest(codec.RequestHeartBeat)
-	c.Body = codec.EncodeHeartbeatData(&codec.HeartbeatData{
-		ClientID: clientID,
-		ConsumerDataSet: []codec.ConsumerData{{GroupName: group, ConsumeType: codec.ConsumePop, MessageModel: codec.MessageModelCluster,
-			ConsumeFromWhere:    "CONSUME_FROM_LAST_OFFSET",
-			SubscriptionDataSet: []codec.SubscriptionData{{Topic: topic, SubString: "*", ExpressionType: "TAG"}}}},
-	})
+	c.Body = codec.EncodeHeartbeatData(&codec.HeartbeatData{ClientID: clientID,
+		ProducerDataSet: []codec.ProducerData{{GroupName: producerGroup}}, ConsumerDataSet: []codec.ConsumerData{}})
 	return c
 }

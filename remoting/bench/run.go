@@ -142,15 +142,15 @@ func (p *phase) flushInterval(ctx context.Context, now time.Time, final bool) {
 	if secs <= 0 {
 		return
 	}
-	any := false
+	seen := false
 	for _, w := range p.ival {
-		any = any || w.ok+w.busy+w.errs+w.empty > 0
+		seen = seen || w.ok+w.busy+w.errs+w.empty > 0
 	}
 	srv := p.scrapeNow(ctx)
 	if srv != nil {
 		p.last = srv
 	}
-	if final && !any {
+	if final && !seen {
 		return
 	}
 	iv := IntervalStats{T: now.Sub(p.start).Seconds(), Seconds: secs, Series: map[string]IntervalSeries{}}
@@ -204,7 +204,7 @@ func (o *Options) config() map[string]any {
 	return map[string]any{
 		"addr": o.Addr, "broker_name": o.BrokerName, "topic": o.Topic, "group": o.Group, "queues": o.Queues,
 		"conns": o.Conns, "inflight": o.Inflight, "duration": o.Duration.String(), "rate": o.Rate,
-		"messages": o.Messages, "change_burst": o.ChangeBurst, "change_period": o.ChangePeriod.String(),
+		"messages": o.Messages, "produce_batch": o.ProduceBatch, "change_burst": o.ChangeBurst, "change_period": o.ChangePeriod.String(),
 		"change_pool": o.ChangePool, "invisible_time": o.InvisibleTime.String(), "body_size": o.BodySize,
 	}
 }

@@ -22,6 +22,7 @@ const (
 	metricMutations  = "popshim_writer_mutations_total" // ops completed
 	metricBatchSize  = "popshim_writer_batch_mutations" // histogram: ops per WriteBatch
 	metricRejects    = "popshim_writer_rejects_total"   // SYSTEM_BUSY from full lanes
+	metricWriteTime  = "popshim_writer_write_seconds"   // histogram: one synced db.Write
 	metricProcessCPU = "process_cpu_seconds_total"      // user+system CPU seconds
 )
 
@@ -31,6 +32,7 @@ type serverCounters struct {
 	fsyncs, batches, mutations float64
 	rejects, cpu               float64
 	batchSum, batchCount       float64
+	writeSum, writeCount       float64  // seconds, synced writes
 	buckets                    []bucket // batch-size histogram, cumulative, by upper bound
 	hasWriter, hasCPU          bool
 }
@@ -64,6 +66,11 @@ type ServerDelta struct {
 	MeanBatch float64 `json:"mean_batch"`
 	P50Batch  float64 `json:"p50_batch"`
 	P99Batch  float64 `json:"p99_batch"`
+	// MeanWriteMs is the mean duration of one synced db.Write (WAL append +
+	// fsync), milliseconds; WriteBusy is the fraction of the span the
+	// writer spent inside db.Write (1 = the disk path is saturated).
+	MeanWriteMs float64 `json:"mean_write_ms"`
+	WriteBusy   float64 `json:"write_busy"`
 }
 
 // scraper reads a Prometheus text endpoint.
@@ -122,6 +129,12 @@ func parseCounters(r io.Reader) (serverCounters, error) {
 	c.mutations, _ = sum(metricMutations)
 	c.rejects, _ = sum(metricRejects)
 	c.cpu, c.hasCPU = sum(metricProcessCPU)
+	if f, ok := fams[metricWriteTime]; ok {
+		for _, m := range f.GetMetric() {
+			c.writeSum += m.GetHistogram().GetSampleSum()
+			c.writeCount += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
 	if f, ok := fams[metricBatchSize]; ok {
 		byUpper := map[float64]float64{}
 		for _, m := range f.GetMetric() {
@@ -162,6 +175,12 @@ func delta(a, b serverCounters) ServerDelta {
 		d.MeanBatch = (b.batchSum - a.batchSum) / n
 		d.P50Batch = bucketQuantile(a.buckets, b.buckets, n, 0.50)
 		d.P99Batch = bucketQuantile(a.buckets, b.buckets, n, 0.99)
+	}
+	if n := b.writeCount - a.writeCount; n > 0 {
+		d.MeanWriteMs = 1000 * (b.writeSum - a.writeSum) / n
+		if span := b.at.Sub(a.at).Seconds(); span > 0 {
+			d.WriteBusy = (b.writeSum - a.writeSum) / span
+		}
 	}
 	return d
 }

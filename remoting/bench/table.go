@@ -92,14 +92,15 @@ func printSummary(out io.Writer, r *Report) {
 		fmt.Fprintf(out, "CHANGE bursts: %d, time to last reply p50 %d ms, max %d ms\n", r.Bursts, r.BurstMillis.P50, r.BurstMillis.Max)
 	}
 	if s := r.Server; s != nil {
-		fmt.Fprintf(out, "server: %.0f fsyncs, %.0f batches, %.0f mutations, batch mean %.1f p50≤%.0f p99≤%.0f, rejects %.0f",
-			s.Fsyncs, s.Batches, s.Mutations, s.MeanBatch, s.P50Batch, s.P99Batch, s.Rejects)
+		fmt.Fprintf(out, "server: %.0f fsyncs, %.0f batches, %.0f mutations, batch mean %.1f p50≤%.0f p99≤%.0f, synced write mean %.2f ms (busy %.0f%%), rejects %.0f",
+			s.Fsyncs, s.Batches, s.Mutations, s.MeanBatch, s.P50Batch, s.P99Batch, s.MeanWriteMs, 100*s.WriteBusy, s.Rejects)
 		if s.FsyncsPer1000Acks > 0 {
 			fmt.Fprintf(out, ", %.1f fsyncs per 1000 ACKs", s.FsyncsPer1000Acks)
 		}
 		fmt.Fprintln(out)
 	}
 	fmt.Fprintf(out, "cpu: bench %.0f%% of one core (%.0f%% of %d cores)", r.BenchCPU.Percent, r.BenchCPU.MachinePercent, r.Machine.CPUs)
+	defer fmt.Fprintf(out, "load average at the end: %.2f\n", r.Machine.LoadAvg1)
 	if c := r.ServerCPU; c != nil {
 		fmt.Fprintf(out, ", server %.0f%% of one core (%s)", c.Percent, c.Source)
 	}

@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ackReport is a synthetic ack-mode report.
+func ackReport(label string, ops, burstP99us, p99us float64, fsyncs float64) *Report {
+	return &Report{
+		Mode: "ack", Label: label, Target: "127.0.0.1:1", Started: time.Unix(1700000000, 0).UTC(), Seconds: 10,
+		Series: []SeriesSummary{
+			{Name: "ack", OK: int64(ops * 10), OpsPerSec: ops, Busy: 3, Errors: 1, Latency: Latency{Count: int64(ops * 10), P50: 1000, P99: int64(p99us), P999: 9000, Max: 12000}},
+			{Name: "ack_during_burst", OK: 10, OpsPerSec: 1, Busy: 3, Errors: 1, Latency: Latency{Count: 10, P99: int64(burstP99us)}},
+			{Name: "ack_outside_burst", OK: int64(ops*10) - 10, OpsPerSec: ops - 1, Latency: Latency{P99: 2000}},
+			{Name: "change", OK: 500, OpsPerSec: 50, Busy: 2, Latency: Latency{P99: 8000}},
+		},
+		Server:    &ServerStats{ServerDelta: ServerDelta{Fsyncs: fsyncs}, FsyncsPer1000Acks: 1000 * fsyncs / (ops * 10)},
+		BenchCPU:  CPUStats{Percent: 30, Source: "proc"},
+		ServerCPU: &CPUStats{Percent: 120, Source: "proc"},
+		Points: []Point{{T: 0.1, Series: map[string]PointStats{"ack": {N: 5, P50: 900, P99: 2000, Max: 3000}, "change": {N: 1, P50: 5000, P99: 6000, Max: 6000}}},
+			{T: 0.2, Burst: true, Series: map[string]PointStats{"ack": {N: 7, P50: 1000, P99: 4000, Max: 5000}}}},
+	}
+}
+
+func TestCompareRatiosAndLimits(t *testing.T) {
+	group := ackReport("popshim-group", 50000, 3000, 2500, 500)
+	sync := ackReport("popshim-sync", 5000, 60000, 40000, 50000)
+	storage := &Report{Mode: "raw-storage", Label: "storage-limit", Storage: &StorageResult{OpsPerSec: 200000}}
+	network := &Report{Mode: "heartbeat", Label: "network-limit", Series: []SeriesSummary{{Name: "heartbeat", OpsPerSec: 100000}}}
+	c := Compare([]*Report{group, sync, storage, network})
+
+	require.InDelta(t, 100000, c.Limit, 1e-9, "the lower of the two limits")
+	require.InDelta(t, 0.5, c.Rows[0].FractionOfLimit, 1e-9)
+	require.InDelta(t, 0.05, c.Rows[1].FractionOfLimit, 1e-9)
+	require.True(t, math.IsNaN(c.Rows[2].FractionOfLimit))
+	require.InDelta(t, 3, c.Rows[0].AckBurstP99Ms, 1e-9)
+	require.InDelta(t, 1, c.Rows[0].FsyncsPer1000, 1e-9)
+	require.EqualValues(t, 5, c.Rows[0].Busy, "ack + change, not the ACK sub-series again")
+	require.EqualValues(t, 1, c.Rows[0].Errors)
+
+	var b bytes.Buffer
+	c.WriteMarkdown(&b)
+	out := b.String()
+	require.Contains(t, out, "| popshim-group | ack | 50000 | 1.00 | 2.50 | 3.00 | 2.00 |")
+	require.Contains(t, out, "| popshim-sync | 10.0× | 20.0× | 16.0× | 1000.0× |", "group vs sync: ops ×10, burst p99 ÷20, p99 ÷16, fsyncs ÷1000")
+	require.Contains(t, out, "| storage-limit | raw-storage | 200000 | n/a |")
+	require.Contains(t, out, "lower: 100000 ops/s")
+}
+
+func TestCompareWithoutLimits(t *testing.T) {
+	c := Compare([]*Report{ackReport("a", 10, 1, 1, 1)})
+	require.True(t, math.IsNaN(c.Limit))
+	var b bytes.Buffer
+	c.WriteMarkdown(&b)
+	require.NotContains(t, b.String(), "Limits on this machine")
+	require.Equal(t, 3, strings.Count(b.String(), "\n"), "header, separator, one row")
+}
+
+func TestReportJSONRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	r := ackReport("popshim-group", 1234, 3000, 2500, 10)
+	r.Intervals = []IntervalStats{{T: 1, Seconds: 1, Series: map[string]IntervalSeries{"ack": {OpsPerSec: 1234, P99: 2500}}, Server: &ServerDelta{Fsyncs: 3}}}
+	p := filepath.Join(dir, "r.json")
+	require.NoError(t, r.WriteJSON(p))
+	back, err := ReadReport(p)
+	require.NoError(t, err)
+	require.Equal(t, r, back)
+
+	rs, err := ReadReports([]string{p, p})
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	_, err = ReadReports([]string{p, filepath.Join(dir, "missing.json")})
+	require.Error(t, err)
+	require.NoError(t, os.WriteFile(p, []byte("{"), 0o644))
+	_, err = ReadReport(p)
+	require.ErrorContains(t, err, "decode report")
+}
+
+func TestWritePlot(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.svg")
+	require.NoError(t, WritePlot(one, []*Report{ackReport("g", 1, 1, 1, 1)}))
+	b, err := os.ReadFile(one)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "<svg")
+	require.Contains(t, string(b), "CHANGE burst outstanding")
+
+	two := filepath.Join(dir, "two.png")
+	require.NoError(t, WritePlot(two, []*Report{ackReport("g", 1, 1, 1, 1), ackReport("s", 1, 1, 1, 1)}))
+	b, err = os.ReadFile(two)
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(b, []byte("\x89PNG")))
+
+	require.ErrorContains(t, WritePlot(filepath.Join(dir, "none.svg"), []*Report{{Mode: "ack"}}), "nothing to plot")
+}
+
+func TestPrintSummary(t *testing.T) {
+	var b bytes.Buffer
+	r := ackReport("popshim-group", 50000, 3000, 2500, 500)
+	r.Machine = Machine{CPUs: 2}
+	r.Bursts, r.BurstMillis = 3, &Latency{P50: 12, Max: 30}
+	printSummary(&b, r)
+	out := b.String()
+	require.Contains(t, out, "== popshim-group (ack)")
+	require.Contains(t, out, "CHANGE bursts: 3")
+	require.Contains(t, out, "1.0 fsyncs per 1000 ACKs")
+	require.Contains(t, out, "server 120% of one core (proc)")
+	require.Regexp(t, `ack_during_burst\s+10\s+1\s+0\.00\s+0\.00\s+3\.00`, out)
+}

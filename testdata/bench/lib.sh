@@ -1,0 +1,80 @@
+# Shared helpers of testdata/bench/run.sh and anchor.sh (sourced, not run).
+# Every process started through start_bg is recorded in $work/pids and
+# killed by cleanup, so no server outlives the script.
+
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# free_port_block N prints a port p such that p-2 … p+N are all free (the
+# Java broker also binds listenPort-2 and listenPort+1).
+free_port_block() {
+  local n=$1 p i ok
+  for _ in $(seq 1 50); do
+    p=$(( 20000 + RANDOM % 30000 ))
+    ok=1
+    for i in $(seq -2 "$n"); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null; then ok=0; break; fi
+    done
+    [ "$ok" = 1 ] && { echo "$p"; return 0; }
+  done
+  echo "no free port block" >&2
+  return 1
+}
+
+# wait_port HOST PORT SECONDS: wait until something accepts on HOST:PORT.
+wait_port() {
+  local host=$1 port=$2 secs=$3 i
+  for i in $(seq 1 $((secs * 10))); do
+    if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "bench: nothing listens on $host:$port after ${secs}s" >&2
+  return 1
+}
+
+# start_bg NAME LOG CMD...: start CMD in its own session, log to LOG,
+# record its pid as $work/pids/NAME.pid and print the pid.
+start_bg() {
+  local name=$1 log=$2
+  shift 2
+  setsid "$@" >"$log" 2>&1 &
+  local pid=$!
+  echo "$pid" >"$work/pids/$name.pid"
+  echo "$pid"
+}
+
+# stop_bg NAME [SECONDS]: SIGTERM the process group of NAME, SIGKILL after
+# SECONDS (default 30), and forget it.
+stop_bg() {
+  local name=$1 secs=${2:-30} f="$work/pids/$1.pid" pid i
+  [ -e "$f" ] || return 0
+  pid=$(cat "$f")
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 $((secs * 10))); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+cleanup() {
+  local rc=$? f
+  for f in "$work"/pids/*.pid; do
+    [ -e "$f" ] || continue
+    stop_bg "$(basename "$f" .pid)" 10
+  done
+  if [ "$rc" -ne 0 ] || [ -n "${BENCH_KEEP:-}" ]; then
+    echo "bench: work directory kept: $work" >&2
+  else
+    rm -rf "$work"
+  fi
+  exit "$rc"
+}
+
+# machine_note prints the machine line of the report.
+machine_note() {
+  echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}

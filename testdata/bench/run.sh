@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `make bench`: the ACK/CHANGE workload against popshim --pop-write-mode=group
+# and --pop-write-mode=sync, one after the other on this machine, plus the
+# two physical limits, then the side-by-side ratio table.
+#
+#   1. raw storage limit:  popshim bench raw-storage (synced RocksDB WriteBatches,
+#                          single synced writes, 4 KiB write+fdatasync latency)
+#   2. for mode in group sync: a fresh popshim on free loopback ports and a fresh
+#                          data dir; popshim bench (prepare, then ACK stream with
+#                          CHANGE bursts); in group mode also popshim bench
+#                          heartbeat (the network limit); stop it
+#   3. popshim bench compare → $out/compare.md; popshim bench plot → $out/latency.svg
+#
+# Env (defaults in brackets):
+#   POPSHIM_BIN            popshim binary [built into the work dir]
+#   BENCH_OUT              result directory [<repo>/bin/bench]
+#   BENCH_DURATION [10s]   BENCH_MESSAGES [800000]   BENCH_CONNS [16]   BENCH_INFLIGHT [32]
+#   BENCH_RATE [0 = max]   BENCH_CHANGE_BURST [2000] BENCH_CHANGE_PERIOD [1s]
+#   BENCH_ARGS             extra flags for every `popshim bench` ack run
+#   BENCH_SERVE_ARGS       extra flags for every `popshim serve`
+#   BENCH_KEEP=1           keep the work directory (server logs, data)
+# The results (JSON, SVG, compare.md) are in $BENCH_OUT; anchor.sh adds the
+# Apache RocketMQ run to the same directory and table.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/popshim-bench.XXXXXX")
+mkdir -p "$work/pids"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+out=${BENCH_OUT:-$root/bin/bench}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+duration=${BENCH_DURATION:-10s}
+messages=${BENCH_MESSAGES:-800000}
+conns=${BENCH_CONNS:-16}
+inflight=${BENCH_INFLIGHT:-32}
+rate=${BENCH_RATE:-0}
+burst=${BENCH_CHANGE_BURST:-2000}
+period=${BENCH_CHANGE_PERIOD:-1s}
+
+if [ -n "${POPSHIM_BIN:-}" ]; then
+  bin=$(cd "$(dirname "$POPSHIM_BIN")" && pwd)/$(basename "$POPSHIM_BIN")
+else
+  echo "bench: building popshim"
+  bin="$work/popshim"
+  (cd "$root" && go build -o "$bin" .)
+fi
+
+machine_note | tee "$out/machine.txt"
+common=(--duration "$duration" --messages "$messages" --conns "$conns" --inflight "$inflight" --rate "$rate"
+  --change-burst "$burst" --change-period "$period")
+
+echo "bench: raw storage limit (data dir on the same disk as the servers')"
+"$bin" bench raw-storage --data-dir "$work" --duration 5s --json "$out/raw-storage.json" --label storage-limit
+
+for mode in group sync; do
+  port=$(free_port); nport=$(free_port); mport=$(free_port)
+  mkdir -p "$work/$mode"
+  # shellcheck disable=SC2086
+  pid=$(start_bg "popshim-$mode" "$work/$mode/popshim.log" "$bin" serve --pop-write-mode="$mode" \
+    --listen "127.0.0.1:$port" --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" \
+    --broker-ip 127.0.0.1 --data-dir "$work/$mode/data" --log-level warn ${BENCH_SERVE_ARGS:-})
+  wait_port 127.0.0.1 "$port" 30
+  wait_port 127.0.0.1 "$mport" 30
+  echo "bench: popshim --pop-write-mode=$mode (pid $pid) on 127.0.0.1:$port"
+  # shellcheck disable=SC2086
+  "$bin" bench --addr "127.0.0.1:$port" --broker-name popshim-a "${common[@]}" \
+    --metrics-url "http://127.0.0.1:$mport/metrics" --server-pid "$pid" \
+    --label "popshim-$mode" --json "$out/popshim-$mode.json" --plot "$out/popshim-$mode.svg" ${BENCH_ARGS:-}
+  if [ "$mode" = group ]; then
+    echo "bench: network limit: HEART_BEAT round trips through popshim"
+    "$bin" bench heartbeat --addr "127.0.0.1:$port" --duration 5s --conns "$conns" --inflight "$inflight" \
+      --metrics-url "http://127.0.0.1:$mport/metrics" --server-pid "$pid" \
+      --label network-limit --json "$out/heartbeat.json" --quiet
+  fi
+  stop_bg "popshim-$mode"
+done
+
+reports=("$out/popshim-group.json" "$out/popshim-sync.json")
+[ -e "$out/rocketmq-5.5.1.json" ] && reports+=("$out/rocketmq-5.5.1.json")
+"$bin" bench compare "${reports[@]}" "$out/raw-storage.json" "$out/heartbeat.json" | tee "$out/compare.md"
+"$bin" bench plot -o "$out/latency.svg" "${reports[@]}"
+echo "bench: results in $out (compare.md, *.json, *.svg)"
