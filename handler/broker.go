@@ -50,7 +50,8 @@ type Broker struct {
 	// the retry-first ratio and the round-robin start queue of queueId -1.
 	popSeq [stripeCount]atomic.Uint64
 
-	revive *reviver
+	revive    *reviver
+	hostCache atomic.Pointer[cachedHost] // storeHost's parse of the advertised address
 
 	startOnce sync.Once
 	closeOnce sync.Once

@@ -55,17 +55,17 @@ func TestCHG02_ChangeRedeliversOnceViaRetry(t *testing.T) {
 	send(t, c, "T", 0, "m", sendOpts{})
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000})
 	require.Len(t, ms, 1)
-	resp, h1 := change(t, c, "G", "T", ms[0], 5000)
+	resp, h1 := change(t, c, "G", "T", ms[0], 6000)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.NotEqual(t, ms[0].raw, h1.raw)
-	h.advance(6 * time.Second)
+	h.advance(7 * time.Second)
 	h.reviveNow()
 	got := popAll(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 32, invisible: 5000}, 5)
 	require.Equal(t, []string{"m"}, bodies(got), "exactly one redelivery")
 	require.NotEqual(t, codec.RetryFlagNormal, got[0].handle.RetryFlag)
 	require.EqualValues(t, 1, got[0].m.ReconsumeTimes)
 	require.Equal(t, codec.Success, ack(t, c, "G", "T", got[0]))
-	require.Empty(t, bodies(redeliveries(t, h, "G", "T", 6*time.Second)))
+	require.Empty(t, bodies(redeliveries(t, h, "G", "T", 7*time.Second)))
 }
 
 // TestCHG_SameDeadlineKeepsRecord: a CHANGE whose new deadline equals the

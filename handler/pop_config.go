@@ -70,12 +70,26 @@ func parseHostPort(addr string) (netip.AddrPort, error) {
 
 // storeHost returns the address written as storeHost into stored records:
 // the advertised broker address once Serve bound the port
-// (TopicTable.SetBrokerAddr), else the configured one.
+// (TopicTable.SetBrokerAddr), else the configured one. The parsed value is
+// cached per advertised string. Any goroutine.
 func (b *Broker) storeHost() netip.AddrPort {
-	if a := b.Topics.BrokerAddr(); a != "" {
-		if hp, err := parseHostPort(a); err == nil {
-			return hp
-		}
+	a := b.Topics.BrokerAddr()
+	if a == "" {
+		return b.pop.storeHost
 	}
-	return b.pop.storeHost
+	if c := b.hostCache.Load(); c != nil && c.addr == a {
+		return c.host
+	}
+	hp, err := parseHostPort(a)
+	if err != nil {
+		return b.pop.storeHost
+	}
+	b.hostCache.Store(&cachedHost{addr: a, host: hp})
+	return hp
+}
+
+// cachedHost is one parsed advertised address.
+type cachedHost struct {
+	addr string
+	host netip.AddrPort
 }

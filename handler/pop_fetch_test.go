@@ -3,6 +3,7 @@ package handler
 // POP fetch path scenarios (pop-scenarios §1).
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -132,9 +133,10 @@ func TestPOP03_NoInflightCapQueueStaysServed(t *testing.T) {
 	require.Zero(t, h.b().locks.heldCount())
 }
 
-// TestPOP04_InitMode: a new group starts at the min offset (initMode MIN) or
-// at the last message (MAX), the choice is persisted on first use, and a
-// later initMode does not re-initialise.
+// TestPOP04_InitMode: a new group starts at the min offset (initMode MIN);
+// with MAX at offset 0 while the queue is young (RocketMQ's in-memory
+// shortcut) and at the last message otherwise. The start is persisted on
+// first use, and a later initMode does not re-initialise.
 func TestPOP04_InitMode(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)
@@ -145,6 +147,10 @@ func TestPOP04_InitMode(t *testing.T) {
 	require.Len(t, ms, 10)
 	require.Equal(t, "m-0", ms[0].body())
 
+	_, ms = pop(t, c, popArgs{group: "G4", topic: "T", queueID: 0, max: 32, invisible: 60000, initMode: codec.ConsumeInitModeMax})
+	require.Len(t, ms, 10, "young queue: MAX starts at 0 like a Java broker with the data in page cache")
+
+	h.advance(11 * time.Minute) // offset 0 is no longer "in memory"
 	_, ms = pop(t, c, popArgs{group: "G2", topic: "T", queueID: 0, max: 32, invisible: 60000, initMode: codec.ConsumeInitModeMax})
 	require.Equal(t, []string{"m-9"}, bodies(ms))
 	require.EqualValues(t, 9, ms[0].m.QueueOffset)
@@ -286,4 +292,53 @@ func createTopicRemote(t *testing.T, c *remoting.Client, topic string, queues in
 	}, nil)
 	resp := call(t, c, req)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+}
+
+// TestPOP_ConcurrentConsumersNoDuplicates: many consumers popping the same
+// queues at once never receive one message twice (the consume offset is
+// read under the queue lock, and the lock is held until the advance is
+// durable) and together receive every message.
+func TestPOP_ConcurrentConsumersNoDuplicates(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 2)
+	c := h.dial()
+	const perQueue = 200
+	for q := range int32(2) {
+		sendBatch(t, c, "T", q, "q"+strconv.Itoa(int(q)), 0, perQueue, "")
+	}
+	const consumers = 8
+	results := make(chan []string, consumers)
+	for range consumers {
+		cc := h.dial()
+		go func() {
+			var got []string
+			empty := 0
+			for empty < 3 {
+				resp, err := cc.Invoke(context.Background(), popArgs{group: "G", topic: "T", queueID: -1, max: 3, invisible: 600000, poll: 200}.request())
+				if err != nil || resp.Code != codec.Success {
+					empty++ // three empty long polls in a row: nothing left
+					continue
+				}
+				empty = 0
+				ms, err := codec.DecodeMessages(resp.Body)
+				if err != nil {
+					break
+				}
+				for _, m := range ms {
+					got = append(got, string(m.Body))
+				}
+			}
+			results <- got
+		}()
+	}
+	seen := map[string]int{}
+	for range consumers {
+		for _, b := range <-results {
+			seen[b]++
+		}
+	}
+	for b, n := range seen {
+		require.Equal(t, 1, n, "%s delivered %d times", b, n)
+	}
+	require.Len(t, seen, 2*perQueue)
 }

@@ -1,8 +1,6 @@
 package handler
 
 import (
-	"fmt"
-
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
@@ -177,17 +175,19 @@ func (j *popJob) readRetry(o *popOutcome, sources []popSource) {
 // readQueue pops from one queue. REQUIRES: called by run's goroutine.
 func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	b, st, group := j.b, j.b.Store, j.h.ConsumerGroup
-	maxOff := st.MaxOffset(s.topic, s.queueID)
-	stored, hasStored := st.ConsumerOffset(group, s.topic, s.queueID)
 	remaining := int(j.h.MaxMsgNums) - o.found
 	k := queueLockKey{group, s.topic, s.queueID}
 	if remaining <= 0 || len(o.body) >= b.pop.maxPopBytes || !b.locks.tryLock(k) {
-		if hasStored && maxOff > stored {
+		maxOff := st.MaxOffset(s.topic, s.queueID)
+		if stored, ok := st.ConsumerOffset(group, s.topic, s.queueID); ok && maxOff > stored {
 			o.rest += maxOff - stored
 		}
 		return
 	}
-	minOff := st.MinOffset(s.topic, s.queueID)
+	// The offset is read under the lock: the previous holder released it
+	// only after its offset advance was durable and published.
+	stored, hasStored := st.ConsumerOffset(group, s.topic, s.queueID)
+	minOff, maxOff := st.MinOffset(s.topic, s.queueID), st.MaxOffset(s.topic, s.queueID)
 	start := stored
 	if !hasStored {
 		start = j.initOffset(s, minOff, maxOff)
@@ -264,13 +264,28 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	}
 }
 
+// initInMemoryWindowMillis stands in for the Java broker's
+// initPopOffsetByCheckMsgInMem page-cache test: a queue whose first message
+// (offset 0) is still stored and was stored less than this long ago counts
+// as "in memory", and initMode MAX then starts at 0.
+const initInMemoryWindowMillis = 10 * 60 * 1000
+
 // initOffset is where a group without a committed offset starts
-// (PopMessageProcessor.getInitOffset without the page-cache shortcut):
-// retry topics and initMode MIN at the queue's min offset, initMode MAX at
-// the last message (max − 1).
+// (PopMessageProcessor.getInitOffset): retry topics and initMode MIN at the
+// queue's min offset; initMode MAX at 0 when the queue is young (never
+// trimmed, offset 0 stored within initInMemoryWindowMillis — RocketMQ's
+// in-memory shortcut), else at the last message (max − 1). The choice is
+// persisted by the POP's offset commit, so it is made once per group.
 func (j *popJob) initOffset(s popSource, minOff, maxOff int64) int64 {
 	if s.flag != codec.RetryFlagNormal || codec.IsRetryTopic(s.topic) || j.h.InitMode == codec.ConsumeInitModeMin {
 		return minOff
+	}
+	if minOff == 0 && maxOff > 0 {
+		if rec, err := j.b.Store.ReadMessage(s.topic, s.queueID, 0); err == nil {
+			if ts, ok := popstore.StoreTimestamp(rec); ok && j.b.nowMillis()-ts < initInMemoryWindowMillis {
+				return 0
+			}
+		}
 	}
 	return max(maxOff-1, minOff, 0)
 }
@@ -325,78 +340,4 @@ func (j *popJob) release(o *popOutcome) {
 		j.unlockQueue(k)
 	}
 	o.held = nil
-}
-
-// finishEmpty answers or parks a run that returned no message.
-func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
-	b := j.b
-	if o.readErr != nil {
-		j.replyCode(codec.SystemError, "pop: store read failed: "+o.readErr.Error())
-		return
-	}
-	if o.filterBound {
-		// Messages remain that the tag scan did not reach: go on now
-		// instead of parking (RocketMQ #8472, pop-scenarios POLL-01).
-		j.rerun()
-		return
-	}
-	if j.h.PollTime <= 0 {
-		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
-		return
-	}
-	remoting.MarkLongPolling(j.c)
-	p := &parkedPoll{
-		keys: j.keys, deadlineMillis: j.deadlineMillis,
-		onWake:   j.rerun,
-		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
-	}
-	switch b.polls.park(p, seen) {
-	case parked:
-	case parkFull:
-		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", b.pop.brokerName))
-	case parkChanged:
-		j.rerun()
-	case parkExpired:
-		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
-	}
-}
-
-// rerun queues the request again on the reader pool.
-func (j *popJob) rerun() {
-	if !j.b.resubmitRead(j.run) {
-		j.replyCode(codec.SystemBusy, busyRemark)
-	}
-}
-
-// replyCode answers with a non-success code; the POP header is always
-// present (Java primitives), with empty offset strings as a Java broker
-// writes them.
-func (j *popJob) replyCode(code int32, remark string) {
-	resp := codec.NewResponse(j.req, code, remark)
-	codec.PopMessageResponseHeader{PopTime: j.b.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
-	respond(j.c, j.req, resp)
-}
-
-// replySuccess answers with the messages of o.
-func (j *popJob) replySuccess(o *popOutcome) {
-	b := j.b
-	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
-	codec.PopMessageResponseHeader{
-		PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime, RestNum: o.rest,
-		StartOffsetInfo: string(o.startInfo), MsgOffsetInfo: string(o.msgInfo),
-	}.Encode(resp)
-	resp.Body = o.body
-	respond(j.c, j.req, resp)
-	sys := isSystemTopic(j.h.Topic)
-	if n := o.found - o.foundRetry; n > 0 {
-		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "false").Add(float64(n))
-	}
-	if o.foundRetry > 0 {
-		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "true").Add(float64(o.foundRetry))
-	}
-	b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, boolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
-	if o.rest > 0 {
-		// More is waiting: let other parked consumers of the topic take it.
-		b.polls.wake(j.h.Topic, anyQueue)
-	}
 }

@@ -10,7 +10,9 @@ package handler
 //
 // Behaviour:
 //   - On the event loop: decode, validate against in-memory topic metadata,
-//     queue the request on the reader pool (full: SYSTEM_BUSY at once).
+//     create the consumer group's configuration when it is unknown
+//     (autoCreateSubscriptionGroup), queue the request on the reader pool
+//     (full: SYSTEM_BUSY at once).
 //   - On a reader: per source queue take the (group, topic, queueId)
 //     try-lock (skip the queue when taken), start from the committed consume
 //     offset (first use: MIN, or MAX-1 for initMode MAX; retry topics always
@@ -38,9 +40,10 @@ package handler
 // SYSTEM_ERROR (1) header errors, store or write failures;
 // TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable or group
 // consumption disabled; INVALID_PARAMETER (29) maxMsgNums outside 1..32,
-// queueId out of range, negative invisibleTime; SUBSCRIPTION_PARSE_FAILED
-// (23) unknown expression type; REQUEST_CODE_NOT_SUPPORTED (3) for
-// order=true (orderly POP) and SQL92 filters, which popshim does not serve.
+// queueId out of range, negative invisibleTime, invalid group name;
+// SUBSCRIPTION_PARSE_FAILED (23) unknown expression type;
+// REQUEST_CODE_NOT_SUPPORTED (3) for order=true (orderly POP) and SQL92
+// filters, which popshim does not serve.
 
 import (
 	"fmt"
@@ -100,9 +103,15 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		reply(codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
+	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
+		reply(codec.InvalidParameter, err.Error())
+		return
+	}
 	if g, ok := b.Store.Group(h.ConsumerGroup); ok && !g.ConsumeEnable {
 		reply(codec.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
 		return
+	} else if !ok {
+		b.ensureGroup(h.ConsumerGroup) // autoCreateSubscriptionGroup, as a Java broker
 	}
 	filter, err := parseTagFilter(h.ExpType, h.Exp)
 	switch err {

@@ -12,9 +12,9 @@ import (
 
 // popMetrics are the Prometheus series of the POP machinery. Names reuse
 // RocketMQ's where the meaning matches (metrics-conventions §5); popshim
-// internals use the popshim_ prefix. Constant labels cluster, node_type and
-// node_id are applied by the registerer handed to NewBroker (when it wraps
-// them) or left out.
+// internals use the popshim_ prefix. The constant labels cluster,
+// node_type and node_id come from the registerer handed to NewBroker
+// (Serve wraps its registry with them).
 type popMetrics struct {
 	messagesIn      *prometheus.CounterVec // rocketmq_messages_in_total{topic,message_type,is_system}
 	throughputIn    *prometheus.CounterVec // rocketmq_throughput_in_total

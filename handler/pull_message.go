@@ -1,9 +1,10 @@
 package handler
 
-// PULL_MESSAGE (11), broker/.../processor/PullMessageProcessor.java with
+// PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361, same header and answer),
+// broker/.../processor/PullMessageProcessor.java with
 // DefaultMessageStore.getMessage's offset rules. rocketmq-client-go's push
-// consumer, the Java PULL path (%RETRY% queues, orderly listeners) and the
-// proxy's heartbeat-syncer consumer use it.
+// consumer, the Java PULL path (%RETRY% queues, orderly listeners), the
+// Java lite pull consumer and the proxy's heartbeat-syncer consumer use it.
 //
 // Header (codec.PullMessageRequestHeader): consumerGroup, topic, queueId,
 // queueOffset, maxMsgNums, sysFlag (0x1 commit offset, 0x2 suspend, 0x4

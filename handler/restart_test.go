@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -99,4 +100,32 @@ func maxOffsetRemote(t *testing.T, c *remoting.Client, topic string) int64 {
 	n, err := strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
 	require.NoError(t, err)
 	return n
+}
+
+// TestSyncWriteMode_PopAckChangeRevive: the same POP flow works with the
+// baseline writer (--pop-write-mode=sync: each op written by one of several
+// workers, completions not ordered across ops).
+func TestSyncWriteMode_PopAckChangeRevive(t *testing.T) {
+	h := startHarness(t, func(c *conf.Config) { c.PopWriteMode = "sync"; c.SyncWorkers = 4 })
+	h.createTopic("T", 2)
+	c := h.dial()
+	for q := range int32(2) {
+		sendN(t, c, "T", q, 10, "q"+strconv.Itoa(int(q)), sendOpts{})
+	}
+	ms := popAll(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 4, invisible: 10000}, 20)
+	require.Len(t, ms, 20)
+	var want []string
+	for i, m := range ms {
+		switch i % 3 {
+		case 0:
+			require.Equal(t, codec.Success, ack(t, c, "G", "T", m))
+		case 1:
+			resp, np := change(t, c, "G", "T", m, 30000)
+			require.Equal(t, codec.Success, resp.Code)
+			require.Equal(t, codec.Success, ack(t, c, "G", "T", np))
+		default:
+			want = append(want, m.body())
+		}
+	}
+	require.ElementsMatch(t, want, bodies(redeliveries(t, h, "G", "T", 31*time.Second)))
 }

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,18 +168,52 @@ func (r *reviver) plan(ck popstore.Checkpoint) reviveItem {
 		b.Log.Error().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: cannot build retry copy")
 		return it
 	}
+	create := func() error { _, err := b.Topics.GetOrCreate(p.topic); return err }
 	if p.dlq {
-		_, err = b.Topics.EnsureDLQTopic(ck.Key.Group)
-	} else {
-		_, err = b.Topics.GetOrCreate(p.topic)
+		create = func() error { _, err := b.Topics.EnsureDLQTopic(ck.Key.Group); return err }
 	}
-	if err != nil {
+	if err := r.ensureTopic(p.topic, create); err != nil {
 		b.Log.Warn().Err(err).Str("topic", p.topic).Msg("revive: cannot create target topic")
 		return it
 	}
 	it.kind, it.plan = reviveRetry, p
 	return it
 }
+
+// ensureTopic makes sure the target topic's metadata is durable before the
+// retry copy is written, so a copy never lands in a topic the broker does
+// not know (the TopicTable persists new topics asynchronously and forgets
+// them again when that write fails). Runs on the revive goroutine; waits
+// at most a few seconds.
+func (r *reviver) ensureTopic(name string, create func() error) error {
+	b := r.b
+	for range 3 {
+		if _, ok := b.Store.Topic(name); ok {
+			return nil
+		}
+		if err := create(); err != nil {
+			return err
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, ok := b.Store.Topic(name); ok {
+				return nil
+			}
+			if _, ok := b.Topics.Get(name); !ok {
+				break // its write failed and the table dropped it: create again
+			}
+			select {
+			case <-r.quit:
+				return errReviveStopped
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}
+	return fmt.Errorf("handler: topic %s not persisted", name)
+}
+
+// errReviveStopped: the broker is closing.
+var errReviveStopped = errors.New("handler: revive stopped")
 
 // commit writes the pass as one background-lane op and waits for it.
 func (r *reviver) commit(items []reviveItem) error {

@@ -83,6 +83,7 @@ func TestREV04_FailedReviveStillRedelivers(t *testing.T) {
 func TestREV04_BackoffAndCap(t *testing.T) {
 	h := startHarness(t, nil)
 	b := h.b()
+	b.revive.stop() // the test plays the revive loop itself
 	key := popstore.CheckpointKey{VisibleAtMillis: 1000, Group: "G", Topic: "T", QueueId: 0, QueueOffset: 3}
 	put := func(attempts int32) {
 		ck := popstore.Checkpoint{Key: key, PopTimeMillis: 0, InvisibleTimeMillis: 1000, AttemptTimes: attempts}

@@ -39,21 +39,23 @@ func TestSlowStore_HeartbeatsOvertakeAcks(t *testing.T) {
 		}
 	}
 	hb := []byte(`{"clientID":"127.0.0.1@slow","producerDataSet":[],"consumerDataSet":[]}`)
-	const beats = 10
-	for i, m := range ms {
-		wg.Add(1)
-		require.NoError(t, c.InvokeAsync(ackReq("G", "T", m), record(codec.RequestAckMessage)))
-		for range beats / len(ms) {
-			if i == 0 {
-				wg.Add(1)
-				require.NoError(t, c.InvokeAsync(codec.NewRequest(codec.RequestHeartBeat, 0, nil, hb), record(codec.RequestHeartBeat)))
-			}
-		}
-	}
-	for range beats - beats/len(ms) {
+	beat := func() {
 		wg.Add(1)
 		require.NoError(t, c.InvokeAsync(codec.NewRequest(codec.RequestHeartBeat, 0, nil, hb), record(codec.RequestHeartBeat)))
 	}
+	// ACK, HB, HB, ACK, HB, HB, ... then two more HBs: every heartbeat is
+	// sent after at least one ACK, most of them after several.
+	beats := 0
+	for _, m := range ms {
+		wg.Add(1)
+		require.NoError(t, c.InvokeAsync(ackReq("G", "T", m), record(codec.RequestAckMessage)))
+		beat()
+		beat()
+		beats += 2
+	}
+	beat()
+	beat()
+	beats += 2
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {

@@ -15,6 +15,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestSendMessageV2, b.handleSendMessage)
 	r.Handle(codec.RequestSendBatchMessage, b.handleSendBatchMessage)
 	r.Handle(codec.RequestPullMessage, b.handlePullMessage)
+	r.Handle(codec.RequestLitePullMessage, b.handlePullMessage)
 	r.Handle(codec.RequestConsumerSendMsgBack, b.handleConsumerSendMsgBack)
 	r.Handle(codec.RequestPopMessage, b.handlePopMessage)
 	r.Handle(codec.RequestAckMessage, b.handleAckMessage)

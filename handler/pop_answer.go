@@ -1,0 +1,82 @@
+package handler
+
+import (
+	"fmt"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// finishEmpty answers or parks a run that returned no message.
+func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
+	b := j.b
+	if o.readErr != nil {
+		j.replyCode(codec.SystemError, "pop: store read failed: "+o.readErr.Error())
+		return
+	}
+	if o.filterBound {
+		// Messages remain that the tag scan did not reach: go on now
+		// instead of parking (RocketMQ #8472, pop-scenarios POLL-01).
+		j.rerun()
+		return
+	}
+	if j.h.PollTime <= 0 {
+		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
+		return
+	}
+	remoting.MarkLongPolling(j.c)
+	p := &parkedPoll{
+		keys: j.keys, deadlineMillis: j.deadlineMillis,
+		onWake:   j.rerun,
+		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
+	}
+	switch b.polls.park(p, seen) {
+	case parked:
+	case parkFull:
+		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", b.pop.brokerName))
+	case parkChanged:
+		j.rerun()
+	case parkExpired:
+		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
+	}
+}
+
+// rerun queues the request again on the reader pool.
+func (j *popJob) rerun() {
+	if !j.b.resubmitRead(j.run) {
+		j.replyCode(codec.SystemBusy, busyRemark)
+	}
+}
+
+// replyCode answers with a non-success code; the POP header is always
+// present (Java primitives), with empty offset strings as a Java broker
+// writes them.
+func (j *popJob) replyCode(code int32, remark string) {
+	resp := codec.NewResponse(j.req, code, remark)
+	codec.PopMessageResponseHeader{PopTime: j.b.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
+	respond(j.c, j.req, resp)
+}
+
+// replySuccess answers with the messages of o.
+func (j *popJob) replySuccess(o *popOutcome) {
+	b := j.b
+	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
+	codec.PopMessageResponseHeader{
+		PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime, RestNum: o.rest,
+		StartOffsetInfo: string(o.startInfo), MsgOffsetInfo: string(o.msgInfo),
+	}.Encode(resp)
+	resp.Body = o.body
+	respond(j.c, j.req, resp)
+	sys := isSystemTopic(j.h.Topic)
+	if n := o.found - o.foundRetry; n > 0 {
+		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "false").Add(float64(n))
+	}
+	if o.foundRetry > 0 {
+		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "true").Add(float64(o.foundRetry))
+	}
+	b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, boolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
+	if o.rest > 0 {
+		// More is waiting: let other parked consumers of the topic take it.
+		b.polls.wake(j.h.Topic, anyQueue)
+	}
+}
