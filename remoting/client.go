@@ -10,6 +10,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -246,6 +247,10 @@ func (c *Client) readLoop() {
 func readErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("remoting: connection closed by peer: %w", net.ErrClosed)
+	}
+	if errors.Is(err, syscall.ECONNRESET) {
+		// A reset is the peer closing with unread data: the same loss to callers.
+		return fmt.Errorf("remoting: connection reset by peer: %w: %w", net.ErrClosed, err)
 	}
 	return fmt.Errorf("remoting: read: %w", err)
 }
