@@ -1,16 +1,25 @@
-// Package batch is popshim's group-commit writer: a bounded three-lane queue
+// Package batch is popshim's group-commit writer: a bounded multi-lane queue
 // of mutations (Op) in front of one goroutine that persists everything queued
 // in one synced RocksDB WriteBatch and then completes each op, in accept
 // order. No request ever waits in a worker thread for an fsync: Submit never
 // blocks (a full lane returns ErrBusy → SYSTEM_BUSY), and the reply is
 // written from the op's Done callback once its batch is durable.
 //
-//	Submit(op) ──▶ lane queue (fg | produce | bg) ──▶ writer goroutine:
-//	                 full? ErrBusy                      take all queued (caps: MaxBatchOps,
-//	                                                    MaxBatchBytes, bg ≤ BackgroundShare)
-//	                                                    Txn.Do(op.Apply) for each, in accept order
-//	                                                    Txn.Commit: one db.Write(sync=true)
-//	                                                    op.Done(err) for each, in accept order
+//	Submit(op) ──▶ lane queue               ──▶ writer goroutine:
+//	               (fg | bulk | produce | bg)     take all queued (caps: MaxBatchOps,
+//	                 full? ErrBusy                MaxBatchBytes, bg ≤ BackgroundShare,
+//	                                              bulk ≤ MaxBulkOps)
+//	                                              Txn.Do(op.Apply) for each, in accept order
+//	                                              Txn.Commit: one db.Write(sync=true)
+//	                                              op.Done(err) for each, in accept order
+//
+// Fast/slow isolation (the AutoMQ idea): latency-sensitive foreground ops
+// (ACK) are never queued behind a burst. A burst on the bulk lane (CHANGE)
+// or the background lane (revive) enters each batch only up to its cap, so
+// an ACK waits for at most one batch holding at most MaxBulkOps bulk ops.
+// The price is order across lanes: a bulk op may be applied after a
+// foreground op accepted later. Within a lane, and within a batch, accept
+// order holds.
 //
 // There is no linger timer: while one write is in flight new ops accumulate,
 // so the batch size adapts to the fsync latency (hashicorp/raft's group

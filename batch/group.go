@@ -8,8 +8,9 @@ import "time"
 func (w *Writer) groupLoop() {
 	defer w.wg.Done()
 	buf := make([]*Op, 0, 64)
+	var headWait [numLanes]time.Duration
 	for {
-		ops, done := w.lanes.takeBatch(buf, w.opts.MaxBatchOps, w.opts.MaxBatchBytes, w.bgMax)
+		ops, done := w.lanes.takeBatch(buf, w.opts.MaxBatchOps, w.opts.MaxBatchBytes, w.bgMax, w.opts.MaxBulkOps, &headWait)
 		if done {
 			return
 		}
@@ -17,6 +18,7 @@ func (w *Writer) groupLoop() {
 			<-w.lanes.signal
 			continue
 		}
+		w.m.observeHeadWait(&headWait)
 		w.writeBatch(ops)
 		clear(ops)
 		buf = ops[:0]

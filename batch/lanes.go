@@ -3,6 +3,7 @@ package batch
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // fifo is a growable ring of ops.
@@ -34,8 +35,9 @@ func (f *fifo) pop() *Op {
 	return op
 }
 
-// lanes is the bounded three-lane queue in front of the writer. Submitters
-// push under mu (never blocking on I/O); the writer takes batches under mu.
+// lanes is the bounded multi-lane queue in front of the writer (one fifo
+// per Lane, each bounded by cap). Submitters push under mu (never blocking
+// on I/O); the writer takes batches under mu.
 type lanes struct {
 	mu      sync.Mutex
 	q       [numLanes]fifo
@@ -80,6 +82,7 @@ func (l *lanes) push(op *Op) error {
 	}
 	l.seq++
 	op.seq = l.seq
+	op.queued = time.Now().UnixNano()
 	op.err = nil
 	l.q[op.Lane].push(op)
 	l.mu.Unlock()
@@ -100,11 +103,25 @@ func (l *lanes) rejected(lane Lane) uint64 {
 	return l.rejects[lane]
 }
 
+// bulkBacklogDivisor: besides Options.MaxBulkOps, each batch takes this
+// fraction (1/256) of the queued bulk ops. A burst of 2 000 CHANGEs adds at
+// most 7 ops per batch; a sustained overload of the bulk lane, which a fixed
+// cap would let grow until ErrBusy, drains at a rate that grows with its
+// backlog (steady state: backlog ≈ 256 × (arrivals per batch − MaxBulkOps)).
+const bulkBacklogDivisor = 256
+
 // takeBatch moves up to maxOps ops (and about maxBytes of Op.Bytes) into dst
-// and returns them in accept order. The background lane gets at most bgMax
-// of them and is served first, so it cannot starve; then foreground, then
-// produce. done=true when the queue is closed and empty.
-func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax int) (ops []*Op, done bool) {
+// and returns them in accept order. Lanes are served in this order: the
+// background lane (at most bgMax ops), the bulk lane (at most bulkMax plus
+// 1/bulkBacklogDivisor of its backlog), then foreground and produce with
+// what is left. Serving the capped lanes first means they always make
+// progress however much foreground work is queued; their caps keep them
+// from filling the batch. Within the batch every op is applied in accept
+// order (mergeBySeq); across batches a capped lane's ops may be applied
+// after foreground ops accepted later (see LaneBulk). headWait receives,
+// per lane, how long the oldest op taken from it waited in its queue (-1:
+// none taken). done=true when the queue is closed and empty.
+func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headWait *[numLanes]time.Duration) (ops []*Op, done bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	taken := &l.taken
@@ -128,24 +145,37 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax int) (ops []*Op, do
 		}
 	}
 	takeFrom(LaneBackground, bgMax)
+	takeFrom(LaneBulk, bulkMax+l.q[LaneBulk].n/bulkBacklogDivisor)
 	takeFrom(LaneForeground, maxOps)
 	takeFrom(LaneProduce, maxOps)
 	if n == 0 {
 		return dst[:0], l.closed
 	}
+	now := time.Now().UnixNano()
+	for lane := range taken {
+		headWait[lane] = -1
+		if len(taken[lane]) > 0 {
+			headWait[lane] = time.Duration(now - taken[lane][0].queued)
+		}
+	}
 	return mergeBySeq(dst[:0], *taken), false
 }
 
-// takeOne pops the oldest op of the highest-priority non-empty lane
-// (foreground, produce, background) for a sync-mode worker. done=true when
-// closed and empty.
+// takeOne pops the next op for a sync-mode worker: the older of the
+// foreground and bulk heads (sync mode keeps them in accept order), else
+// produce, else background. done=true when closed and empty.
 func (l *lanes) takeOne() (op *Op, done bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, lane := range [...]Lane{LaneForeground, LaneProduce, LaneBackground} {
+	fg, bulk := &l.q[LaneForeground], &l.q[LaneBulk]
+	first := LaneForeground
+	if bulk.n > 0 && (fg.n == 0 || bulk.peek().seq < fg.peek().seq) {
+		first = LaneBulk
+	}
+	for _, lane := range [...]Lane{first, LaneForeground, LaneProduce, LaneBackground} {
 		if l.q[lane].n > 0 {
 			op = l.q[lane].pop()
-			if l.q[LaneForeground].n+l.q[LaneProduce].n+l.q[LaneBackground].n > 0 {
+			if l.queued() > 0 {
 				l.wake() // hand the rest to another worker
 			}
 			return op, false
@@ -155,6 +185,15 @@ func (l *lanes) takeOne() (op *Op, done bool) {
 		l.wake() // let the next worker see it too
 	}
 	return nil, l.closed
+}
+
+// queued returns the ops queued in all lanes. REQUIRES: mu held.
+func (l *lanes) queued() int {
+	n := 0
+	for i := range l.q {
+		n += l.q[i].n
+	}
+	return n
 }
 
 // close stops accepting; queued ops stay to be drained.

@@ -18,6 +18,7 @@ type metrics struct {
 	batchBytes  prometheus.Histogram
 	writeTime   prometheus.Histogram
 	rejects     [numLanes]prometheus.Counter
+	headWait    [numLanes]prometheus.Observer
 	failedGauge prometheus.Gauge
 	collectors  []prometheus.Collector
 }
@@ -59,7 +60,13 @@ func newMetrics(w *Writer) *metrics {
 			Name: "popshim_writer_rejects_total", Help: "Submits refused with ErrBusy (SYSTEM_BUSY) because the lane was full.",
 			ConstLabels: labels,
 		})
-		m.collectors = append(m.collectors, m.rejects[l],
+		hw := prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:        "popshim_writer_queue_head_wait_seconds",
+			Help:        "How long the oldest op a batch took from a lane had waited in that lane's queue, seconds (group mode; one observation per lane per batch).",
+			ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(25e-6, 2, 16), // 25 µs … 0.8 s
+		})
+		m.headWait[l] = hw
+		m.collectors = append(m.collectors, m.rejects[l], hw,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "popshim_writer_queue_depth", Help: "Ops queued in a lane, waiting for a batch.",
 				ConstLabels: labels,
@@ -75,6 +82,16 @@ func (m *metrics) register(reg prometheus.Registerer) error {
 		}
 	}
 	return nil
+}
+
+// observeHeadWait records the head-of-line wait of every lane that
+// contributed to a batch (negative: none).
+func (m *metrics) observeHeadWait(w *[numLanes]time.Duration) {
+	for l, d := range w {
+		if d >= 0 {
+			m.headWait[l].Observe(d.Seconds())
+		}
+	}
 }
 
 // observeBatch records one committed (or failed) batch of n ops.

@@ -11,22 +11,31 @@ import (
 )
 
 // Lane is the class of a mutation. Each lane has its own bounded queue; every
-// batch takes foreground work before produce work and caps background work,
-// so a revive burst or a produce flood delays an ACK by at most one batch.
+// batch takes all the foreground work it can, caps the bulk and background
+// work, and fills up with produce work, so a CHANGE burst, a revive burst or
+// a produce flood delays an ACK by at most one small batch.
 type Lane uint8
 
 const (
-	// LaneForeground: ACK, BATCH_ACK, CHANGE_INVISIBLE_TIME and POP
-	// checkpoints — small, latency-critical.
+	// LaneForeground: latency-sensitive foreground work — ACK, BATCH_ACK,
+	// POP checkpoints.
 	LaneForeground Lane = iota
 	// LaneProduce: SEND (message appends).
 	LaneProduce
 	// LaneBackground: revive, retention, offset maintenance, admin.
 	LaneBackground
+	// LaneBulk: foreground work that arrives in bursts and may wait behind
+	// latency-sensitive foreground work (CHANGE_INVISIBLE_TIME). In group
+	// mode each batch takes at most Options.MaxBulkOps of it, so ops of
+	// this lane can complete after foreground ops accepted later: use it
+	// only for ops whose reordering against LaneForeground is harmless. In
+	// sync mode it is served like LaneForeground, in accept order.
+	LaneBulk
 	numLanes
 )
 
-// String returns "foreground", "produce" or "background" (metric label).
+// String returns "foreground", "produce", "background" or "bulk" (metric
+// label).
 func (l Lane) String() string {
 	switch l {
 	case LaneForeground:
@@ -35,6 +44,8 @@ func (l Lane) String() string {
 		return "produce"
 	case LaneBackground:
 		return "background"
+	case LaneBulk:
+		return "bulk"
 	}
 	return fmt.Sprintf("lane(%d)", uint8(l))
 }
@@ -53,7 +64,7 @@ var (
 	// original write error (errors.Is finds both). Handlers answer
 	// SYSTEM_ERROR (1).
 	ErrFailed = errors.New("batch: writer stopped after a failed write")
-	// ErrBadLane: Op.Lane is not one of the three lanes.
+	// ErrBadLane: Op.Lane is not one of the four lanes.
 	ErrBadLane = errors.New("batch: invalid lane")
 )
 
@@ -83,8 +94,9 @@ type Op struct {
 	// connection). nil Done is allowed.
 	Done func(err error)
 
-	seq uint64 // accept order, set by Submit
-	err error  // Apply result
+	seq    uint64 // accept order, set by Submit
+	queued int64  // time.Now().UnixNano() at Submit (head-of-line wait metric)
+	err    error  // Apply result
 }
 
 // Mode chooses how mutations are made durable.
@@ -109,6 +121,13 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("batch: --pop-write-mode must be group or sync, got %q", s)
 }
 
+// DefaultMaxBulkOps is the default of Options.MaxBulkOps: 16 ops per batch,
+// about 0.3 ms of writer time for CHANGEs. Measured with the broker bench
+// (docs/PERFORMANCE.md): 8–16 keep ACK p99 during 2 000-CHANGE bursts near
+// its value outside them; 64 and more let the burst through fast enough to
+// raise it again; 8 doubles CHANGE latency over 16.
+const DefaultMaxBulkOps = 16
+
 // Options configures New. Zero values take the defaults given.
 type Options struct {
 	// Mode: ModeGroup (default) or ModeSync.
@@ -129,6 +148,13 @@ type Options struct {
 	// BackgroundShare caps the background lane at this fraction of
 	// MaxBatchOps per batch (at least one op). Default 0.25.
 	BackgroundShare float64
+	// MaxBulkOps caps the ops taken from LaneBulk per batch
+	// (--batch-max-bulk-ops), so a burst of bulk work (a CHANGE burst) is
+	// spread over many batches and delays latency-sensitive foreground ops
+	// by at most this many bulk ops (~15–25 µs of server CPU each for a
+	// CHANGE) plus 1/256 of the bulk backlog (so a sustained overload still
+	// drains). Default DefaultMaxBulkOps. Group mode only.
+	MaxBulkOps int
 	// RetentionInterval is how often retention runs (plan on a background
 	// goroutine, range deletes through the background lane). Default 10
 	// minutes; negative disables. Retention is also off when the store's
@@ -160,6 +186,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.BackgroundShare == 0 {
 		o.BackgroundShare = 0.25
 	}
+	if o.MaxBulkOps == 0 {
+		o.MaxBulkOps = DefaultMaxBulkOps
+	}
 	if o.RetentionInterval == 0 {
 		o.RetentionInterval = 10 * time.Minute
 	}
@@ -174,6 +203,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("batch: LaneCapacity must be ≥ 1, got %d", o.LaneCapacity)
 	case o.BackgroundShare < 0 || o.BackgroundShare > 1:
 		return o, fmt.Errorf("batch: BackgroundShare must be in (0, 1], got %g", o.BackgroundShare)
+	case o.MaxBulkOps < 1:
+		return o, fmt.Errorf("batch: MaxBulkOps must be ≥ 1, got %d", o.MaxBulkOps)
 	}
 	return o, nil
 }

@@ -79,7 +79,7 @@ func New(store *popstore.Store, opts Options, reg prometheus.Registerer) (*Write
 		w.ret = startRetention(w, o.RetentionInterval)
 	}
 	w.log.Info().Str("mode", string(o.Mode)).Int("maxBatchOps", o.MaxBatchOps).
-		Int("maxBatchBytes", o.MaxBatchBytes).Int("laneCapacity", o.LaneCapacity).
+		Int("maxBatchBytes", o.MaxBatchBytes).Int("maxBulkOps", o.MaxBulkOps).Int("laneCapacity", o.LaneCapacity).
 		Int("syncWorkers", o.SyncWorkers).Msg("writer started")
 	return w, nil
 }

@@ -98,6 +98,11 @@ type Config struct {
 	// the background lane (revive, retention), in (0, 1]. --background-share,
 	// default 0.25.
 	BackgroundShare float64
+	// BatchMaxBulkOps caps the bulk-lane mutations (CHANGE_INVISIBLE_TIME)
+	// in one group-commit WriteBatch, so a CHANGE burst is spread over many
+	// batches and an ACK waits behind at most this many CHANGEs.
+	// --batch-max-bulk-ops, default 16 (batch.DefaultMaxBulkOps).
+	BatchMaxBulkOps int
 	// MaxParkedPolls bounds parked long-poll requests; beyond it POP answers
 	// POLLING_FULL (maxPopPollingSize, 100000). --max-parked-polls.
 	MaxParkedPolls int
@@ -153,6 +158,7 @@ func Default() *Config {
 		BatchMaxBytes:         8 << 20,
 		QueueCapacity:         100000,
 		BackgroundShare:       0.25,
+		BatchMaxBulkOps:       16,
 		MaxParkedPolls:        100000,
 		ReviveInterval:        500 * time.Millisecond,
 		MaxReconsumeTimes:     16,

@@ -44,6 +44,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BatchMaxBytes, "batch-max-bytes", c.BatchMaxBytes, "most bytes per group-commit WriteBatch")
 	fs.IntVar(&c.QueueCapacity, "queue-capacity", c.QueueCapacity, "bound of each writer lane, mutations; full answers SYSTEM_BUSY")
 	fs.Float64Var(&c.BackgroundShare, "background-share", c.BackgroundShare, "largest fraction of a batch taken from the background lane (0,1]")
+	fs.IntVar(&c.BatchMaxBulkOps, "batch-max-bulk-ops", c.BatchMaxBulkOps, "most bulk-lane mutations (CHANGE_INVISIBLE_TIME) per group-commit WriteBatch; ACKs wait behind at most this many")
 	fs.IntVar(&c.MaxParkedPolls, "max-parked-polls", c.MaxParkedPolls, "bound of parked long-poll requests; beyond it POP answers POLLING_FULL")
 	fs.DurationVar(&c.ReviveInterval, "revive-interval", c.ReviveInterval, "pause between revive scans")
 	fs.IntVar(&c.MaxReconsumeTimes, "max-reconsume-times", c.MaxReconsumeTimes, "default retries before a message goes to the DLQ")

@@ -58,6 +58,7 @@ func (c *Config) Validate() error {
 	v.intRange("batch-max-ops", c.BatchMaxOps, 1, 1<<20)
 	v.intRange("batch-max-bytes", c.BatchMaxBytes, 1<<10, 1<<30)
 	v.intRange("queue-capacity", c.QueueCapacity, 1, 1<<24)
+	v.intRange("batch-max-bulk-ops", c.BatchMaxBulkOps, 1, 1<<20)
 	if !(c.BackgroundShare > 0 && c.BackgroundShare <= 1) {
 		v.errf("--background-share must be in (0, 1], got %g", c.BackgroundShare)
 	}

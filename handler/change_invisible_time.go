@@ -12,15 +12,42 @@ package handler
 //   - Validated on the event loop like ACK, except that offset == maxOffset
 //     is NO_MESSAGE (pop-scenarios CHG-01); a negative invisibleTime is
 //     INVALID_PARAMETER.
-//   - One writer op (foreground lane): the new checkpoint (popTime = broker
-//     now, invisibleTime as asked, same group/topic/queue/offset, retry flag
-//     kept) is written and the old one deleted in the same WriteBatch; when
-//     both keys are equal the delete is skipped (RocketMQ PR #10277).
+//   - One writer op (bulk lane, see below): the new checkpoint (popTime =
+//     broker now, invisibleTime as asked, same group/topic/queue/offset,
+//     retry flag kept) is written and the old one deleted in the same
+//     WriteBatch; when both keys are equal the delete is skipped (RocketMQ
+//     PR #10277).
 //   - The old checkpoint is read inside the writer (through the batch being
 //     built): if it no longer exists (acked, revived or already changed),
 //     nothing is written and SUCCESS is still answered, so a stale handle
 //     cannot create a second in-flight record (one redelivery, not two:
 //     pop-scenarios POP-06, CHG-02). The Java broker writes blindly.
+//   - Bulk lane (batch.LaneBulk): CHANGEs come in bursts (a proxy renewing
+//     thousands of handles at once), and on the foreground lane a burst made
+//     every ACK behind it wait for one huge batch. On the bulk lane each
+//     batch takes at most --batch-max-bulk-ops CHANGEs, so ACKs accepted
+//     after a burst overtake its queued CHANGEs. Why that reordering is
+//     safe (pop-kv-semantics §7 rules 4, 5, 8, 9):
+//     1. An ACK or CHANGE names a key the client learned from a POP or
+//     CHANGE reply, and those are sent only after the put is durable: a
+//     request that could follow a CHANGE causally (ACK or CHANGE of the
+//     new handle) is accepted after the CHANGE was applied, so no
+//     reordering can apply it before the put it refers to.
+//     2. What can be reordered are requests the client had in flight at
+//     the same time, which the Java broker also runs in any order on its
+//     thread pool. ACK(h) and CHANGE(h) of the same handle h: ACK first →
+//     the CHANGE finds no old checkpoint and writes nothing (acked, never
+//     redelivered); CHANGE first → the ACK deletes a key that no longer
+//     exists and the new checkpoint redelivers the message once unless the
+//     new handle is acked. Both are at-least-once outcomes, and neither
+//     leaves two in-flight records, because the existence check and the
+//     put/delete run atomically in the writer.
+//     3. Revive (background lane) also checks existence in the writer, so
+//     a CHANGE and a revive of the same checkpoint redeliver exactly once
+//     in either order. POP checkpoints (foreground) are new keys nobody
+//     can have changed yet.
+//     Within the bulk lane CHANGEs keep accept order (two CHANGEs of one
+//     handle: the second finds nothing and writes nothing).
 //   - SUCCESS when durable, with header popTime, invisibleTime, reviveQid
 //     (echoed) for the new handle, plus ext field extraInfo holding the new
 //     handle as the client would build it.
@@ -67,7 +94,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 	newHandle.PopTime = now
 	newHandle.InvisibleTime = h.InvisibleTime
 	op := &batch.Op{
-		Lane:  batch.LaneForeground,
+		Lane:  batch.LaneBulk,
 		Bytes: 128,
 		Apply: func(tx *popstore.Txn) error {
 			cur, ok, err := tx.GetCheckpoint(old)
@@ -76,7 +103,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 			}
 			ck.RetryFlag = cur.RetryFlag
 			ck.Suspend = cur.Suspend
-			ck.AttemptId = cur.AttemptId // carries the message's physical offset
+			ck.PhysicalOffset = cur.PhysicalOffset
 			return tx.ReplaceCheckpoint(old, ck)
 		},
 		Done: func(err error) {

@@ -379,9 +379,14 @@ func (t *ClientTable) ProducerChannels() []ClientChannel {
 // onConnClose is the broker server's remoting close hook: a client whose
 // connection closed leaves its producer and consumer groups at once (as a
 // Java broker's ClientHousekeepingService does on channel close), instead
-// of after the 120 s expiry. Runs on the connection's event loop.
+// of after the 120 s expiry, and its parked long polls (POP, PULL,
+// NOTIFICATION) are released without an answer. Runs on the connection's
+// event loop.
 func (b *Broker) onConnClose(connID uint64) {
 	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
 		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
+	}
+	if n := b.polls.dropConn(connID); n > 0 {
+		b.Log.Debug().Uint64("conn", connID).Int("polls", n).Msg("connection closed, parked polls released")
 	}
 }

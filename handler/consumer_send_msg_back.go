@@ -106,7 +106,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		Key: popstore.CheckpointKey{VisibleAtMillis: now + delay, Group: h.Group, Topic: m.Topic,
 			QueueId: m.QueueID, QueueOffset: m.QueueOffset},
 		PopTimeMillis: now, InvisibleTimeMillis: delay, ReviveQid: sendBackReviveQid,
-		AttemptId: physTag(m.PhysicalOffset),
+		PhysicalOffset: m.PhysicalOffset,
 	}
 	op := &batch.Op{Lane: batch.LaneForeground, Bytes: 64,
 		Apply: func(tx *popstore.Txn) error { return tx.PutCheckpoint(ck) },

@@ -25,7 +25,8 @@ const anyQueue int32 = -1
 // re-submit the request to the reader pool or reply.
 type parkedPoll struct {
 	keys           []pollKey
-	deadlineMillis int64 // broker clock, Unix ms
+	deadlineMillis int64  // broker clock, Unix ms
+	connID         uint64 // remoting.Conn.ID of the request; 0: none
 	onWake         func()
 	onExpire       func()
 
@@ -45,8 +46,8 @@ const (
 	// parkChanged: an awaited topic changed since the caller's snapshot, so
 	// a wake-up may have been missed; re-run the request now.
 	parkChanged
-	// parkExpired: the deadline already passed (or the registry is closed);
-	// answer the timeout now.
+	// parkExpired: the deadline already passed (or the registry is closed,
+	// or the request's connection closed); answer the timeout now.
 	parkExpired
 )
 
@@ -64,6 +65,7 @@ type pollRegistry struct {
 	closed  atomic.Bool
 	onCount func(n int64) // gauge update; may be nil
 	stripes [stripeCount]pollStripe
+	conns   connPolls // parked polls by connection (released on close)
 }
 
 type pollStripe struct {
@@ -92,10 +94,11 @@ func (r *pollRegistry) snapshot(keys []pollKey) []uint64 {
 }
 
 // park registers p under its keys unless the registry is full, closed, the
-// deadline passed, or an epoch differs from seen (as returned by snapshot
-// for the same keys). Safe from any goroutine; never blocks.
+// deadline passed, p's connection closed, or an epoch differs from seen (as
+// returned by snapshot for the same keys). Safe from any goroutine; never
+// blocks.
 func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
-	if r.closed.Load() {
+	if r.closed.Load() || (p.connID != 0 && r.conns.isClosed(p.connID)) {
 		return parkExpired
 	}
 	wait := p.deadlineMillis - r.now()
@@ -133,9 +136,22 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 		p.timer = time.AfterFunc(time.Duration(wait)*time.Millisecond, func() { r.expire(p) })
 	}
 	p.mu.Unlock()
+	if p.connID != 0 && !r.conns.add(p) {
+		// The connection closed while the poll was being parked: release it
+		// without an answer (see connPolls).
+		r.claim(p)
+	}
 	// A close racing with this park: make sure the poll does not outlive it.
 	if r.closed.Load() {
 		r.expire(p)
+	}
+	if p.done.Load() {
+		// Claimed (woken) while it was being registered: drop the entries
+		// added after the claim's detach.
+		r.detach(p, p.keys)
+		if p.connID != 0 {
+			r.conns.remove(p)
+		}
 	}
 	return parked
 }
@@ -163,6 +179,9 @@ func (r *pollRegistry) claim(p *parkedPoll) bool {
 		return false
 	}
 	r.detach(p, p.keys)
+	if p.connID != 0 {
+		r.conns.remove(p)
+	}
 	p.mu.Lock()
 	if p.timer != nil {
 		p.timer.Stop()

@@ -91,7 +91,7 @@ func (n *notifyJob) run() {
 			return
 		}
 		remoting.MarkLongPolling(n.c)
-		p := &parkedPoll{keys: n.keys, deadlineMillis: n.deadlineMillis,
+		p := &parkedPoll{keys: n.keys, deadlineMillis: n.deadlineMillis, connID: n.c.ID(),
 			onWake: n.run, onExpire: func() { n.reply(false, false) }}
 		switch b.polls.park(p, seen) {
 		case parked:

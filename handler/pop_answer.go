@@ -26,7 +26,7 @@ func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
 	}
 	remoting.MarkLongPolling(j.c)
 	p := &parkedPoll{
-		keys: j.keys, deadlineMillis: j.deadlineMillis,
+		keys: j.keys, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
 		onWake:   j.rerun,
 		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
 	}

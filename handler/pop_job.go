@@ -322,7 +322,7 @@ func (j *popJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, c
 			Topic: s.topic, QueueId: s.queueID, QueueOffset: m.QueueOffset,
 		},
 		PopTimeMillis: o.popTime, InvisibleTimeMillis: j.h.InvisibleTime,
-		RetryFlag: uint8(s.flag), AttemptId: physTag(m.PhysicalOffset),
+		RetryFlag: uint8(s.flag), PhysicalOffset: m.PhysicalOffset,
 	})
 	return nil
 }

@@ -189,7 +189,7 @@ func (j *pullJob) run() {
 func (j *pullJob) park(seen []uint64) bool {
 	b := j.b
 	remoting.MarkLongPolling(j.c)
-	p := &parkedPoll{keys: j.keys, deadlineMillis: j.deadlineMillis,
+	p := &parkedPoll{keys: j.keys, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
 		onWake: func() {
 			if !b.resubmitRead(j.run) {
 				respondCode(j.c, j.req, codec.SystemBusy, busyRemark)

@@ -3,32 +3,10 @@ package handler
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 )
-
-// physTagPrefix marks the physical offset of the popped message, kept in
-// Checkpoint.AttemptId (popshim serves no orderly POP, so the field carries
-// no attempt id). Revive compares it with the message it reads back, so a
-// checkpoint of a deleted and re-created topic never revives the new
-// message that reuses the queue offset (pop-scenarios REV-07).
-const physTagPrefix = "phys:"
-
-// physTag returns the AttemptId value recording physical offset phys.
-func physTag(phys int64) string { return physTagPrefix + strconv.FormatInt(phys, 10) }
-
-// parsePhysTag returns the physical offset recorded by physTag, ok=false
-// when attemptID holds none.
-func parsePhysTag(attemptID string) (int64, bool) {
-	s, ok := strings.CutPrefix(attemptID, physTagPrefix)
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
-}
 
 // retryPlan is where revive puts the copy of one expired message.
 type retryPlan struct {

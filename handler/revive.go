@@ -155,10 +155,12 @@ func (r *reviver) plan(ck popstore.Checkpoint) reviveItem {
 		b.Log.Warn().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: read failed")
 		return it
 	}
-	if phys, ok := parsePhysTag(ck.AttemptId); ok && len(rec) >= codec.RecordPhysicalOffsetPos+8 {
-		if m, _, err := codec.UnsafeDecodeMessage(rec); err == nil && m.PhysicalOffset != phys {
-			// The queue offset now holds another message (topic deleted and
-			// re-created): the popped one is gone.
+	// The checkpoint names the popped message's physical offset: when the
+	// queue offset now holds another message (topic deleted and re-created,
+	// pop-scenarios REV-07), the popped one is gone. Records without it
+	// (format version 1) skip the check.
+	if ck.PhysicalOffset >= 0 && len(rec) >= codec.RecordPhysicalOffsetPos+8 {
+		if m, _, err := codec.UnsafeDecodeMessage(rec); err == nil && m.PhysicalOffset != ck.PhysicalOffset {
 			it.kind = reviveDrop
 			return it
 		}

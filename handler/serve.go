@@ -115,7 +115,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	st.Writer, err = batch.New(st.Store, batch.Options{
 		Mode: mode, SyncWorkers: cfg.SyncWorkers, MaxBatchOps: cfg.BatchMaxOps,
 		MaxBatchBytes: cfg.BatchMaxBytes, LaneCapacity: cfg.QueueCapacity,
-		BackgroundShare: cfg.BackgroundShare, RetentionInterval: retInterval, Logger: &log,
+		BackgroundShare: cfg.BackgroundShare, MaxBulkOps: cfg.BatchMaxBulkOps,
+		RetentionInterval: retInterval, Logger: &log,
 	}, reg)
 	if err != nil {
 		return nil, err

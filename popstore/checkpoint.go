@@ -3,6 +3,7 @@ package popstore
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // CheckpointKey names one in-flight POP delivery: one queueOffset of one
@@ -95,45 +96,150 @@ type Checkpoint struct {
 	// Suspend: the CHANGE that wrote this record asked not to bump
 	// reconsumeTimes when it is revived.
 	Suspend bool
+	// PhysicalOffset is the physical offset (Txn.AppendMessage's
+	// physicalOffset, bytes) of the delivered message, so revive can tell
+	// that the queue offset now holds another message (a deleted and
+	// re-created topic, pop-scenarios REV-07). NoPhysicalOffset when
+	// unknown. Note that the zero value names physical offset 0: writers
+	// must set the field.
+	PhysicalOffset int64
 	// AttemptId is the POP request's attemptId, empty for records written by
 	// CHANGE or revive.
 	AttemptId string
 }
 
-// checkpointValueVersion is the first byte of every encoded value.
-const checkpointValueVersion = 1
+// NoPhysicalOffset is Checkpoint.PhysicalOffset when the delivered
+// message's physical offset is unknown (records of format version 1).
+const NoPhysicalOffset int64 = -1
 
-// appendValue encodes the non-key fields:
+// Checkpoint value format versions (the first byte of every value).
+const (
+	checkpointValueV1 = 1 // fixed-width, before PhysicalOffset; decoded only
+	checkpointValueV2 = 2 // current
+)
+
+// Flag bits of a version 2 value; other bits are invalid.
+const (
+	ckFlagSuspend  = 1 << 0
+	ckFlagPhysical = 1 << 1
+	ckFlagsKnown   = ckFlagSuspend | ckFlagPhysical
+)
+
+// appendValue encodes the non-key fields (format version 2):
 //
-//	version u8 | popTime i64 | invisibleTime i64 | reviveQid i32 |
-//	retryFlag u8 | attemptTimes i32 | flags u8 (bit0 suspend) |
-//	attemptIdLen u16 | attemptId
+//	version u8 (2) | flags u8 (bit0 suspend, bit1 physicalOffset present) |
+//	retryFlag u8 | popTime varint | invisibleTime varint |
+//	reviveQid varint | attemptTimes varint |
+//	[physicalOffset uvarint, when bit1] | attemptIdLen uvarint | attemptId
 //
-// All integers big-endian; 29 bytes + len(AttemptId).
+// varint is encoding/binary's zig-zag signed varint, uvarint the unsigned
+// one (both little-endian base-128). A typical record is about 20 bytes.
 func (c *Checkpoint) appendValue(dst []byte) []byte {
-	dst = append(dst, checkpointValueVersion)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(c.PopTimeMillis))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(c.InvisibleTimeMillis))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(c.ReviveQid))
-	dst = append(dst, c.RetryFlag)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(c.AttemptTimes))
 	var flags byte
 	if c.Suspend {
-		flags |= 1
+		flags |= ckFlagSuspend
 	}
-	dst = append(dst, flags)
-	id := c.AttemptId
-	if len(id) > 0xffff {
-		id = id[:0xffff]
+	if c.PhysicalOffset >= 0 {
+		flags |= ckFlagPhysical
 	}
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(id)))
-	return append(dst, id...)
+	dst = append(dst, checkpointValueV2, flags, c.RetryFlag)
+	dst = binary.AppendVarint(dst, c.PopTimeMillis)
+	dst = binary.AppendVarint(dst, c.InvisibleTimeMillis)
+	dst = binary.AppendVarint(dst, int64(c.ReviveQid))
+	dst = binary.AppendVarint(dst, int64(c.AttemptTimes))
+	if c.PhysicalOffset >= 0 {
+		dst = binary.AppendUvarint(dst, uint64(c.PhysicalOffset))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(c.AttemptId)))
+	return append(dst, c.AttemptId...)
 }
 
-// decodeValue fills the non-key fields from v (copied).
+// decodeValue fills the non-key fields from v (copied). Errors wrap
+// ErrBadRecord: unknown version or flag bits, truncated or overlong
+// varints, values out of range, a length that does not match, trailing
+// bytes.
 func (c *Checkpoint) decodeValue(v []byte) error {
-	if len(v) < 29 || v[0] != checkpointValueVersion {
+	if len(v) == 0 {
+		return fmt.Errorf("%w: empty checkpoint value", ErrBadRecord)
+	}
+	switch v[0] {
+	case checkpointValueV2:
+		return c.decodeV2(v)
+	case checkpointValueV1:
+		return c.decodeV1(v)
+	}
+	return fmt.Errorf("%w: checkpoint value version %d", ErrBadRecord, v[0])
+}
+
+// valueReader consumes a version 2 value; the first error sticks.
+type valueReader struct {
+	b   []byte
+	err error
+}
+
+func (r *valueReader) varint(name string, lo, hi int64) int64 {
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Varint(r.b)
+	if n <= 0 || x < lo || x > hi {
+		r.err = fmt.Errorf("%w: checkpoint %s: bad varint", ErrBadRecord, name)
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+func (r *valueReader) uvarint(name string, hi uint64) uint64 {
+	if r.err != nil {
+		return 0
+	}
+	x, n := binary.Uvarint(r.b)
+	if n <= 0 || x > hi {
+		r.err = fmt.Errorf("%w: checkpoint %s: bad uvarint", ErrBadRecord, name)
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+func (c *Checkpoint) decodeV2(v []byte) error {
+	if len(v) < 3 {
 		return fmt.Errorf("%w: checkpoint value of %d bytes", ErrBadRecord, len(v))
+	}
+	flags := v[1]
+	if flags&^ckFlagsKnown != 0 {
+		return fmt.Errorf("%w: checkpoint flags %#x", ErrBadRecord, flags)
+	}
+	r := valueReader{b: v[3:]}
+	c.RetryFlag = v[2]
+	c.Suspend = flags&ckFlagSuspend != 0
+	c.PopTimeMillis = r.varint("popTime", math.MinInt64, math.MaxInt64)
+	c.InvisibleTimeMillis = r.varint("invisibleTime", math.MinInt64, math.MaxInt64)
+	c.ReviveQid = int32(r.varint("reviveQid", math.MinInt32, math.MaxInt32))
+	c.AttemptTimes = int32(r.varint("attemptTimes", math.MinInt32, math.MaxInt32))
+	c.PhysicalOffset = NoPhysicalOffset
+	if flags&ckFlagPhysical != 0 {
+		c.PhysicalOffset = int64(r.uvarint("physicalOffset", math.MaxInt64))
+	}
+	n := r.uvarint("attemptId length", uint64(len(v)))
+	if r.err != nil {
+		return r.err
+	}
+	if uint64(len(r.b)) != n {
+		return fmt.Errorf("%w: checkpoint attemptId of %d bytes, %d left", ErrBadRecord, n, len(r.b))
+	}
+	c.AttemptId = string(r.b)
+	return nil
+}
+
+// decodeV1 reads the fixed-width version 1 layout (data directories written
+// before PhysicalOffset existed): version u8 | popTime i64 | invisibleTime
+// i64 | reviveQid i32 | retryFlag u8 | attemptTimes i32 | flags u8 |
+// attemptIdLen u16 | attemptId, big-endian. PhysicalOffset is unknown.
+func (c *Checkpoint) decodeV1(v []byte) error {
+	if len(v) < 29 || len(v) != 29+int(binary.BigEndian.Uint16(v[27:])) {
+		return fmt.Errorf("%w: version 1 checkpoint value of %d bytes", ErrBadRecord, len(v))
 	}
 	c.PopTimeMillis = int64(binary.BigEndian.Uint64(v[1:]))
 	c.InvisibleTimeMillis = int64(binary.BigEndian.Uint64(v[9:]))
@@ -141,10 +247,7 @@ func (c *Checkpoint) decodeValue(v []byte) error {
 	c.RetryFlag = v[21]
 	c.AttemptTimes = int32(binary.BigEndian.Uint32(v[22:]))
 	c.Suspend = v[26]&1 != 0
-	n := int(binary.BigEndian.Uint16(v[27:]))
-	if len(v) != 29+n {
-		return fmt.Errorf("%w: checkpoint attemptId length %d in %d bytes", ErrBadRecord, n, len(v))
-	}
+	c.PhysicalOffset = NoPhysicalOffset
 	c.AttemptId = string(v[29:])
 	return nil
 }

@@ -2,8 +2,10 @@ package popstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -45,26 +47,99 @@ func TestDecodeCheckpointKeyRejectsGarbage(t *testing.T) {
 }
 
 func TestCheckpointValueRoundTrip(t *testing.T) {
-	in := Checkpoint{PopTimeMillis: 1700000000000, InvisibleTimeMillis: 60000, ReviveQid: 999,
-		RetryFlag: 2, AttemptTimes: 3, Suspend: true, AttemptId: "attempt-1"}
-	v := in.appendValue(nil)
-	if len(v) != 29+len(in.AttemptId) {
-		t.Fatalf("value length %d", len(v))
+	for _, in := range []Checkpoint{
+		{PopTimeMillis: 1700000000000, InvisibleTimeMillis: 60000, ReviveQid: 999, RetryFlag: 2,
+			AttemptTimes: 3, Suspend: true, PhysicalOffset: 123456789012, AttemptId: "attempt-1"},
+		{PopTimeMillis: -5, InvisibleTimeMillis: math.MaxInt64, ReviveQid: math.MinInt32,
+			AttemptTimes: math.MaxInt32, PhysicalOffset: 0},
+		{PhysicalOffset: NoPhysicalOffset},
+		{PhysicalOffset: math.MaxInt64, AttemptId: string(make([]byte, 300))},
+	} {
+		v := in.appendValue(nil)
+		var out Checkpoint
+		if err := out.decodeValue(v); err != nil {
+			t.Fatalf("%+v: %v", in, err)
+		}
+		if out != in {
+			t.Fatalf("round trip %+v != %+v", out, in)
+		}
+		for i := 0; i < len(v); i++ {
+			if err := out.decodeValue(v[:i]); !errors.Is(err, ErrBadRecord) {
+				t.Fatalf("%+v truncated to %d bytes: err = %v", in, i, err)
+			}
+		}
+		if err := out.decodeValue(append(v, 0)); !errors.Is(err, ErrBadRecord) {
+			t.Fatalf("trailing byte: err = %v", err)
+		}
 	}
+}
+
+// A pop-time checkpoint stays small: fixed fields as varints, no text.
+func TestCheckpointValueIsCompact(t *testing.T) {
+	ck := Checkpoint{PopTimeMillis: 1795948481086, InvisibleTimeMillis: 300000, PhysicalOffset: 7 << 30}
+	if n := len(ck.appendValue(nil)); n > 24 {
+		t.Fatalf("value of %d bytes", n)
+	}
+}
+
+func TestCheckpointValueRejectsGarbage(t *testing.T) {
+	good := (&Checkpoint{PopTimeMillis: 1, PhysicalOffset: 5}).appendValue(nil)
+	overlong := append([]byte{checkpointValueV2, 0, 0}, bytes.Repeat([]byte{0xff}, 11)...)
+	for name, v := range map[string][]byte{
+		"empty":           nil,
+		"unknown version": append([]byte{9}, good[1:]...),
+		"unknown flag":    append([]byte{good[0], good[1] | 0x80}, good[2:]...),
+		"overlong varint": overlong,
+		"v1 too short":    {checkpointValueV1, 1, 2, 3},
+		"v1 bad length":   append([]byte{checkpointValueV1}, make([]byte, 30)...),
+		"attemptId len":   append(good[:len(good)-1:len(good)-1], 5, 'a'),
+		"reviveQid range": {checkpointValueV2, 0, 0, 2, 2, 0x80, 0x80, 0x80, 0x80, 0x20, 0, 0},
+	} {
+		var out Checkpoint
+		if err := out.decodeValue(v); !errors.Is(err, ErrBadRecord) {
+			t.Errorf("%s (%x): err = %v", name, v, err)
+		}
+	}
+}
+
+// Values of format version 1 (data directories from before PhysicalOffset)
+// still decode, with the physical offset unknown.
+func TestCheckpointValueV1(t *testing.T) {
+	v := []byte{checkpointValueV1}
+	v = binary.BigEndian.AppendUint64(v, 1700000000000)
+	v = binary.BigEndian.AppendUint64(v, 60000)
+	v = binary.BigEndian.AppendUint32(v, 0)
+	v = append(v, 2)
+	v = binary.BigEndian.AppendUint32(v, 4)
+	v = append(v, 1)
+	v = binary.BigEndian.AppendUint16(v, 2)
+	v = append(v, "id"...)
 	var out Checkpoint
 	if err := out.decodeValue(v); err != nil {
 		t.Fatal(err)
 	}
-	if out != in {
-		t.Fatalf("round trip %+v != %+v", out, in)
+	want := Checkpoint{PopTimeMillis: 1700000000000, InvisibleTimeMillis: 60000, RetryFlag: 2, AttemptTimes: 4,
+		Suspend: true, PhysicalOffset: NoPhysicalOffset, AttemptId: "id"}
+	if out != want {
+		t.Fatalf("got %+v, want %+v", out, want)
 	}
-	if err := out.decodeValue(v[:len(v)-1]); !errors.Is(err, ErrBadRecord) {
-		t.Fatalf("truncated value err = %v", err)
-	}
-	v[0] = 9
-	if err := out.decodeValue(v); !errors.Is(err, ErrBadRecord) {
-		t.Fatalf("unknown version err = %v", err)
-	}
+}
+
+// FuzzCheckpointValue: decoding never panics, and whatever decodes encodes
+// back to a value that decodes to the same record.
+func FuzzCheckpointValue(f *testing.F) {
+	f.Add((&Checkpoint{PopTimeMillis: 1, InvisibleTimeMillis: 2, PhysicalOffset: 3, AttemptId: "x"}).appendValue(nil))
+	f.Add((&Checkpoint{PhysicalOffset: NoPhysicalOffset, Suspend: true}).appendValue(nil))
+	f.Add([]byte{checkpointValueV1})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var a, b Checkpoint
+		if a.decodeValue(v) != nil {
+			return
+		}
+		if err := b.decodeValue(a.appendValue(nil)); err != nil || a != b {
+			t.Fatalf("re-encode of %x: %+v vs %+v (%v)", v, a, b, err)
+		}
+	})
 }
 
 func TestOffsetAndQueueMetaKeysRoundTrip(t *testing.T) {

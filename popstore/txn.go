@@ -206,7 +206,8 @@ func (t *Txn) MaxOffset(topic string, queueId int32) int64 {
 }
 
 // PutCheckpoint writes ck under ck.Key (replacing any record with that key).
-// Errors: ErrBadName, ErrTxnDone.
+// Set ck.PhysicalOffset (NoPhysicalOffset when unknown). Errors:
+// ErrBadName, ErrTxnDone.
 func (t *Txn) PutCheckpoint(ck Checkpoint) error {
 	if err := t.check(); err != nil {
 		return err
