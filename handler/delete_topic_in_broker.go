@@ -28,12 +28,7 @@ func (b *Broker) handleDeleteTopicInBroker(c remoting.Conn, req *codec.Command) 
 		respondHeaderError(c, req, err)
 		return
 	}
-	if err := validateTopicName(h.Topic); err != nil {
-		respondCode(c, req, codec.SystemError, err.Error())
-		return
-	}
-	if b.Topics.IsSystem(h.Topic) {
-		respondCode(c, req, codec.InvalidParameter, "The topic["+h.Topic+"] is conflict with system topic.")
+	if b.refuseAdminTopic(c, req, h.Topic) {
 		return
 	}
 	err = b.Topics.Delete(h.Topic, b.Clients.ConsumerGroups(), func(_ []string, err error) { respondDone(c, req, err) })

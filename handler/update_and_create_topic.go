@@ -101,12 +101,7 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 		respondHeaderError(c, req, err)
 		return
 	}
-	if err := validateTopicName(h.Topic); err != nil {
-		respondCode(c, req, codec.SystemError, err.Error())
-		return
-	}
-	if b.Topics.IsSystem(h.Topic) {
-		respondCode(c, req, codec.InvalidParameter, "The topic["+h.Topic+"] is conflict with system topic.")
+	if b.refuseAdminTopic(c, req, h.Topic) {
 		return
 	}
 	switch {
@@ -137,4 +132,20 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 	if err := b.Topics.Create(m, func(err error) { respondDone(c, req, err) }); err != nil {
 		respondSubmitError(c, req, err)
 	}
+}
+
+// refuseAdminTopic answers and returns true when topic may not be created,
+// updated or deleted by an admin request: an invalid name → SYSTEM_ERROR (1),
+// as the Java broker's TopicValidator answers; a system topic →
+// INVALID_PARAMETER (29). Event loop; reads the topic table only.
+func (b *Broker) refuseAdminTopic(c remoting.Conn, req *codec.Command, topic string) bool {
+	if err := validateTopicName(topic); err != nil {
+		respondCode(c, req, codec.SystemError, err.Error())
+		return true
+	}
+	if b.Topics.IsSystem(topic) {
+		respondCode(c, req, codec.InvalidParameter, "The topic["+topic+"] is conflict with system topic.")
+		return true
+	}
+	return false
 }
