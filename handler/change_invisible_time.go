@@ -55,11 +55,10 @@ package handler
 // Response codes: SUCCESS (0); SYSTEM_BUSY (2); SYSTEM_ERROR (1) header
 // errors, failed write; TOPIC_NOT_EXIST (17); MESSAGE_ILLEGAL (13) bad
 // queueId or invalid receipt handle; NO_MESSAGE (208) offset outside
-// [minOffset, maxOffset); INVALID_PARAMETER (29) negative invisibleTime.
+// [minOffset, maxOffset); INVALID_PARAMETER (29) invisibleTime negative or
+// above MaxInvisibleTimeMillis.
 
 import (
-	"fmt"
-
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
@@ -77,8 +76,8 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 		respondCode(c, req, rerr.code, rerr.remark)
 		return
 	}
-	if h.InvisibleTime < 0 {
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is negative", h.InvisibleTime))
+	if rerr := checkInvisibleTime(h.InvisibleTime); rerr != nil {
+		respondCode(c, req, rerr.code, rerr.remark)
 		return
 	}
 	now := b.nowMillis()

@@ -27,6 +27,7 @@ package handler
 // heartbeat or names no clientID.
 
 import (
+	"fmt"
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
@@ -49,7 +50,16 @@ func defaultGroupMeta(group string) popstore.GroupMeta {
 	}
 }
 
+// maxHeartbeatBodyBytes bounds the HEART_BEAT body decoded on the event loop
+// (1 MiB; a client with a hundred subscriptions sends a few tens of KiB).
+// A larger heartbeat is INVALID_PARAMETER (29) and registers nothing.
+const maxHeartbeatBodyBytes = 1 << 20
+
 func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
+	if len(req.Body) > maxHeartbeatBodyBytes {
+		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("heartbeat body of %d bytes exceeds %d", len(req.Body), maxHeartbeatBodyBytes))
+		return
+	}
 	hb, err := codec.DecodeHeartbeatData(req.Body)
 	if err == nil && hb.ClientID == "" {
 		err = &codec.FieldError{Field: "clientID", Err: codec.ErrMissingField}

@@ -80,3 +80,19 @@ func writeErrorCode(err error) int32 {
 	}
 	return codec.SystemError
 }
+
+// MaxInvisibleTimeMillis is the largest invisibleTime (ms) POP and CHANGE
+// accept: 10 years. It only keeps popTime + invisibleTime from overflowing
+// the checkpoint key's signed 64-bit visibleAt (a key past the overflow
+// would sort before every scan and never revive); the Java broker has no
+// bound.
+const MaxInvisibleTimeMillis int64 = 10 * 365 * 24 * 3600 * 1000
+
+// checkInvisibleTime answers INVALID_PARAMETER (29) for an invisibleTime
+// (ms) that is negative or above MaxInvisibleTimeMillis, naming the field.
+func checkInvisibleTime(ms int64) *receiptError {
+	if ms < 0 || ms > MaxInvisibleTimeMillis {
+		return &receiptError{codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is out of range [0, %d]", ms, MaxInvisibleTimeMillis)}
+	}
+	return nil
+}

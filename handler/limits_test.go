@@ -1,0 +1,52 @@
+package handler
+
+import (
+	"bytes"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// TestCHG_InvisibleTimeOutOfRange: a CHANGE whose invisibleTime would
+// overflow visibleAt (or is negative) is INVALID_PARAMETER naming the field,
+// and the original checkpoint is untouched: the ACK of the old handle still
+// ends the delivery.
+func TestCHG_InvisibleTimeOutOfRange(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "m", sendOpts{})
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000})
+	require.Len(t, ms, 1)
+	for _, inv := range []int64{math.MaxInt64, MaxInvisibleTimeMillis + 1, -1} {
+		resp, _ := change(t, c, "G", "T", ms[0], inv)
+		require.Equal(t, codec.InvalidParameter, resp.Code, "invisibleTime %d", inv)
+		require.Contains(t, resp.Remark, "invisibleTime")
+	}
+	require.Equal(t, codec.Success, ack(t, c, "G", "T", ms[0]))
+	require.Empty(t, redeliveries(t, h, "G", "T", 61*time.Second), "the acked message must not come back")
+}
+
+// TestOversizedBodiesAreRefusedOnTheLoop: BATCH_ACK and HEART_BEAT bodies
+// over their caps are INVALID_PARAMETER with a remark giving the size, and
+// the connection keeps working.
+func TestOversizedBodiesAreRefusedOnTheLoop(t *testing.T) {
+	h := startHarness(t, nil)
+	c := h.dial()
+	big := bytes.Repeat([]byte(" "), maxBatchAckBodyBytes+1)
+	resp := call(t, c, codec.NewRequest(codec.RequestBatchAckMessage, 0, nil, big))
+	require.Equal(t, codec.InvalidParameter, resp.Code)
+	require.Contains(t, resp.Remark, "batch ack body")
+
+	big = bytes.Repeat([]byte(" "), maxHeartbeatBodyBytes+1)
+	resp = call(t, c, codec.NewRequest(codec.RequestHeartBeat, 0, nil, big))
+	require.Equal(t, codec.InvalidParameter, resp.Code)
+	require.Contains(t, resp.Remark, "heartbeat body")
+
+	resp = call(t, c, codec.NewRequest(codec.RequestGetBrokerClusterInfo, 0, nil, nil))
+	require.Equal(t, codec.Success, resp.Code, "connection still serves requests")
+}
