@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"github.com/popshim/popshim/conf"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/popshim/popshim/remoting/bench"
@@ -47,7 +47,9 @@ func benchMode(name, short string, run func(context.Context, bench.Options) (*be
 func runBench(cmd *cobra.Command, o *bench.Options, run func(context.Context, bench.Options) (*bench.Report, error)) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger().Level(zerolog.InfoLevel)
+	logCfg := conf.Default()
+	logCfg.LogFormat = "console" // colour only on a terminal, as for serve
+	log := logCfg.NewLogger(os.Stderr)
 	o.Log, o.Out = &log, cmd.OutOrStdout()
 	if o.JSON == "-" {
 		o.Out = cmd.ErrOrStderr()
