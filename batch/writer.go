@@ -145,15 +145,23 @@ func (w *Writer) Close() error {
 	return w.lanes.failure()
 }
 
-// complete calls op.Done with err, counting it.
+// complete calls op.Done with err, counting it. A panicking Done is a bug in
+// its caller; it is logged and contained so that the writer goroutine, and
+// with it every other waiting request, survives.
 func (w *Writer) complete(op *Op, err error) {
 	w.m.mutationsN.Add(1)
 	if err != nil {
 		w.m.failedN.Add(1)
 	}
-	if op.Done != nil {
-		op.Done(err)
+	if op.Done == nil {
+		return
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			w.log.Error().Interface("panic", p).Str("lane", op.Lane.String()).Msg("batch: Done callback panicked")
+		}
+	}()
+	op.Done(err)
 }
 
 // afterWriteError decides whether a failed write is sticky: anything but

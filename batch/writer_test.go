@@ -352,3 +352,16 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name, lane string) floa
 	t.Fatalf("metric %s{lane=%q} not found", name, lane)
 	return 0
 }
+
+// TestDonePanicDoesNotStopTheWriter: a panicking Done callback is contained;
+// the next op of the same batch and later ops still complete.
+func TestDonePanicDoesNotStopTheWriter(t *testing.T) {
+	f := newFixture(t, batch.Options{})
+	done := make(chan error, 1)
+	require.NoError(t, f.w.Submit(&batch.Op{Lane: batch.LaneForeground, Done: func(error) { panic("boom") }}))
+	require.NoError(t, f.w.Submit(&batch.Op{Lane: batch.LaneForeground, Done: func(err error) { done <- err }}))
+	require.NoError(t, <-done)
+	require.NoError(t, f.w.SubmitWait(batch.LaneForeground, func(tx *popstore.Txn) error {
+		return tx.PutMetaValue("after-panic", []byte{1})
+	}))
+}
