@@ -101,8 +101,8 @@ func (b *Broker) nowMillis() int64 { return time.Now().UnixMilli() + b.skewMilli
 
 // onAppend is the store's AppendListener: new messages in (topic, queueId)
 // wake the long polls waiting for them. Runs on the writer goroutine.
-func (b *Broker) onAppend(topic string, queueID int32, _ int64) {
-	b.polls.wake(topic, queueID)
+func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
+	b.polls.appended(topic, queueID, maxOffset)
 }
 
 // Start launches the reader pool and the revive loop. Call once, after

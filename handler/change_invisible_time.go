@@ -110,6 +110,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 				respondCode(c, req, writeErrorCode(err), "change invisible time failed: "+err.Error())
 				return
 			}
+			b.revive.noteDurable(ck.Key.VisibleAtMillis)
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.ChangeInvisibleTimeResponseHeader{PopTime: now, InvisibleTime: h.InvisibleTime, ReviveQid: rc.ei.ReviveQid}.Encode(resp)
 			resp.SetExt("extraInfo", newHandle.String())

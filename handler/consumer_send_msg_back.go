@@ -115,6 +115,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 				respondCode(c, req, writeErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
+			b.revive.noteDurable(ck.Key.VisibleAtMillis)
 			respondCode(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {

@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,19 @@ type pollKey struct {
 // anyQueue is the queueId of a pollKey that waits for any queue of a topic.
 const anyQueue int32 = -1
 
+// maxPollMillis caps how long one request stays parked: pollTime of POP and
+// NOTIFICATION, suspendTimeoutMillis of PULL (ms). RocketMQ clients send
+// 15-20 s (the proxy clamps to 20 s); a larger value is shortened to this
+// cap (the request is answered as timed out then, and the client polls
+// again), so a parked request cannot hold a registry slot for hours.
+const maxPollMillis int64 = 60_000
+
+// pollDeadline returns the end of a long poll that starts at startMillis
+// (broker clock, Unix ms) and asks for pollMillis, capped at maxPollMillis.
+func pollDeadline(startMillis, pollMillis int64) int64 {
+	return startMillis + min(pollMillis, maxPollMillis)
+}
+
 // parkedPoll is one suspended request (an empty POP, a PULL with the
 // suspend bit, a NOTIFICATION). Exactly one of onWake / onExpire runs, once:
 // onWake when an awaited queue got new messages (or a held queue lock was
@@ -24,12 +39,17 @@ const anyQueue int32 = -1
 // writer, a timer goroutine or Close), so they must not block: they only
 // re-submit the request to the reader pool or reply.
 type parkedPoll struct {
-	keys           []pollKey
+	keys []pollKey
+	// group is the consumerGroup of a POP: POPs of one group compete for
+	// messages, so wakeSome counts its wake-ups per group. "" (PULL,
+	// NOTIFICATION, which take nothing from each other): always woken.
+	group          string
 	deadlineMillis int64  // broker clock, Unix ms
 	connID         uint64 // remoting.Conn.ID of the request; 0: none
 	onWake         func()
 	onExpire       func()
 
+	seq   uint64      // park order, set by park
 	done  atomic.Bool // set by whoever removes the poll first
 	mu    sync.Mutex  // guards timer
 	timer *time.Timer
@@ -62,6 +82,8 @@ type pollRegistry struct {
 	now     func() int64 // broker clock, Unix ms
 	count   atomic.Int64
 	parks   atomic.Uint64 // successful parks since start (tests, diagnostics)
+	seq     atomic.Uint64 // park order of parkedPoll.seq
+	popRuns atomic.Uint64 // POP executions since start (tests, diagnostics)
 	closed  atomic.Bool
 	onCount func(n int64) // gauge update; may be nil
 	stripes [stripeCount]pollStripe
@@ -74,6 +96,9 @@ type pollStripe struct {
 	// ever received messages. REQUIRES: mu held.
 	epochs  map[string]uint64
 	waiters map[pollKey]map[*parkedPoll]struct{} // REQUIRES: mu held
+	// maxOffsets is the last maxOffset the append listener reported per
+	// queue (appended computes how many messages arrived). REQUIRES: mu held.
+	maxOffsets map[pollKey]int64
 }
 
 func newPollRegistry(max int64, now func() int64, onCount func(int64)) *pollRegistry {
@@ -109,12 +134,25 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 		r.count.Add(-1)
 		return parkFull
 	}
+	p.seq = r.seq.Add(1)
 	for i, k := range p.keys {
 		s := &r.stripes[stripeOf(k.topic)]
 		s.mu.Lock()
+		if p.done.Load() {
+			// Woken through an earlier key while being registered: the
+			// waker owns the poll (it ran onWake and gave the slot back).
+			s.mu.Unlock()
+			r.detach(p, p.keys[:i])
+			return parked
+		}
 		if s.epochs[k.topic] != seen[i] {
 			s.mu.Unlock()
 			r.detach(p, p.keys[:i])
+			if !p.done.CompareAndSwap(false, true) {
+				// A wake claimed it meanwhile and re-runs it: the caller
+				// must not re-run it a second time.
+				return parked
+			}
 			r.count.Add(-1)
 			return parkChanged
 		}
@@ -198,12 +236,45 @@ func (r *pollRegistry) expire(p *parkedPoll) {
 	}
 }
 
-// wake bumps the epoch of topic and wakes the requests waiting for
-// (topic, queueID) and for (topic, any queue). queueID anyQueue wakes every
-// waiter of the topic. Called on the writer goroutine by the store's append
-// listener, and by POP when it released a contended queue lock. Never
-// blocks beyond short mutexes; the woken requests' onWake run inline.
-func (r *pollRegistry) wake(topic string, queueID int32) {
+// wake bumps the epoch of topic and wakes every request waiting for
+// (topic, queueID) and for (topic, any queue); queueID anyQueue matches
+// every waiter of the topic. Used where all waiters must look (tests,
+// diagnostics); the hot paths use wakeSome.
+func (r *pollRegistry) wake(topic string, queueID int32) { r.wakeSome(topic, queueID, "", 0) }
+
+// appended is the store's append listener: (topic, queueID) now has
+// maxOffset as its next queueOffset. It wakes as many parked requests per
+// consumerGroup as messages arrived since the last call for that queue
+// (all of them the first time a queue is seen, or when its offsets went
+// back). Runs on the writer goroutine; never blocks beyond short mutexes.
+func (r *pollRegistry) appended(topic string, queueID int32, maxOffset int64) {
+	k := pollKey{topic, queueID}
+	s := &r.stripes[stripeOf(topic)]
+	s.mu.Lock()
+	if s.maxOffsets == nil {
+		s.maxOffsets = make(map[pollKey]int64)
+	}
+	last, ok := s.maxOffsets[k]
+	s.maxOffsets[k] = maxOffset
+	s.mu.Unlock()
+	n := 0 // all
+	if ok && maxOffset > last {
+		n = int(min(maxOffset-last, 1<<20))
+	}
+	r.wakeSome(topic, queueID, "", n)
+}
+
+// wakeSome bumps the epoch of topic and wakes at most n requests per
+// consumerGroup among those waiting for (topic, queueID) or (topic, any
+// queue) and every waiting PULL and NOTIFICATION, the POPs with the
+// earliest deadline first (as RocketMQ's
+// PopLongPollingService orders its polls), so a woken request that finds
+// nothing and parks again keeps its place. group "" matches every group;
+// n <= 0 wakes all matching requests. Called by the append listener (on
+// the writer), by POP when it released a contended queue lock or left
+// messages behind (on a reader or the writer). The woken requests' onWake
+// run inline, after the poll left the registry.
+func (r *pollRegistry) wakeSome(topic string, queueID int32, group string, n int) {
 	s := &r.stripes[stripeOf(topic)]
 	var woken []*parkedPoll
 	s.mu.Lock()
@@ -216,7 +287,22 @@ func (r *pollRegistry) wake(topic string, queueID int32) {
 			continue
 		}
 		for p := range set {
-			woken = append(woken, p)
+			if group == "" || p.group == group {
+				woken = append(woken, p)
+			}
+		}
+	}
+	woken = pickWoken(woken, n)
+	// Take the chosen polls out of this stripe now, whoever ends up
+	// claiming them, so no entry outlives its poll.
+	for _, p := range woken {
+		for _, k := range p.keys {
+			if set := s.waiters[k]; set != nil && k.topic == topic {
+				delete(set, p)
+				if len(set) == 0 {
+					delete(s.waiters, k)
+				}
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -225,6 +311,34 @@ func (r *pollRegistry) wake(topic string, queueID int32) {
 			p.onWake()
 		}
 	}
+}
+
+// pickWoken drops duplicates from cands and, when n > 0, keeps the n with
+// the earliest deadline (then park order) per consumerGroup, plus every
+// poll without a group.
+func pickWoken(cands []*parkedPoll, n int) []*parkedPoll {
+	if len(cands) < 2 {
+		return cands
+	}
+	slices.SortFunc(cands, func(a, b *parkedPoll) int {
+		if c := cmp.Compare(a.deadlineMillis, b.deadlineMillis); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	cands = slices.Compact(cands)
+	if n <= 0 {
+		return cands
+	}
+	perGroup := make(map[string]int)
+	out := cands[:0]
+	for _, p := range cands {
+		if p.group == "" || perGroup[p.group] < n {
+			perGroup[p.group]++
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // parkedCount returns how many requests are parked now.

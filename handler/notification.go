@@ -12,7 +12,8 @@ package handler
 // consume offset (no offset yet: any stored message). Every input is
 // in-memory, so the check runs on the event loop and, when woken, on the
 // waking goroutine. With nothing to report it long-polls like POP (woken by
-// appends to the topic and its retry topics). popshim blocks no queue for
+// appends to the topic and its retry topics; pollTime capped at
+// maxPollMillis, 60 s). popshim blocks no queue for
 // orderly consumption, so order=true is answered like order=false.
 //
 // Response codes: SUCCESS (0) with hasMsg and pollingFull (a full polling
@@ -58,7 +59,7 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
-	n := &notifyJob{b: b, c: c, req: req, h: h, meta: meta, deadlineMillis: born + h.PollTime,
+	n := &notifyJob{b: b, c: c, req: req, h: h, meta: meta, deadlineMillis: pollDeadline(born, h.PollTime),
 		keys: []pollKey{
 			{h.Topic, h.QueueID},
 			{codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), anyQueue},

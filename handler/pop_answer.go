@@ -26,7 +26,7 @@ func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
 	}
 	remoting.MarkLongPolling(j.c)
 	p := &parkedPoll{
-		keys: j.keys, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
+		keys: j.keys, group: j.h.ConsumerGroup, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
 		onWake:   j.rerun,
 		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
 	}
@@ -76,7 +76,9 @@ func (j *popJob) replySuccess(o *popOutcome) {
 	}
 	b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, boolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
 	if o.rest > 0 {
-		// More is waiting: let other parked consumers of the topic take it.
-		b.polls.wake(j.h.Topic, anyQueue)
+		// More is waiting: let as many other parked consumers of the group
+		// take it as their batches need.
+		per := int64(max(j.h.MaxMsgNums, 1))
+		b.polls.wakeSome(j.h.Topic, anyQueue, j.h.ConsumerGroup, int(min((o.rest+per-1)/per, 1<<20)))
 	}
 }

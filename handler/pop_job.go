@@ -71,6 +71,7 @@ type popOutcome struct {
 // run executes the POP on a reader goroutine.
 func (j *popJob) run() {
 	b := j.b
+	b.polls.popRuns.Add(1)
 	seen := b.polls.snapshot(j.keys)
 	o := j.collect()
 	if len(o.cks) == 0 && len(o.commits) == 0 {
@@ -101,6 +102,9 @@ func (j *popJob) run() {
 				b.Log.Error().Err(err).Str("group", group).Str("topic", j.h.Topic).Msg("pop: checkpoint write failed")
 				j.replyCode(codec.SystemError, "pop checkpoint write failed: "+err.Error())
 				return
+			}
+			if len(o.cks) > 0 {
+				b.revive.noteDurable(o.popTime + j.h.InvisibleTime)
 			}
 			if o.found > 0 {
 				j.replySuccess(o)
@@ -331,7 +335,9 @@ func (j *popJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, c
 // may have turned away.
 func (j *popJob) unlockQueue(k queueLockKey) {
 	if j.b.locks.unlock(k) {
-		j.b.polls.wake(k.topic, k.queueID)
+		// One waiter of the group is enough: if it finds more than it takes
+		// it wakes the next (replySuccess), if it finds nothing it parks again.
+		j.b.polls.wakeSome(k.topic, k.queueID, k.group, 1)
 	}
 }
 

@@ -30,9 +30,13 @@ package handler
 //     under the original topic; the header's popTime, invisibleTime,
 //     reviveQid (0), restNum, startOffsetInfo and msgOffsetInfo match the
 //     body exactly.
-//   - Nothing found: park until pollTime ends (bounded registry), woken by
-//     appends to the topic or its retry topics and by released contended
-//     locks; a scan stopped by the filter bound re-runs at once.
+//   - Nothing found: park until pollTime ends (bounded registry; pollTime
+//     is capped at maxPollMillis, 60 s, clients send 15-20 s), woken by
+//     appends to the topic or its retry topics (as many POPs of the group
+//     as messages arrived, earliest deadline first) and by released
+//     contended locks (one POP of the group); a woken POP that finds
+//     nothing parks again with its original deadline. A scan stopped by the
+//     filter bound re-runs at once.
 //
 // Response codes: SUCCESS (0) with messages; POLLING_TIMEOUT (210) when the
 // poll ends empty, pollTime ≤ 0, or now − bornTime − pollTime > 500 ms;
@@ -123,7 +127,7 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		reply(codec.SubscriptionParseFailed, fmt.Sprintf("parse the consumer's subscription failed: %s %q", err, h.ExpType))
 		return
 	}
-	job := newPopJob(b, c, req, h, meta, filter, born+h.PollTime)
+	job := newPopJob(b, c, req, h, meta, filter, pollDeadline(born, h.PollTime))
 	if !b.submitRead(job.run) {
 		reply(codec.SystemBusy, busyRemark)
 	}

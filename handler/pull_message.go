@@ -22,8 +22,8 @@ package handler
 //     above max → 21 with nextBeginOffset = max; everything filtered out →
 //     20 with nextBeginOffset past the scanned range.
 //   - Long polling: a 19 with the suspend bit parks the request for
-//     suspendTimeoutMillis; new messages in the queue wake it; at the end it
-//     answers 19.
+//     suspendTimeoutMillis (capped at maxPollMillis, 60 s; clients send
+//     15-20 s); new messages in the queue wake it; at the end it answers 19.
 //
 // Response codes: SUCCESS (0) with records; PULL_NOT_FOUND (19);
 // PULL_RETRY_IMMEDIATELY (20); PULL_OFFSET_MOVED (21); all with
@@ -88,7 +88,7 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 		b.commitPullOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 	j := &pullJob{b: b, c: c, req: req, h: h, filter: filter,
-		deadlineMillis: b.nowMillis() + h.SuspendTimeoutMillis,
+		deadlineMillis: pollDeadline(b.nowMillis(), h.SuspendTimeoutMillis),
 		keys:           []pollKey{{h.Topic, h.QueueID}}}
 	if !b.submitRead(j.run) {
 		respondCode(c, req, codec.SystemBusy, busyRemark)

@@ -3,6 +3,7 @@ package handler
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,9 +33,19 @@ const (
 // the scan is found missing inside the writer and skipped. The pass waits
 // for its op before the next scan (rule 9) and only then moves the cursor.
 // The cursor lives in memory; a restart rescans from 0.
+//
+// A checkpoint can become durable with a deadline already behind the
+// cursor's lookback (a write stalled for longer than the lookback while the
+// invisibleTime was short). Every write that creates a checkpoint therefore
+// reports its deadline once durable (noteDurable); the next pass starts its
+// scan at the lowest one reported since the previous pass when that lies
+// below cursor − lookback.
 type reviver struct {
 	b      *Broker
 	cursor int64 // REQUIRES: passMu held
+	// low is the lowest deadline (VisibleAtMillis) made durable since the
+	// last pass took it; math.MaxInt64: none.
+	low    atomic.Int64
 	passMu sync.Mutex
 	kick   chan struct{}
 	quit   chan struct{}
@@ -58,11 +69,30 @@ type reviveItem struct {
 	plan    retryPlan
 	skipped bool // checkpoint gone by the time the writer applied the pass
 	dropped bool // backoff exhausted or message gone
+	// rescheduledAt is the new deadline of a checkpoint rescheduled with
+	// backoff (0: not rescheduled).
+	rescheduledAt int64
 }
 
 func newReviver(b *Broker) *reviver {
-	return &reviver{b: b, cursor: reviveLookbackMillis, kick: make(chan struct{}, 1),
+	r := &reviver{b: b, cursor: reviveLookbackMillis, kick: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{})}
+	r.low.Store(math.MaxInt64)
+	return r
+}
+
+// noteDurable tells the reviver that a checkpoint with deadline
+// visibleAtMillis (broker clock, Unix ms) is now durable, so the next pass
+// scans from there if the cursor already moved past it. Call from the
+// batch.Op Done callback (after the fsync) of every write that puts or
+// replaces a checkpoint; any goroutine, never blocks.
+func (r *reviver) noteDurable(visibleAtMillis int64) {
+	for {
+		cur := r.low.Load()
+		if visibleAtMillis >= cur || r.low.CompareAndSwap(cur, visibleAtMillis) {
+			return
+		}
+	}
 }
 
 func (r *reviver) start() {
@@ -114,11 +144,13 @@ func (r *reviver) pass() int {
 	defer r.passMu.Unlock()
 	defer r.passes.Add(1)
 	b := r.b
+	low := r.low.Swap(math.MaxInt64)
 	upper := b.nowMillis() - reviveSlackMillis
-	cks, err := b.Store.ScanCheckpoints(r.cursor-reviveLookbackMillis, upper, b.pop.reviveBatch)
+	cks, err := b.Store.ScanCheckpoints(min(r.cursor-reviveLookbackMillis, low), upper, b.pop.reviveBatch)
 	if err != nil {
 		b.Log.Error().Err(err).Int("scanned", len(cks)).Msg("revive: checkpoint scan failed")
 		if len(cks) == 0 {
+			r.noteDurable(low)
 			return 0
 		}
 	}
@@ -134,7 +166,13 @@ func (r *reviver) pass() int {
 	}
 	if err := r.commit(items); err != nil {
 		b.Log.Error().Err(err).Int("checkpoints", len(items)).Msg("revive: pass not written, retrying later")
+		r.noteDurable(low)
 		return 0
+	}
+	for i := range items {
+		if items[i].rescheduledAt != 0 {
+			r.noteDurable(items[i].rescheduledAt)
+		}
 	}
 	r.cursor = cks[len(cks)-1].Key.VisibleAtMillis
 	b.metrics.reviveLagMillis.Set(float64(max(upper-r.cursor, 0)))
@@ -279,6 +317,7 @@ func (r *reviver) apply(tx *popstore.Txn, it *reviveItem, now int64) error {
 		next.InvisibleTimeMillis = cur.InvisibleTimeMillis + step*1000
 		next.AttemptTimes = cur.AttemptTimes + 1
 		next.Key.VisibleAtMillis = now + next.InvisibleTimeMillis
+		it.rescheduledAt = next.Key.VisibleAtMillis
 		return tx.ReplaceCheckpoint(cur.Key, next)
 	}
 	it.dropped = true
