@@ -50,3 +50,18 @@ func TestOversizedBodiesAreRefusedOnTheLoop(t *testing.T) {
 	resp = call(t, c, codec.NewRequest(codec.RequestGetBrokerClusterInfo, 0, nil, nil))
 	require.Equal(t, codec.Success, resp.Code, "connection still serves requests")
 }
+
+// TestPOP_InvisibleTimeOutOfRange: a POP whose invisibleTime would overflow
+// the checkpoint's visibleAt is INVALID_PARAMETER and pops nothing.
+func TestPOP_InvisibleTimeOutOfRange(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "m", sendOpts{})
+	req := popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: math.MaxInt64}.request()
+	resp := call(t, c, req)
+	require.Equal(t, codec.InvalidParameter, resp.Code, resp.Remark)
+	require.Contains(t, resp.Remark, "invisibleTime")
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000})
+	require.Len(t, ms, 1, "the refused POP consumed nothing")
+}

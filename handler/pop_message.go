@@ -90,8 +90,8 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	case h.MaxMsgNums > maxPopBatch || h.MaxMsgNums < 1:
 		reply(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.brokerName, h.MaxMsgNums, maxPopBatch))
 		return
-	case h.InvisibleTime < 0:
-		reply(codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is negative", h.InvisibleTime))
+	case checkInvisibleTime(h.InvisibleTime) != nil:
+		reply(codec.InvalidParameter, checkInvisibleTime(h.InvisibleTime).remark)
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
