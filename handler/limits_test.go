@@ -65,3 +65,29 @@ func TestPOP_InvisibleTimeOutOfRange(t *testing.T) {
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000})
 	require.Len(t, ms, 1, "the refused POP consumed nothing")
 }
+
+// TestREV_LargePassIsWrittenInChunks: a revive pass of 200 checkpoints is
+// written as several small writer ops (so an ACK never waits behind the
+// whole pass), and every message still comes back exactly once.
+func TestREV_LargePassIsWrittenInChunks(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	const n = 200
+	sendN(t, c, "T", 0, n, "m", sendOpts{})
+	got := popAll(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 32, invisible: 5000}, n)
+	require.Len(t, got, n)
+	require.Less(t, reviveChunkItems, n, "the pass must be larger than one chunk for this test to mean anything")
+	before := h.b().revive.ops.Load()
+	h.advance(6 * time.Second)
+	h.reviveNow()
+	ops := h.b().revive.ops.Load() - before
+	require.GreaterOrEqual(t, ops, uint64((n+reviveChunkItems-1)/reviveChunkItems), "revive written in chunks of %d", reviveChunkItems)
+	back := popAll(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 32, invisible: 600000}, 1<<20)
+	require.Len(t, back, n, "every un-acked message is revived once")
+	seen := map[string]bool{}
+	for _, m := range back {
+		require.False(t, seen[m.body()], "duplicate redelivery of %s", m.body())
+		seen[m.body()] = true
+	}
+}

@@ -51,6 +51,7 @@ type reviver struct {
 	quit   chan struct{}
 	done   chan struct{}
 	passes atomic.Uint64 // completed passes (tests wait on it)
+	ops    atomic.Uint64 // writer ops submitted by passes (one per chunk)
 	once   sync.Once
 	began  atomic.Bool
 }
@@ -255,9 +256,30 @@ func (r *reviver) ensureTopic(name string, create func() error) error {
 // errReviveStopped: the broker is closing.
 var errReviveStopped = errors.New("handler: revive stopped")
 
-// commit writes the pass as one background-lane op and waits for it.
+// commit writes the pass in chunks of reviveChunkItems, each one
+// background-lane op, and waits for each.
 func (r *reviver) commit(items []reviveItem) error {
+	for len(items) > 0 {
+		n := min(len(items), reviveChunkItems)
+		if err := r.commitChunk(items[:n]); err != nil {
+			return err
+		}
+		items = items[n:]
+	}
+	return nil
+}
+
+// reviveChunkItems bounds the checkpoints revived by one writer op. Chunks
+// are written one after another, so a batch holds at most one of them and a
+// large revive pass delays an ACK by one small op, not by the whole pass.
+// Each item is atomic on its own (retry copy + checkpoint delete), so a pass
+// that fails after some chunks leaves only unrevived checkpoints behind.
+const reviveChunkItems = 64
+
+// commitChunk writes one chunk as one background-lane op and waits for it.
+func (r *reviver) commitChunk(items []reviveItem) error {
 	b := r.b
+	r.ops.Add(1)
 	now := b.nowMillis()
 	bytes := 0
 	for i := range items {
