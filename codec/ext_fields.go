@@ -50,8 +50,8 @@ func (r *extReader) int64Field(key string, required bool, def int64) (int64, boo
 	if !ok {
 		return def, false
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
+	n, ok := parseDecimal(v, 64)
+	if !ok {
 		r.fail(key, v, ErrInvalidField)
 		return def, false
 	}
@@ -63,8 +63,8 @@ func (r *extReader) int32Field(key string, required bool, def int32) (int32, boo
 	if !ok {
 		return def, false
 	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil {
+	n, ok := parseDecimal(v, 32)
+	if !ok {
 		r.fail(key, v, ErrInvalidField)
 		return def, false
 	}

@@ -85,20 +85,19 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 			}
 			return ExtraInfo{}, badExtraInfo(s, i, "is empty")
 		}
-		var err error
+		ok := true
 		switch i {
 		case 0:
-			e.CkQueueOffset, err = strconv.ParseInt(f, 10, 64)
+			e.CkQueueOffset, ok = parseDecimal(f, 64)
 		case 1:
-			e.PopTime, err = strconv.ParseInt(f, 10, 64)
+			e.PopTime, ok = parseDecimal(f, 64)
 		case 2:
-			e.InvisibleTime, err = strconv.ParseInt(f, 10, 64)
+			e.InvisibleTime, ok = parseDecimal(f, 64)
 		case 3:
 			var v int64
-			v, err = strconv.ParseInt(f, 10, 32)
+			v, ok = parseDecimal(f, 32)
 			e.ReviveQid = int32(v)
 		case 4:
-			var ok bool
 			if e.RetryFlag, ok = ParseRetryFlag(f); !ok {
 				return ExtraInfo{}, badExtraInfo(s, i, "is not 0, 1 or 2")
 			}
@@ -106,15 +105,15 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 			e.BrokerName = f
 		case 6:
 			var v int64
-			v, err = strconv.ParseInt(f, 10, 32)
+			v, ok = parseDecimal(f, 32)
 			e.QueueID = int32(v)
 		case 7:
-			e.QueueOffset, err = strconv.ParseInt(f, 10, 64)
+			e.QueueOffset, ok = parseDecimal(f, 64)
 		case 8:
-			e.CommitLogOffset, err = strconv.ParseInt(f, 10, 64)
+			e.CommitLogOffset, ok = parseDecimal(f, 64)
 			e.HasCommitLogOffset = true
 		}
-		if err != nil {
+		if !ok {
 			return ExtraInfo{}, badExtraInfo(s, i, "is not a number")
 		}
 		if j < 0 {

@@ -47,7 +47,10 @@ func (s *jsonScanner) internOrKeep(raw []byte, plain bool) string {
 // numbers or booleans (the latter two are kept as their JSON text) or null
 // (entry skipped); objects and arrays there are an error. Nothing but
 // whitespace may follow the object. All strings share one arena
-// allocation; known keys are interned.
+// allocation (sized to the header, so it is not regrown unless escapes
+// expand); only the language name is interned. Copying an extFields key or
+// value into the arena is cheaper than hashing it for an intern lookup,
+// and the arena is allocated anyway.
 func decodeJSONHeader(b []byte, cmd *Command) error {
 	s := jsonScanner{b: b, arena: make([]byte, 0, len(b))}
 	cmd.Language = "JAVA"
@@ -150,7 +153,7 @@ func (s *jsonScanner) extFields(cmd *Command) error {
 		if err != nil {
 			return err
 		}
-		key := s.internOrKeep(raw, plain)
+		key := s.keep(raw, plain)
 		if err := s.expect(':'); err != nil {
 			return err
 		}
@@ -160,13 +163,13 @@ func (s *jsonScanner) extFields(cmd *Command) error {
 			if err != nil {
 				return err
 			}
-			ext[key] = s.internOrKeep(raw, plain)
+			ext[key] = s.keep(raw, plain)
 		case c == '-' || c >= '0' && c <= '9':
 			num, err := s.number()
 			if err != nil {
 				return err
 			}
-			ext[key] = s.internOrKeep(num, true)
+			ext[key] = s.keep(num, true)
 		case c == 'n':
 			if !s.isNull() {
 				return s.errorf("bad literal")
@@ -177,7 +180,7 @@ func (s *jsonScanner) extFields(cmd *Command) error {
 			if err != nil {
 				return err
 			}
-			ext[key] = s.internOrKeep(lit, true)
+			ext[key] = s.keep(lit, true)
 		default:
 			return s.errorf("extFields value for %q is not a string, number or boolean", key)
 		}

@@ -1,8 +1,8 @@
 package codec
 
 import (
+	"encoding/binary"
 	"fmt"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -43,8 +43,13 @@ func (s *jsonScanner) ws() {
 	}
 }
 
-// peek returns the next non-space byte, or 0 at the end.
+// peek returns the next non-space byte, or 0 at the end. Compact JSON
+// (every client's) has no whitespace between tokens, so the byte at s.i is
+// checked first without entering the whitespace loop.
 func (s *jsonScanner) peek() byte {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return s.b[s.i]
+	}
 	s.ws()
 	if s.i < len(s.b) {
 		return s.b[s.i]
@@ -62,50 +67,87 @@ func (s *jsonScanner) expect(c byte) error {
 
 // rawString scans a string starting at '"' and returns its raw contents
 // (between the quotes) and whether it needs unescaping or UTF-8 repair.
+//
+// Runs of ordinary bytes are skipped eight at a time (stringWordSpecial);
+// utf8.Valid runs only for unescaped strings that hold a byte >= 0x80, so
+// the all-ASCII strings of every RocketMQ header are validated in the same
+// pass that finds their end.
 func (s *jsonScanner) rawString() (raw []byte, plain bool, err error) {
 	if s.peek() != '"' {
 		return nil, false, s.errorf("want string")
 	}
-	s.i++
-	start := s.i
+	b := s.b
+	i := s.i + 1
+	start := i
 	plain = true
-	for s.i < len(s.b) {
-		c := s.b[s.i]
+	ascii := true
+	for {
+		for i+8 <= len(b) && !stringWordSpecial(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		c := b[i]
 		switch {
 		case c == '"':
-			raw = s.b[start:s.i]
-			s.i++
-			if !plain || utf8.Valid(raw) {
-				return raw, plain, nil
+			raw = b[start:i]
+			s.i = i + 1
+			if plain && !ascii && !utf8.Valid(raw) {
+				plain = false
 			}
-			return raw, false, nil
+			return raw, plain, nil
 		case c < 0x20:
+			s.i = i
 			return nil, false, s.errorf("control character in string")
+		case c >= utf8.RuneSelf:
+			ascii = false
 		case c == '\\':
 			plain = false
-			s.i++
-			if s.i >= len(s.b) {
+			i++
+			if i >= len(b) {
+				s.i = i
 				return nil, false, s.errorf("unterminated escape")
 			}
-			switch s.b[s.i] {
+			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if s.i+4 >= len(s.b) {
+				if i+4 >= len(b) {
+					s.i = i
 					return nil, false, s.errorf("short \\u escape")
 				}
-				for _, h := range s.b[s.i+1 : s.i+5] {
+				for _, h := range b[i+1 : i+5] {
 					if _, ok := unhex(h); !ok {
+						s.i = i
 						return nil, false, s.errorf("bad \\u escape")
 					}
 				}
-				s.i += 4
+				i += 4
 			default:
+				s.i = i
 				return nil, false, s.errorf("bad escape")
 			}
 		}
-		s.i++
+		i++
 	}
+	s.i = i
 	return nil, false, s.errorf("unterminated string")
+}
+
+// Byte-lane constants for stringWordSpecial.
+const (
+	laneOnes = 0x0101010101010101
+	laneHigh = 0x8080808080808080
+)
+
+// stringWordSpecial reports whether any of the 8 bytes packed in w may be
+// one rawString must look at: '"', '\\', a control byte (< 0x20) or a
+// byte >= 0x80. It never misses one; it may report true for a word whose
+// only special byte is the cause of a borrow (the byte loop then decides).
+func stringWordSpecial(w uint64) bool {
+	q := w ^ (laneOnes * '"')
+	e := w ^ (laneOnes * '\\')
+	return ((q-laneOnes)&^q|(e-laneOnes)&^e|(w-laneOnes*0x20)|w)&laneHigh != 0
 }
 
 func hex4(b []byte) rune {
@@ -271,8 +313,8 @@ func (s *jsonScanner) int32Value(name string) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(num), len(num)), 10, 32)
-	if err != nil {
+	v, ok := parseDecimal(unsafe.String(unsafe.SliceData(num), len(num)), 32)
+	if !ok {
 		return 0, s.errorf("member %q is not an int32: %s", name, num)
 	}
 	return int32(v), nil

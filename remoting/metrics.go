@@ -3,6 +3,7 @@ package remoting
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,12 +11,21 @@ import (
 	"github.com/popshim/popshim/codec"
 )
 
-// Result label values of rocketmq_rpc_latency (Java's RemotingMetricsConstant).
+// rpcResult is the result label of rocketmq_rpc_latency (Java's
+// RemotingMetricsConstant); resultNames holds its label values.
+type rpcResult uint8
+
 const (
-	resultSuccess            = "success"
-	resultOneway             = "oneway"
-	resultWriteChannelFailed = "write_channel_failed"
+	resultSuccess rpcResult = iota
+	resultOneway
+	resultWriteChannelFailed
 )
+
+var resultNames = [...]string{
+	resultSuccess:            "success",
+	resultOneway:             "oneway",
+	resultWriteChannelFailed: "write_channel_failed",
+}
 
 // Metrics holds the remoting instruments. Create one per process with
 // NewMetrics and share it between servers; all methods are safe for
@@ -43,13 +53,26 @@ type Metrics struct {
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
-	observers sync.Map         // observerKey -> prometheus.Observer
+
+	// observers caches the histogram child of each label set, keyed by
+	// observerKey. The map is never written once published: a new label set
+	// copies it under observersMu and publishes the copy, so the per-reply
+	// lookup is one atomic load and one map read, with no lock, no hashing
+	// of strings and no allocation.
+	observers   atomic.Pointer[map[uint64]prometheus.Observer]
+	observersMu sync.Mutex
 }
 
-type observerKey struct {
-	req, resp int32
-	longPoll  bool
-	result    string
+// observerKey packs one rocketmq_rpc_latency label set: request code (high
+// 32 bits), response code (next 24 bits, -1 = unknown), long polling (bit
+// 7) and result (bits 0-6). Codes were already folded to -1 when unknown,
+// and every known response code fits in 24 bits.
+func observerKey(req, resp int32, longPoll bool, result rpcResult) uint64 {
+	k := uint64(uint32(req))<<32 | uint64(uint32(resp)&0xFFFFFF)<<8 | uint64(result)
+	if longPoll {
+		k |= 1 << 7
+	}
+	return k
 }
 
 // NewMetrics creates the instruments with constLabels on every series
@@ -94,7 +117,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 
 // observeRPC records one reply. Codes unknown to codec are folded into one
 // "unknown" series.
-func (m *Metrics) observeRPC(reqCode, respCode int32, longPoll bool, result string, d time.Duration) {
+func (m *Metrics) observeRPC(reqCode, respCode int32, longPoll bool, result rpcResult, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -104,13 +127,40 @@ func (m *Metrics) observeRPC(reqCode, respCode int32, longPoll bool, result stri
 	if _, ok := m.respNames[respCode]; !ok {
 		respCode = -1
 	}
-	key := observerKey{req: reqCode, resp: respCode, longPoll: longPoll, result: result}
-	o, ok := m.observers.Load(key)
-	if !ok {
-		o, _ = m.observers.LoadOrStore(key, m.rpcLatency.WithLabelValues("remoting",
-			nameOr(m.reqNames, reqCode), nameOr(m.respNames, respCode), boolLabel(longPoll), result))
+	key := observerKey(reqCode, respCode, longPoll, result)
+	var o prometheus.Observer
+	if cache := m.observers.Load(); cache != nil {
+		o = (*cache)[key]
 	}
-	o.(prometheus.Observer).Observe(float64(d) / float64(time.Millisecond))
+	if o == nil {
+		o = m.addObserver(key, reqCode, respCode, longPoll, result)
+	}
+	o.Observe(float64(d) / float64(time.Millisecond))
+}
+
+// addObserver resolves the histogram child for a label set seen for the
+// first time and publishes a copy of the cache that holds it.
+func (m *Metrics) addObserver(key uint64, reqCode, respCode int32, longPoll bool, result rpcResult) prometheus.Observer {
+	m.observersMu.Lock()
+	defer m.observersMu.Unlock()
+	old := m.observers.Load()
+	if old != nil {
+		if o, ok := (*old)[key]; ok {
+			return o
+		}
+	}
+	o := m.rpcLatency.WithLabelValues("remoting",
+		nameOr(m.reqNames, reqCode), nameOr(m.respNames, respCode), boolLabel(longPoll), resultNames[result])
+	next := make(map[uint64]prometheus.Observer, 1)
+	if old != nil {
+		next = make(map[uint64]prometheus.Observer, len(*old)+1)
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	next[key] = o
+	m.observers.Store(&next)
+	return o
 }
 
 func (m *Metrics) connOpened(server string) {
