@@ -31,24 +31,7 @@ version=5.5.1
 fallback=5.5.0
 cache=${ANCHOR_CACHE:-$HOME/.cache/popshim-anchor}/$version
 heap=${ANCHOR_HEAP:-1g}
-out=${BENCH_OUT:-$root/bin/bench}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-duration=${BENCH_DURATION:-10s}
-messages=${BENCH_MESSAGES:-800000}
-conns=${BENCH_CONNS:-16}
-inflight=${BENCH_INFLIGHT:-32}
-rate=${BENCH_RATE:-0}
-burst=${BENCH_CHANGE_BURST:-2000}
-period=${BENCH_CHANGE_PERIOD:-1s}
-
-if [ -n "${POPSHIM_BIN:-}" ]; then
-  bin=$(cd "$(dirname "$POPSHIM_BIN")" && pwd)/$(basename "$POPSHIM_BIN")
-else
-  echo "anchor: building popshim"
-  bin="$work/popshim"
-  (cd "$root" && go build -o "$bin" .)
-fi
+bench_settings anchor
 command -v java >/dev/null || { echo "anchor: java not found (apt-get install openjdk-17-jre-headless)" >&2; exit 2; }
 command -v mvn >/dev/null || { echo "anchor: mvn not found (apt-get install maven)" >&2; exit 2; }
 

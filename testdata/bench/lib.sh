@@ -78,3 +78,26 @@ cleanup() {
 machine_note() {
   echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
+
+# bench_settings NAME: the workload settings shared by run.sh and anchor.sh,
+# from the BENCH_* environment (defaults as documented in run.sh), and $bin,
+# the popshim binary ($POPSHIM_BIN, or built into $work). Needs $root, $work.
+bench_settings() {
+  out=${BENCH_OUT:-$root/bin/bench}
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+  duration=${BENCH_DURATION:-10s}
+  messages=${BENCH_MESSAGES:-800000}
+  conns=${BENCH_CONNS:-16}
+  inflight=${BENCH_INFLIGHT:-32}
+  rate=${BENCH_RATE:-0}
+  burst=${BENCH_CHANGE_BURST:-2000}
+  period=${BENCH_CHANGE_PERIOD:-1s}
+  if [ -n "${POPSHIM_BIN:-}" ]; then
+    bin=$(cd "$(dirname "$POPSHIM_BIN")" && pwd)/$(basename "$POPSHIM_BIN")
+  else
+    echo "$1: building popshim"
+    bin="$work/popshim"
+    (cd "$root" && go build -o "$bin" .)
+  fi
+}

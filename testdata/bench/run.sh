@@ -32,24 +32,7 @@ mkdir -p "$work/pids"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-out=${BENCH_OUT:-$root/bin/bench}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-duration=${BENCH_DURATION:-10s}
-messages=${BENCH_MESSAGES:-800000}
-conns=${BENCH_CONNS:-16}
-inflight=${BENCH_INFLIGHT:-32}
-rate=${BENCH_RATE:-0}
-burst=${BENCH_CHANGE_BURST:-2000}
-period=${BENCH_CHANGE_PERIOD:-1s}
-
-if [ -n "${POPSHIM_BIN:-}" ]; then
-  bin=$(cd "$(dirname "$POPSHIM_BIN")" && pwd)/$(basename "$POPSHIM_BIN")
-else
-  echo "bench: building popshim"
-  bin="$work/popshim"
-  (cd "$root" && go build -o "$bin" .)
-fi
+bench_settings bench
 
 machine_note | tee "$out/machine.txt"
 common=(--duration "$duration" --messages "$messages" --conns "$conns" --inflight "$inflight" --rate "$rate"
