@@ -18,6 +18,7 @@ package handler
 // Response codes: SUCCESS (0); SYSTEM_BUSY (2) writer lane full (nothing
 // changed); SYSTEM_ERROR (1) header errors, failed write; TOPIC_NOT_EXIST
 // (17); MESSAGE_ILLEGAL (13) bad queueId or invalid receipt handle;
+// INVALID_PARAMETER (29) invalid consumerGroup;
 // NO_MESSAGE (208) offset outside [minOffset, maxOffset].
 
 import (

@@ -56,7 +56,7 @@ package handler
 // errors, failed write; TOPIC_NOT_EXIST (17); MESSAGE_ILLEGAL (13) bad
 // queueId or invalid receipt handle; NO_MESSAGE (208) offset outside
 // [minOffset, maxOffset); INVALID_PARAMETER (29) invisibleTime negative or
-// above MaxInvisibleTimeMillis.
+// above MaxInvisibleTimeMillis, or an invalid consumerGroup.
 
 import (
 	"github.com/popshim/popshim/batch"

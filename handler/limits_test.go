@@ -91,3 +91,24 @@ func TestREV_LargePassIsWrittenInChunks(t *testing.T) {
 		seen[m.body()] = true
 	}
 }
+
+// TestACK_InvalidGroupAnsweredAsPOPDoes: ACK and CHANGE refuse a
+// consumerGroup that POP refuses, with the same code and a remark naming it.
+func TestACK_InvalidGroupAnsweredAsPOPDoes(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "m", sendOpts{})
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000})
+	require.Len(t, ms, 1)
+	for _, g := range []string{"a b", string(bytes.Repeat([]byte("g"), 300)), "x@y"} {
+		resp := call(t, c, popArgs{group: g, topic: "T", queueID: 0, max: 1, invisible: 60000}.request())
+		require.Equal(t, codec.InvalidParameter, resp.Code, "POP group %q", g)
+		resp = call(t, c, ackReq(g, "T", ms[0]))
+		require.Equal(t, codec.InvalidParameter, resp.Code, "ACK group %q: %s", g, resp.Remark)
+		require.Contains(t, resp.Remark, "group")
+		resp, _ = change(t, c, g, "T", ms[0], 10000)
+		require.Equal(t, codec.InvalidParameter, resp.Code, "CHANGE group %q: %s", g, resp.Remark)
+	}
+	require.Equal(t, codec.Success, ack(t, c, "G", "T", ms[0]))
+}

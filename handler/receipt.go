@@ -3,7 +3,6 @@ package handler
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
@@ -30,6 +29,9 @@ type receiptError struct {
 //   - queueId < 0 or ≥ readQueueNums → MESSAGE_ILLEGAL (13);
 //   - offset < minOffset, or > maxOffset (ACK) / ≥ maxOffset (CHANGE,
 //     RocketMQ PR #9186) → NO_MESSAGE (208);
+//   - a consumerGroup POP would refuse (codec.ValidateGroup: empty, over
+//     MaxGroupLength, a character outside RocketMQ's name set) →
+//     INVALID_PARAMETER (29), as POP answers it;
 //   - a handle that does not parse, names another broker, carries the
 //     orderly reviveQid 999 or any reviveQid popshim did not issue (it only
 //     issues 0), or whose queueId / queueOffset disagree with the header →
@@ -47,8 +49,8 @@ func (b *Broker) checkReceipt(group, topic string, queueID int32, offset int64, 
 	if offset < minOff || offset > maxOff || (change && offset == maxOff) {
 		return receipt{}, &receiptError{codec.NoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, offset:%d, minOffset:%d, maxOffset:%d", topic, queueID, offset, minOff, maxOff)}
 	}
-	if strings.ContainsAny(group, "@\x00") || group == "" {
-		return receipt{}, &receiptError{codec.MessageIllegal, fmt.Sprintf("invalid consumerGroup %q", group)}
+	if err := codec.ValidateGroup(group); err != nil {
+		return receipt{}, &receiptError{codec.InvalidParameter, err.Error()}
 	}
 	ei, err := codec.ParseExtraInfo(extraInfo)
 	if err == nil {
