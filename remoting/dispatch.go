@@ -66,7 +66,7 @@ func (s *Server) malformed(c *conn, gc gnet.Conn, err error) {
 		reason = "bad_header"
 	}
 	s.opts.Metrics.malformedFrame(s.opts.Name, reason)
-	s.log.Warn().Uint64("conn", c.id).Stringer("remote", c.remote).Int64("offset", c.consumed).
+	s.protoLog.Warn().Uint64("conn", c.id).Stringer("remote", c.remote).Int64("offset", c.consumed).
 		Str("reason", reason).Err(err).Str("snippet", hex.EncodeToString(snippet)).
 		Msg("malformed frame; closing connection")
 }

@@ -22,6 +22,10 @@ type Server struct {
 	opts   ServerOptions
 	router *Router
 	log    zerolog.Logger
+	// protoLog logs malformed frames at most malformedLogBurst lines per
+	// second, so a peer sending garbage cannot flood the log (the
+	// malformed_frames_total counter still counts every one).
+	protoLog zerolog.Logger
 
 	started atomic.Bool
 	booted  chan error    // receives the boot outcome once
@@ -41,15 +45,20 @@ type Server struct {
 // with WithDefaults. log gets component=remoting and server=<Name>.
 func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 	opts = opts.WithDefaults()
+	l := log.With().Str("component", "remoting").Str("server", opts.Name).Logger()
 	return &Server{
-		opts:   opts,
-		router: router,
-		log:    log.With().Str("component", "remoting").Str("server", opts.Name).Logger(),
-		booted: make(chan error, 1),
-		done:   make(chan struct{}),
-		conns:  make(map[uint64]*conn),
+		opts:     opts,
+		router:   router,
+		log:      l,
+		protoLog: l.Sample(&zerolog.BurstSampler{Burst: malformedLogBurst, Period: time.Second}),
+		booted:   make(chan error, 1),
+		done:     make(chan struct{}),
+		conns:    make(map[uint64]*conn),
 	}
 }
+
+// malformedLogBurst is how many malformed-frame lines are logged per second.
+const malformedLogBurst = 10
 
 // Start binds the listen address, starts the event loops and returns once
 // the server accepts connections. It returns the bind or option error. Call
