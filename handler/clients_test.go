@@ -77,7 +77,7 @@ func TestHeartbeatConsumerListUnregister(t *testing.T) {
 	cfg := d2Config(t.TempDir())
 	cfg.AutoCreateTopic = false
 	st := d2Start(t, cfg)
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 
 	// Before any heartbeat: no consumers, no retry topic.
 	resp := d2Call(t, bc, codec.RequestGetConsumerListByGroup, map[string]string{"consumerGroup": "GH"}, nil)
@@ -123,8 +123,8 @@ func TestHeartbeatConsumerListUnregister(t *testing.T) {
 
 func TestConnectionCloseRemovesConsumer(t *testing.T) {
 	st := d2Start(t, d2Config(t.TempDir()))
-	watcher := d2Dial(t, st.BrokerAddr())
-	leaver := d2Dial(t, st.BrokerAddr())
+	watcher := dialAddr(t, st.BrokerAddr())
+	leaver := dialAddr(t, st.BrokerAddr())
 	d2Call(t, watcher, codec.RequestHeartBeat, nil, heartbeatBody("cStay", "GC"))
 	d2Call(t, leaver, codec.RequestHeartBeat, nil, heartbeatBody("cLeave", "GC"))
 	ids := func() []string {

@@ -53,15 +53,6 @@ func d2Stop(t *testing.T, st *Stack) {
 	require.NoError(t, st.Close(ctx))
 }
 
-// d2Dial connects a remoting client to addr, closed at test end.
-func d2Dial(t *testing.T, addr string) *remoting.Client {
-	t.Helper()
-	c, err := remoting.Dial(addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // d2Call sends one request and waits (bounded) for its response.
 func d2Call(t *testing.T, c *remoting.Client, code int32, ext map[string]string, body []byte) *codec.Command {
 	t.Helper()
@@ -70,10 +61,7 @@ func d2Call(t *testing.T, c *remoting.Client, code int32, ext map[string]string,
 
 func d2Invoke(t *testing.T, c *remoting.Client, req *codec.Command) *codec.Command {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := c.Invoke(ctx, req)
-	require.NoError(t, err)
+	resp := call(t, c, req)
 	require.True(t, resp.IsResponse())
 	return resp
 }

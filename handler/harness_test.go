@@ -111,9 +111,15 @@ func (h *harness) addr() string { return h.st.BrokerAddr() }
 // dial opens a remoting client to the broker, closed at test end.
 func (h *harness) dial() *remoting.Client {
 	h.t.Helper()
-	c, err := remoting.Dial(h.addr())
-	require.NoError(h.t, err)
-	h.t.Cleanup(func() { _ = c.Close() })
+	return dialAddr(h.t, h.addr())
+}
+
+// dialAddr connects a remoting client to addr, closed at test end.
+func dialAddr(t *testing.T, addr string) *remoting.Client {
+	t.Helper()
+	c, err := remoting.Dial(addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

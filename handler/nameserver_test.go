@@ -24,7 +24,7 @@ func TestRouteAutoCreateOn(t *testing.T) {
 	cfg := d2Config(t.TempDir())
 	cfg.DefaultTopicQueueNums = 6
 	st := d2Start(t, cfg)
-	ns := d2Dial(t, st.NamesrvAddr())
+	ns := dialAddr(t, st.NamesrvAddr())
 
 	// Unknown topic: created with TBW102's defaults and routed to us.
 	r := routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicA"}, nil))
@@ -34,7 +34,7 @@ func TestRouteAutoCreateOn(t *testing.T) {
 	assert.Equal(t, codec.QueueData{BrokerName: "broker-d2", Perm: 6, ReadQueueNums: 6, WriteQueueNums: 6}, r.QueueDatas[0])
 
 	// Now it exists: GET_TOPIC_CONFIG on the broker port sees it.
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 	resp := d2Call(t, bc, codec.RequestGetTopicConfig, map[string]string{"topic": "TopicA"}, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 
@@ -54,7 +54,7 @@ func TestRouteAutoCreateOff(t *testing.T) {
 	cfg := d2Config(t.TempDir())
 	cfg.AutoCreateTopic = false
 	st := d2Start(t, cfg)
-	ns := d2Dial(t, st.NamesrvAddr())
+	ns := dialAddr(t, st.NamesrvAddr())
 
 	for _, name := range []string{"TopicB", "TBW102", "%DLQ%g1"} {
 		resp := d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": name}, nil)
@@ -69,7 +69,7 @@ func TestRouteAutoCreateOff(t *testing.T) {
 	routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "ClusterD2"}, nil))
 
 	// After UPDATE_AND_CREATE_TOPIC the route is there at once.
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, map[string]string{
 		"topic": "TopicB", "readQueueNums": "3", "writeQueueNums": "2", "perm": "6", "defaultTopic": "TBW102",
 		"topicFilterType": "SINGLE_TAG", "order": "false",
@@ -82,7 +82,7 @@ func TestRouteAutoCreateOff(t *testing.T) {
 
 func TestRouteJSONKeyStyle(t *testing.T) {
 	st := d2Start(t, d2Config(t.TempDir()))
-	ns := d2Dial(t, st.NamesrvAddr())
+	ns := dialAddr(t, st.NamesrvAddr())
 	call := func(version int32, ext map[string]string) string {
 		req := codec.NewRequest(codec.RequestGetRouteInfoByTopic, 0, ext, nil)
 		req.Version = version
@@ -104,7 +104,7 @@ func TestRouteJSONKeyStyle(t *testing.T) {
 func TestNameServerCodesOnBothPorts(t *testing.T) {
 	st := d2Start(t, d2Config(t.TempDir()))
 	for _, addr := range []string{st.NamesrvAddr(), st.BrokerAddr()} {
-		c := d2Dial(t, addr)
+		c := dialAddr(t, addr)
 		resp := d2Call(t, c, codec.RequestGetBrokerClusterInfo, nil, nil)
 		require.Equal(t, codec.Success, resp.Code, resp.Remark)
 		info, err := codec.DecodeClusterInfo(resp.Body)
@@ -121,14 +121,14 @@ func TestNameServerCodesOnBothPorts(t *testing.T) {
 		assert.Contains(t, string(resp.Body), `"ClusterD2"`)
 	}
 	// The name-server port does not serve broker codes.
-	ns := d2Dial(t, st.NamesrvAddr())
+	ns := dialAddr(t, st.NamesrvAddr())
 	resp := d2Call(t, ns, codec.RequestHeartBeat, nil, []byte(`{"clientID":"c1"}`))
 	assert.Equal(t, codec.RequestCodeNotSupported, resp.Code)
 }
 
 func TestNameServerHeaderErrors(t *testing.T) {
 	st := d2Start(t, d2Config(t.TempDir()))
-	ns := d2Dial(t, st.NamesrvAddr())
+	ns := dialAddr(t, st.NamesrvAddr())
 	resp := d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<topic>")

@@ -38,7 +38,7 @@ func offsetOf(t *testing.T, resp *codec.Command) int64 {
 func TestConsumerOffsetsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	st := d2Start(t, d2Config(dir))
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, map[string]string{
 		"topic": "TopicO", "readQueueNums": "2", "writeQueueNums": "2", "perm": "6"}, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
@@ -85,14 +85,14 @@ func TestConsumerOffsetsSurviveRestart(t *testing.T) {
 
 	d2Stop(t, st)
 	st2 := d2Start(t, d2Config(dir))
-	bc2 := d2Dial(t, st2.BrokerAddr())
+	bc2 := dialAddr(t, st2.BrokerAddr())
 	assert.Equal(t, int64(42), offsetOf(t, d2Call(t, bc2, codec.RequestQueryConsumerOffset, q(0, "false"), nil)))
 	assert.Equal(t, int64(9), offsetOf(t, d2Call(t, bc2, codec.RequestQueryConsumerOffset, q(1, "false"), nil)))
 }
 
 func TestQueueOffsetsAndViewMessage(t *testing.T) {
 	st := d2Start(t, d2Config(t.TempDir()))
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, map[string]string{
 		"topic": "TopicV", "readQueueNums": "1", "writeQueueNums": "1", "perm": "6"}, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)

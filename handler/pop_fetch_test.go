@@ -274,15 +274,6 @@ func TestPOP08_FilteredSegmentsAdvanceOffset(t *testing.T) {
 	require.Zero(t, h.b().locks.heldCount())
 }
 
-// dialAddr opens a remoting client to addr, closed at test end.
-func dialAddr(t *testing.T, addr string) *remoting.Client {
-	t.Helper()
-	c, err := remoting.Dial(addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // createTopicRemote creates a topic with UPDATE_AND_CREATE_TOPIC (17).
 func createTopicRemote(t *testing.T, c *remoting.Client, topic string, queues int32) {
 	t.Helper()

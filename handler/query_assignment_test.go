@@ -53,7 +53,7 @@ func setMode(t *testing.T, c *remoting.Client, topic, group, mode string, share 
 func TestQueryAssignment(t *testing.T) {
 	dir := t.TempDir()
 	st := d2Start(t, d2Config(dir))
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, map[string]string{
 		"topic": "TopicQ", "readQueueNums": "4", "writeQueueNums": "4", "perm": "6"}, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
@@ -97,7 +97,7 @@ func TestQueryAssignment(t *testing.T) {
 	// The stored mode survives a restart.
 	d2Stop(t, st)
 	st2 := d2Start(t, d2Config(dir))
-	bc2 := d2Dial(t, st2.BrokerAddr())
+	bc2 := dialAddr(t, st2.BrokerAddr())
 	d2Call(t, bc2, codec.RequestHeartBeat, nil, heartbeatBody("cA", "GQ"))
 	d2Call(t, bc2, codec.RequestHeartBeat, nil, heartbeatBody("cB", "GQ"))
 	d2Call(t, bc2, codec.RequestHeartBeat, nil, heartbeatBody("cC", "GQ"))

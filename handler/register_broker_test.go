@@ -85,7 +85,7 @@ func TestRegistrarRegistersAndUnregisters(t *testing.T) {
 	firstCounter := body.TopicConfigSerializeWrapper.DataVersion.Counter
 
 	// A new topic is registered without waiting for the period.
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, createTopicReq("TopicReg", "2", "2", "6", ""), nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	eventually(t, func() bool {

@@ -130,7 +130,7 @@ func TestBrokerRuntimeInfoAndUnknownCode(t *testing.T) {
 	cfg.NamesrvListen = ""
 	st := d2Start(t, cfg)
 	assert.Empty(t, st.NamesrvAddr(), "no name-server port; the broker port still serves 105/106 (below)")
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 	d2Call(t, bc, codec.RequestHeartBeat, nil, heartbeatBody("cR", "GR"))
 
 	resp := d2Call(t, bc, codec.RequestGetBrokerRuntimeInfo, nil, nil)

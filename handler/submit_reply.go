@@ -18,11 +18,11 @@ func isWriterErr(err error) bool {
 // writer: SYSTEM_BUSY (2) with the flow-control remark when the lane was
 // full, SYSTEM_ERROR (1) with the cause otherwise. Any goroutine.
 func respondSubmitError(c remoting.Conn, req *codec.Command, err error) {
+	remark := err.Error()
 	if isBusy(err) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
-		return
+		remark = busyRemark
 	}
-	respondCode(c, req, codec.SystemError, err.Error())
+	respondCode(c, req, submitCode(err), remark)
 }
 
 // respondDone answers SUCCESS when a durable write finished (err nil), else

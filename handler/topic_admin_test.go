@@ -37,7 +37,7 @@ func TestTopicAdmin(t *testing.T) {
 	cfg := d2Config(dir)
 	cfg.AutoCreateTopic = false
 	st := d2Start(t, cfg)
-	bc := d2Dial(t, st.BrokerAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, createTopicReq("TopicT", "4", "4", "6", "+message.type=FIFO"), nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
@@ -90,7 +90,7 @@ func TestTopicAdmin(t *testing.T) {
 	// Survives a restart.
 	d2Stop(t, st)
 	st = d2Start(t, cfg)
-	bc = d2Dial(t, st.BrokerAddr())
+	bc = dialAddr(t, st.BrokerAddr())
 	tc, ok = topicConfig(t, bc, "TopicT")
 	require.True(t, ok)
 	assert.Equal(t, int32(8), tc.WriteQueueNums)
@@ -111,7 +111,7 @@ func TestTopicAdmin(t *testing.T) {
 	}
 	_, ok = topicConfig(t, bc, "%RETRY%GD_TopicU")
 	assert.True(t, ok)
-	ns := d2Dial(t, st.NamesrvAddr())
+	ns := dialAddr(t, st.NamesrvAddr())
 	assert.Equal(t, codec.TopicNotExist, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicT"}, nil).Code)
 	assert.Equal(t, int64(0), offsetOf(t, d2Call(t, bc, codec.RequestGetMaxOffset, map[string]string{"topic": "TopicT", "queueId": "0"}, nil)),
 		"messages of the deleted topic are gone")
