@@ -45,7 +45,7 @@ func (b *Broker) handleGetEarliestMsgStoretime(c remoting.Conn, req *codec.Comma
 		codec.EarliestMsgStoretimeResponseHeader{Timestamp: ts}.Encode(resp)
 		respond(c, req, resp)
 	}
-	if !b.readers.submit(job) {
+	if !b.submitRead(job) {
 		respondCode(c, req, codec.SystemBusy, busyRemark)
 	}
 }

@@ -40,7 +40,7 @@ func (b *Broker) handleSearchOffsetByTimestamp(c remoting.Conn, req *codec.Comma
 		codec.OffsetResponseHeader{Offset: off}.Encode(resp)
 		respond(c, req, resp)
 	}
-	if !b.readers.submit(job) {
+	if !b.submitRead(job) {
 		respondCode(c, req, codec.SystemBusy, busyRemark)
 	}
 }

@@ -52,7 +52,7 @@ func (b *Broker) handleViewMessageByID(c remoting.Conn, req *codec.Command) {
 		resp.Body = rec
 		respond(c, req, resp)
 	}
-	if !b.readers.submit(job) {
+	if !b.submitRead(job) {
 		respondCode(c, req, codec.SystemBusy, busyRemark)
 	}
 }
