@@ -6,9 +6,13 @@ BIN       := bin/popshim
 DATA_DIR  ?= ./data
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
-# Fuzz time per target: FUZZTIME in `make test`, FUZZTIME_LONG in `make fuzz`.
-FUZZTIME      ?= 10s
-FUZZTIME_LONG ?= 2m
+# Fuzz budget per target: FUZZTIME in `make test`, FUZZTIME_LONG in `make fuzz`.
+# Budgets are execution counts (Nx), not durations: go1.26's fuzz coordinator
+# can report a spurious "context deadline exceeded" when a duration budget ends
+# while a worker is mid-call (golang/go#75804, fixed in go1.27). A count has no
+# deadline to race, so a failure here always means a real crasher.
+FUZZTIME      ?= 150000x
+FUZZTIME_LONG ?= 5000000x
 # grocksdb is cgo; the system librocksdb-dev (7.8.x) is found by default.
 export CGO_ENABLED := 1
 
