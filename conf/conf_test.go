@@ -92,6 +92,29 @@ func TestValidationErrorsNameTheFlag(t *testing.T) {
 	}
 }
 
+func TestHeartbeatLimitFlags(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1000, c.MaxHeartbeatGroups)
+	require.Equal(t, 1000, c.MaxHeartbeatSubscriptions)
+	require.Equal(t, 10000, c.MaxConnClientChannels)
+
+	c, err = parse(t, []string{"--max-heartbeat-groups=5"}, map[string]string{
+		"POPSHIM_MAX_HEARTBEAT_GROUPS":        "7", // the flag wins
+		"POPSHIM_MAX_HEARTBEAT_SUBSCRIPTIONS": "9",
+		"POPSHIM_MAX_CONN_CLIENT_CHANNELS":    "11",
+	})
+	require.NoError(t, err)
+	require.Equal(t, 5, c.MaxHeartbeatGroups)
+	require.Equal(t, 9, c.MaxHeartbeatSubscriptions)
+	require.Equal(t, 11, c.MaxConnClientChannels)
+
+	for _, flag := range []string{"max-heartbeat-groups", "max-heartbeat-subscriptions", "max-conn-client-channels"} {
+		_, err := parse(t, []string{"--" + flag + "=0"}, nil)
+		require.ErrorContains(t, err, "--"+flag+" must be in [1,")
+	}
+}
+
 func TestValidateReportsEveryProblem(t *testing.T) {
 	_, err := parse(t, []string{"--sync-workers=0", "--queue-capacity=0"}, nil)
 	require.ErrorContains(t, err, "--sync-workers")

@@ -124,6 +124,25 @@ type Config struct {
 	// EventLoops is the number of gnet event loops per server; 0 means
 	// GOMAXPROCS. --event-loops.
 	EventLoops int
+	// MaxHeartbeatGroups bounds the consumerDataSet and, separately, the
+	// producerDataSet of one HEART_BEAT, entries; a larger heartbeat is
+	// INVALID_PARAMETER (29) and registers nothing. A Java or Go client
+	// sends one entry per group of its client instance (typically a few).
+	// RocketMQ has no such bound. --max-heartbeat-groups, default 1000.
+	MaxHeartbeatGroups int
+	// MaxHeartbeatSubscriptions bounds the subscriptionDataSet of one
+	// consumer group in a HEART_BEAT, entries (a push consumer lists its
+	// topics plus %RETRY%<group>); beyond it the heartbeat is
+	// INVALID_PARAMETER (29) and registers nothing.
+	// --max-heartbeat-subscriptions, default 1000.
+	MaxHeartbeatSubscriptions int
+	// MaxConnClientChannels bounds the client channels (one per producer
+	// or consumer group a clientID joined) registered over one connection;
+	// a HEART_BEAT that would exceed it is INVALID_PARAMETER (29) and
+	// registers nothing. A proxy may carry many clientIDs on one
+	// connection, hence the high default. --max-conn-client-channels,
+	// default 10000.
+	MaxConnClientChannels int
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
@@ -166,6 +185,10 @@ func Default() *Config {
 		PopReaderQueue:        10000,
 		IdleTimeout:           120 * time.Second,
 		ShutdownTimeout:       10 * time.Second,
+
+		MaxHeartbeatGroups:        1000,
+		MaxHeartbeatSubscriptions: 1000,
+		MaxConnClientChannels:     10000,
 	}
 }
 

@@ -71,6 +71,9 @@ func (c *Config) Validate() error {
 		v.errf("--idle-timeout must be ≥ 0 (0 disables), got %s", c.IdleTimeout)
 	}
 	v.intRange("event-loops", c.EventLoops, 0, 1024)
+	v.intRange("max-heartbeat-groups", c.MaxHeartbeatGroups, 1, 1<<20)
+	v.intRange("max-heartbeat-subscriptions", c.MaxHeartbeatSubscriptions, 1, 1<<20)
+	v.intRange("max-conn-client-channels", c.MaxConnClientChannels, 1, 1<<24)
 	v.positiveDur("shutdown-timeout", c.ShutdownTimeout, 0)
 	if c.TestSlowStore < 0 {
 		v.errf("--test-slow-store must be ≥ 0, got %s", c.TestSlowStore)

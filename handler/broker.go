@@ -37,6 +37,9 @@ type Broker struct {
 	Clients *ClientTable
 
 	pop popSettings
+	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
+	// --max-heartbeat-subscriptions, --max-conn-client-channels).
+	hbLimits heartbeatLimits
 	// skewMillis is added to the wall clock to form the broker clock; 0 in
 	// production, moved by tests to jump over invisible times (or step the
 	// clock back) without sleeping.
@@ -69,6 +72,10 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	if err != nil {
 		return nil, err
 	}
+	hbLimits, err := heartbeatLimitsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	b := &Broker{
 		Cfg:     cfg,
 		Log:     log,
@@ -78,6 +85,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		metrics: newPopMetrics(),
 		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
+	b.hbLimits = hbLimits
 	topics, err := NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err

@@ -90,17 +90,22 @@ type ClientTable struct {
 	mu        sync.RWMutex
 	consumers map[string]*consumerGroup            // by consumerGroup
 	producers map[string]map[string]*ClientChannel // producerGroup → clientID → channel
-	lastSweep time.Time                            // REQUIRES: mu held
+	// connChannels counts, per connection ID, the channels (consumer and
+	// producer memberships) in consumers and producers whose ConnID it is;
+	// connections holding none are absent. RegisterHeartbeat bounds it.
+	connChannels map[uint64]int
+	lastSweep    time.Time // REQUIRES: mu held
 }
 
 // NewClientTable returns an empty table that logs membership changes to log
 // at debug level.
 func NewClientTable(log zerolog.Logger) *ClientTable {
 	return &ClientTable{
-		log:       log,
-		now:       time.Now,
-		consumers: make(map[string]*consumerGroup),
-		producers: make(map[string]map[string]*ClientChannel),
+		log:          log,
+		now:          time.Now,
+		consumers:    make(map[string]*consumerGroup),
+		producers:    make(map[string]map[string]*ClientChannel),
+		connChannels: make(map[uint64]int),
 	}
 }
 
@@ -110,150 +115,6 @@ func (t *ClientTable) SetClock(now func() time.Time) { t.now = now }
 
 func (t *ClientTable) alive(ch *ClientChannel, nowMillis int64) bool {
 	return nowMillis-ch.LastUpdateMillis <= ClientChannelExpiry.Milliseconds()
-}
-
-// RegisterConsumer records that ch (a client on one connection) is a member
-// of reg.Group, replacing the group's subscriptions and settings with reg's
-// (the last heartbeat wins, as in ConsumerGroupInfo.updateSubscription).
-// ch.LastUpdateMillis is set to now. It reports whether ch is new to the
-// group (the group's client list changed).
-func (t *ClientTable) RegisterConsumer(reg ConsumerRegistration, ch ClientChannel) bool {
-	nowT := t.now()
-	ch.LastUpdateMillis = nowT.UnixMilli()
-	subs := make(map[string]Subscription, len(reg.Subscriptions))
-	for _, s := range reg.Subscriptions {
-		subs[s.Topic] = s
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sweepLocked(nowT)
-	g := t.consumers[reg.Group]
-	if g == nil {
-		g = &consumerGroup{channels: make(map[string]*ClientChannel)}
-		t.consumers[reg.Group] = g
-	}
-	g.consumeType, g.messageModel, g.consumeFromWhere = reg.ConsumeType, reg.MessageModel, reg.ConsumeFromWhere
-	g.subscriptions = subs
-	_, known := g.channels[ch.ClientID]
-	g.channels[ch.ClientID] = &ch
-	if !known {
-		t.log.Debug().Str("consumerGroup", reg.Group).Str("clientId", ch.ClientID).Str("remote", ch.RemoteAddr).Msg("consumer registered")
-	}
-	return !known
-}
-
-// RegisterProducer records ch as a member of producer group group and sets
-// its LastUpdateMillis to now.
-func (t *ClientTable) RegisterProducer(group string, ch ClientChannel) {
-	nowT := t.now()
-	ch.LastUpdateMillis = nowT.UnixMilli()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sweepLocked(nowT)
-	m := t.producers[group]
-	if m == nil {
-		m = make(map[string]*ClientChannel)
-		t.producers[group] = m
-	}
-	m[ch.ClientID] = &ch
-}
-
-// Unregister removes clientID from producerGroup and from consumerGroup
-// (either may be empty, meaning "not that kind"), as UNREGISTER_CLIENT does.
-// Unknown names are ignored. It reports whether anything was removed.
-func (t *ClientTable) Unregister(clientID, producerGroup, consumerGroup string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	removed := false
-	if producerGroup != "" {
-		if m := t.producers[producerGroup]; m != nil {
-			if _, ok := m[clientID]; ok {
-				delete(m, clientID)
-				removed = true
-			}
-			if len(m) == 0 {
-				delete(t.producers, producerGroup)
-			}
-		}
-	}
-	if consumerGroup != "" {
-		if g := t.consumers[consumerGroup]; g != nil {
-			if _, ok := g.channels[clientID]; ok {
-				delete(g.channels, clientID)
-				removed = true
-			}
-			if len(g.channels) == 0 {
-				delete(t.consumers, consumerGroup)
-			}
-		}
-	}
-	if removed {
-		t.log.Debug().Str("clientId", clientID).Str("producerGroup", producerGroup).Str("consumerGroup", consumerGroup).Msg("client unregistered")
-	}
-	return removed
-}
-
-// RemoveConn drops every registration made over connection connID (the
-// remoting connection-close hook calls it). It returns the consumer groups
-// whose client list changed, sorted.
-func (t *ClientTable) RemoveConn(connID uint64) []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var changed []string
-	for name, g := range t.consumers {
-		for id, ch := range g.channels {
-			if ch.ConnID == connID {
-				delete(g.channels, id)
-				changed = append(changed, name)
-			}
-		}
-		if len(g.channels) == 0 {
-			delete(t.consumers, name)
-		}
-	}
-	for name, m := range t.producers {
-		for id, ch := range m {
-			if ch.ConnID == connID {
-				delete(m, id)
-			}
-		}
-		if len(m) == 0 {
-			delete(t.producers, name)
-		}
-	}
-	slices.Sort(changed)
-	return slices.Compact(changed)
-}
-
-// sweepLocked removes channels idle for longer than ClientChannelExpiry, at
-// most once per sweepInterval. REQUIRES: t.mu held for writing.
-func (t *ClientTable) sweepLocked(nowT time.Time) {
-	if nowT.Sub(t.lastSweep) < sweepInterval {
-		return
-	}
-	t.lastSweep = nowT
-	nowMillis := nowT.UnixMilli()
-	for name, g := range t.consumers {
-		for id, ch := range g.channels {
-			if !t.alive(ch, nowMillis) {
-				delete(g.channels, id)
-				t.log.Info().Str("consumerGroup", name).Str("clientId", id).Msg("consumer channel expired, no heartbeat for 120s")
-			}
-		}
-		if len(g.channels) == 0 {
-			delete(t.consumers, name)
-		}
-	}
-	for name, m := range t.producers {
-		for id, ch := range m {
-			if !t.alive(ch, nowMillis) {
-				delete(m, id)
-			}
-		}
-		if len(m) == 0 {
-			delete(t.producers, name)
-		}
-	}
 }
 
 // ConsumerIDs returns the clientIDs of the live members of consumer group

@@ -7,24 +7,52 @@ package handler
 // Java or the Go client (codec.DecodeHeartbeatData accepts both).
 //
 // Behaviour (broker/.../processor/ClientManageProcessor.java heartBeat):
+//   - Bounds first (RocketMQ has none; a Java client sends one heartbeat
+//     listing its few groups): more than --max-heartbeat-groups entries in
+//     consumerDataSet or in producerDataSet, or more than
+//     --max-heartbeat-subscriptions in one consumer group's
+//     subscriptionDataSet, refuses the whole heartbeat before anything is
+//     registered; so does a heartbeat that would leave its connection with
+//     more than --max-conn-client-channels group memberships (memberships it
+//     only refreshes do not count as added). A refused heartbeat neither
+//     registers, refreshes nor removes anything and creates no topic.
+//   - Entries with names RocketMQ's TopicValidator rejects are skipped, the
+//     rest of the heartbeat is served and the answer is still SUCCESS, as a
+//     Java broker does (its findSubscriptionGroupConfig returns null for an
+//     illegal group and heartBeat skips that consumer): a consumer group
+//     failing codec.ValidateGroup (empty, over 120 characters, characters
+//     outside [%|a-zA-Z0-9_-]) is not registered and gets no retry topic and
+//     no group configuration; a producer group failing it is not registered
+//     either (a Java broker would register it, but no RocketMQ client can
+//     send such a name and popshim uses producer registrations only for
+//     counts); a subscription whose topic fails RocketMQ's topic rules is
+//     dropped from its group, which is otherwise registered (such a topic
+//     cannot exist, so the subscription could never match). One warn line
+//     per heartbeat counts what was skipped.
 //   - Each consumer group is registered in the ClientTable under the
 //     sending connection with its consumeType, messageModel,
 //     consumeFromWhere and subscriptions (the last heartbeat wins);
 //     GET_CONSUMER_LIST_BY_GROUP and QUERY_ASSIGNMENT read it.
-//   - Each consumer group's retry topic %RETRY%<group> is created (1 queue,
-//     perm 6) so its route exists (the Java push consumer subscribes it;
-//     pop-scenarios RET-06), and the group's configuration
-//     (SubscriptionGroupConfig defaults) is stored once, as a Java broker with
-//     autoCreateSubscriptionGroup does. Both writes go to the writer's
+//   - Each registered consumer group's retry topic %RETRY%<group> is created
+//     (1 queue, perm 6) so its route exists (the Java push consumer
+//     subscribes it; pop-scenarios RET-06), and the group's configuration
+//     (SubscriptionGroupConfig defaults) is stored once, as a Java broker
+//     with autoCreateSubscriptionGroup does. Both writes go to the writer's
 //     background lane; the reply does not wait for them, and a full lane
-//     only logs (the next heartbeat, every 30 s, tries again).
+//     only logs (the next heartbeat, every 30 s, tries again). Nothing else
+//     is created: subscribed topics are recorded, never made, as in
+//     RocketMQ.
 //   - Each producer group is registered for the client.
 //   - The reply carries version 479 (V5_3_3), which the client records as
 //     the broker version, and IS_SUPPORT_HEART_BEAT_V2=false, so clients keep
 //     sending full heartbeats.
 //
 // Response codes: SUCCESS (0); SYSTEM_ERROR (1) when the body is not a
-// heartbeat or names no clientID.
+// heartbeat or names no clientID; INVALID_PARAMETER (29), the code RocketMQ
+// gives a request whose parameters fail a check, when the body exceeds
+// 1 MiB or the heartbeat exceeds one of the bounds above (the remark names
+// the flag and both numbers). A client only logs a non-SUCCESS heartbeat
+// reply and keeps working.
 
 import (
 	"fmt"
@@ -68,34 +96,29 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 		respondCode(c, req, codec.SystemError, "heartbeat: "+err.Error())
 		return
 	}
+	if remark := b.hbLimits.exceeded(&hb); remark != "" {
+		b.Log.Warn().Str("clientId", clipName(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
+		respondCode(c, req, codec.InvalidParameter, remark)
+		return
+	}
 	ch := ClientChannel{ClientID: hb.ClientID, ConnID: c.ID(), Language: req.Language, Version: req.Version}
 	if a := c.RemoteAddr(); a != nil {
 		ch.RemoteAddr = a.String()
 	}
-	for _, cd := range hb.ConsumerDataSet {
-		if codec.ValidateGroup(cd.GroupName) != nil {
-			b.Log.Warn().Str("consumerGroup", cd.GroupName).Str("clientId", hb.ClientID).Msg("heartbeat: invalid consumer group name ignored")
-			continue
-		}
-		b.ensureGroup(cd.GroupName)
-		if _, err := b.Topics.EnsureRetryTopic(cd.GroupName); err != nil {
-			b.Log.Warn().Err(err).Str("consumerGroup", cd.GroupName).Msg("heartbeat: retry topic not created")
-		}
-		reg := ConsumerRegistration{
-			Group: cd.GroupName, ConsumeType: cd.ConsumeType, MessageModel: cd.MessageModel,
-			ConsumeFromWhere: cd.ConsumeFromWhere, Subscriptions: make([]Subscription, 0, len(cd.SubscriptionDataSet)),
-		}
-		for _, s := range cd.SubscriptionDataSet {
-			reg.Subscriptions = append(reg.Subscriptions, Subscription{
-				Topic: s.Topic, SubString: s.SubString, ExpressionType: s.ExpressionType,
-				Tags: s.TagsSet, SubVersion: s.SubVersion,
-			})
-		}
-		b.Clients.RegisterConsumer(reg, ch)
+	reg, skipped := planHeartbeat(&hb, ch)
+	if skipped.count > 0 {
+		b.Log.Warn().Str("clientId", clipName(hb.ClientID)).Int("skipped", skipped.count).Str("first", skipped.first).
+			Msg("heartbeat: entries with invalid names skipped")
 	}
-	for _, pd := range hb.ProducerDataSet {
-		if pd.GroupName != "" {
-			b.Clients.RegisterProducer(pd.GroupName, ch)
+	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.connChannels); err != nil {
+		b.Log.Warn().Err(err).Str("clientId", clipName(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
+		respondCode(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
+		return
+	}
+	for _, cr := range reg.Consumers {
+		b.ensureGroup(cr.Group)
+		if _, err := b.Topics.EnsureRetryTopic(cr.Group); err != nil {
+			b.Log.Warn().Err(err).Str("consumerGroup", cr.Group).Msg("heartbeat: retry topic not created")
 		}
 	}
 	resp := codec.NewResponse(req, codec.Success, "")

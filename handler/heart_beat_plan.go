@@ -1,0 +1,132 @@
+package handler
+
+// HEART_BEAT bounds and name checks (see heart_beat.go for the behaviour):
+// what a decoded HeartbeatData may contain, and the Heartbeat the
+// ClientTable registers from it.
+
+import (
+	"fmt"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
+)
+
+// heartbeatLimits are the HEART_BEAT bounds from conf. All are ≥ 1.
+type heartbeatLimits struct {
+	groups        int // --max-heartbeat-groups: consumerDataSet and producerDataSet entries, each
+	subscriptions int // --max-heartbeat-subscriptions: subscriptionDataSet entries per consumer group
+	connChannels  int // --max-conn-client-channels: group memberships per connection
+}
+
+// heartbeatLimitsFromConfig reads the bounds from cfg. It errors, naming the
+// flag, when one is below 1 (conf.Validate refuses that too; this guards
+// configurations built without it).
+func heartbeatLimitsFromConfig(cfg *conf.Config) (heartbeatLimits, error) {
+	l := heartbeatLimits{
+		groups:        cfg.MaxHeartbeatGroups,
+		subscriptions: cfg.MaxHeartbeatSubscriptions,
+		connChannels:  cfg.MaxConnClientChannels,
+	}
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"max-heartbeat-groups", l.groups}, {"max-heartbeat-subscriptions", l.subscriptions}, {"max-conn-client-channels", l.connChannels}} {
+		if f.n < 1 {
+			return heartbeatLimits{}, fmt.Errorf("handler: --%s must be ≥ 1, got %d", f.flag, f.n)
+		}
+	}
+	return l, nil
+}
+
+// exceeded returns the remark of the first per-heartbeat bound hb breaks
+// (counted as sent, before invalid entries are skipped), or "" when it
+// breaks none. The remark names the flag, the count and the bound.
+func (l heartbeatLimits) exceeded(hb *codec.HeartbeatData) string {
+	if n := len(hb.ConsumerDataSet); n > l.groups {
+		return fmt.Sprintf("heartbeat lists %d consumer groups, above --max-heartbeat-groups %d", n, l.groups)
+	}
+	if n := len(hb.ProducerDataSet); n > l.groups {
+		return fmt.Sprintf("heartbeat lists %d producer groups, above --max-heartbeat-groups %d", n, l.groups)
+	}
+	for i := range hb.ConsumerDataSet {
+		cd := &hb.ConsumerDataSet[i]
+		if n := len(cd.SubscriptionDataSet); n > l.subscriptions {
+			return fmt.Sprintf("heartbeat consumer group %s lists %d subscriptions, above --max-heartbeat-subscriptions %d",
+				clipName(cd.GroupName), n, l.subscriptions)
+		}
+	}
+	return ""
+}
+
+// skippedEntries counts the heartbeat entries planHeartbeat dropped and
+// describes the first, for one log line per heartbeat.
+type skippedEntries struct {
+	count int
+	first string
+}
+
+func (s *skippedEntries) add(what string, err error) {
+	if s.count == 0 {
+		s.first = fmt.Sprintf("%s: %.200s", what, err.Error()) // runes, not bytes
+	}
+	s.count++
+}
+
+// planHeartbeat turns a decoded heartbeat into what the ClientTable
+// registers for ch: consumer groups and producer groups whose names pass
+// codec.ValidateGroup, and per consumer group the subscriptions whose topic
+// passes RocketMQ's topic rules (validateTopicName: %RETRY% names may carry
+// the V2 '+'). Everything dropped is counted in skipped. It aliases hb's
+// strings and slices of tags (hb is owned by the handler). A consumer group
+// listed twice is registered once, with its later entry (as successive
+// registrations would leave it), so it costs one retry-topic and
+// group-config check.
+func planHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, skipped skippedEntries) {
+	reg.Channel = ch
+	reg.Consumers = make([]ConsumerRegistration, 0, len(hb.ConsumerDataSet))
+	at := make(map[string]int, len(hb.ConsumerDataSet)) // group → index in reg.Consumers
+	for i := range hb.ConsumerDataSet {
+		cd := &hb.ConsumerDataSet[i]
+		if err := codec.ValidateGroup(cd.GroupName); err != nil {
+			skipped.add("consumer group", err)
+			continue
+		}
+		cr := ConsumerRegistration{
+			Group: cd.GroupName, ConsumeType: cd.ConsumeType, MessageModel: cd.MessageModel,
+			ConsumeFromWhere: cd.ConsumeFromWhere, Subscriptions: make([]Subscription, 0, len(cd.SubscriptionDataSet)),
+		}
+		for _, s := range cd.SubscriptionDataSet {
+			if err := validateTopicName(s.Topic); err != nil {
+				skipped.add("subscription of consumer group "+cd.GroupName, err)
+				continue
+			}
+			cr.Subscriptions = append(cr.Subscriptions, Subscription{
+				Topic: s.Topic, SubString: s.SubString, ExpressionType: s.ExpressionType,
+				Tags: s.TagsSet, SubVersion: s.SubVersion,
+			})
+		}
+		if i, dup := at[cr.Group]; dup {
+			reg.Consumers[i] = cr
+			continue
+		}
+		at[cr.Group] = len(reg.Consumers)
+		reg.Consumers = append(reg.Consumers, cr)
+	}
+	for _, pd := range hb.ProducerDataSet {
+		if err := codec.ValidateGroup(pd.GroupName); err != nil {
+			skipped.add("producer group", err)
+			continue
+		}
+		reg.Producers = append(reg.Producers, pd.GroupName)
+	}
+	return reg, skipped
+}
+
+// clipName quotes a client-supplied name for a remark or log line, cut to
+// 64 characters (an invalid name may be as long as the body).
+func clipName(s string) string {
+	if len(s) <= 64 {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%.64q…", s)
+}
