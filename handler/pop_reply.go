@@ -1,6 +1,9 @@
 package handler
 
 import (
+	"errors"
+
+	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -28,10 +31,16 @@ func respondHeaderError(c remoting.Conn, req *codec.Command, err error) {
 
 // submitCode maps a batch.Writer Submit error (nothing was queued) to the
 // response code: ErrBusy → SYSTEM_BUSY (2) at once, as a Java broker's full
-// executor; anything else (closed, sticky failure) → SYSTEM_ERROR (1).
+// executor; ErrClosed (the stack is shutting down, nothing was done) →
+// GO_AWAY (1500), which the remoting layer sends as SYSTEM_BUSY (2) to
+// clients at or below V5_3_1 (remoting.SupportsGoAway); anything else
+// (sticky failure) → SYSTEM_ERROR (1).
 func submitCode(err error) int32 {
-	if isBusy(err) {
+	switch {
+	case isBusy(err):
 		return codec.SystemBusy
+	case errors.Is(err, batch.ErrClosed):
+		return codec.GoAway
 	}
 	return codec.SystemError
 }

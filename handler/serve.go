@@ -234,12 +234,17 @@ func addrString(s *remoting.Server) string {
 
 // Close shuts the stack down in this order and returns the joined errors:
 //
+//  0. both listeners drain (remoting.Server.Drain), as a Java broker's
+//     graceful shutdown: from now on new requests from clients above
+//     V5_3_1 are answered GO_AWAY (1500) and not executed; older clients'
+//     requests still run, and a mutation the closed writer refuses is
+//     answered SYSTEM_BUSY (2) with a "shutting down" remark;
 //  1. name-server registration: UNREGISTER_BROKER to each name server;
 //  2. Broker.Close: revive stops, parked long polls are answered, the
 //     reader pool stops;
 //  3. writer Close: everything accepted is written, fsynced and answered
-//     while the connections are still open (so no durable mutation loses
-//     its reply; requests arriving meanwhile get SYSTEM_ERROR/SYSTEM_BUSY);
+//     with its real result while the connections are still open, so no
+//     durable mutation loses its reply;
 //  4. the name-server and broker listeners stop (bytes already handed to
 //     gnet are flushed, then every connection closes);
 //  5. the /metrics server;
@@ -254,6 +259,11 @@ func (st *Stack) Close(ctx context.Context) error {
 
 func (st *Stack) close(ctx context.Context) error {
 	var errs []error
+	for _, srv := range []*remoting.Server{st.broker, st.namesrv} {
+		if srv != nil {
+			srv.Drain()
+		}
+	}
 	if st.registrar != nil {
 		st.registrar.Close(ctx)
 	}

@@ -16,14 +16,23 @@ func isWriterErr(err error) bool {
 
 // respondSubmitError answers a request whose write was refused by the
 // writer: SYSTEM_BUSY (2) with the flow-control remark when the lane was
-// full, SYSTEM_ERROR (1) with the cause otherwise. Any goroutine.
+// full, GO_AWAY (1500; SYSTEM_BUSY for clients at or below V5_3_1) when the
+// writer is closed for shutdown, SYSTEM_ERROR (1) with the cause otherwise
+// (submitCode). Any goroutine.
 func respondSubmitError(c remoting.Conn, req *codec.Command, err error) {
 	remark := err.Error()
-	if isBusy(err) {
+	switch {
+	case isBusy(err):
 		remark = busyRemark
+	case errors.Is(err, batch.ErrClosed):
+		remark = shutdownRemark + ": " + remark
 	}
 	respondCode(c, req, submitCode(err), remark)
 }
+
+// shutdownRemark starts the remark of a request refused because the stack
+// is shutting down.
+const shutdownRemark = "broker is shutting down, request not executed"
 
 // respondDone answers SUCCESS when a durable write finished (err nil), else
 // SYSTEM_ERROR naming the cause. For batch.Op.Done callbacks.

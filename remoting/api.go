@@ -19,8 +19,13 @@ type Conn interface {
 	// per-request view: for a oneway request (flag bit 1) Reply sends
 	// nothing and returns nil, so handlers need not check req.IsOneway().
 	// Reply writes any Command, so a server-to-client request (flag 0) can
-	// be sent through it too. Errors: net.ErrClosed (connection gone), or
-	// gnet's error when the engine is shutting down.
+	// be sent through it too. A GO_AWAY (1500) response to a request whose
+	// version is V5_3_1 or older leaves as SYSTEM_BUSY (2), same remark:
+	// handlers answer GO_AWAY for "shutting down, nothing done" and need
+	// not know the client's version. The first response to a request
+	// settles it: a connection that sent a malformed frame closes once
+	// every request before that frame was answered. Errors: net.ErrClosed
+	// (connection gone), or gnet's error when the engine is shutting down.
 	Reply(resp *codec.Command) error
 	// RemoteAddr is the peer address.
 	RemoteAddr() net.Addr

@@ -43,10 +43,24 @@ type conn struct {
 
 	consumed int64 // loop: stream bytes consumed by the decoder, for error offsets
 
+	// owed counts requests dispatched on this connection that are not
+	// oneway and have not been answered yet. dispatch (loop) adds; the
+	// first response Reply of each request subtracts, under mu, after its
+	// frame was queued.
+	owed atomic.Int64
+
 	mu       sync.Mutex
 	closed   bool        // REQUIRES: mu held
 	flushing bool        // REQUIRES: mu held. One AsyncWritev is outstanding.
 	pending  []*frameBuf // REQUIRES: mu held. Encoded, not yet handed to gnet.
+	// readStopped is set (on the loop) when a malformed frame ended the
+	// input: the connection then closes once nothing is owed or being
+	// written (settledLocked), or when grace fires. REQUIRES: mu held.
+	readStopped bool
+	closeSent   bool        // REQUIRES: mu held. gc.Close was requested after readStopped.
+	grace       *time.Timer // REQUIRES: mu held. Bounds the wait after readStopped.
+
+	discarding bool // loop: input ended at a malformed frame; later bytes are dropped
 
 	// Owned by whoever holds the flushing token (set flushing=true under mu,
 	// cleared only by the write callback): the frames gnet is writing now and
@@ -67,18 +81,23 @@ func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 // reply encodes resp on the caller's goroutine and queues it. If no write is
 // outstanding it hands everything pending to gnet in one AsyncWritev;
 // otherwise the frame leaves with the next flush, started by the write
-// callback. Returns net.ErrClosed when the connection is gone (the frame is
-// dropped) or the error of AsyncWritev when the engine is shutting down.
+// callback. settles marks the answer to an owed request (c.owed drops by
+// one once the frame is queued). Returns net.ErrClosed when the connection
+// is gone (the frame is dropped) or the error of AsyncWritev when the engine
+// is shutting down.
 //
 // AsyncWritev is called with mu held: OnClose (markClosed) then cannot run
 // between the closed check and the hand-off, so no task is ever queued on a
 // poller that gnet has already closed during Stop. AsyncWritev only enqueues
 // and never blocks.
-func (c *conn) reply(resp *codec.Command) error {
+func (c *conn) reply(resp *codec.Command, settles bool) error {
 	f := getFrame()
 	f.b = codec.AppendFrame(f.b, resp)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if settles {
+		c.owed.Add(-1)
+	}
 	if c.closed {
 		putFrame(f)
 		return net.ErrClosed
@@ -128,6 +147,7 @@ func (c *conn) written(gc gnet.Conn, err error) error {
 	defer c.mu.Unlock()
 	if c.closed || len(c.pending) == 0 {
 		c.flushing = false
+		c.closeIfSettledLocked()
 		return nil
 	}
 	c.takePending()
@@ -172,6 +192,10 @@ func (c *conn) markClosed() {
 // closeLocked is markClosed with mu held.
 func (c *conn) closeLocked() {
 	c.closed = true
+	if c.grace != nil {
+		c.grace.Stop()
+		c.grace = nil
+	}
 	for i, f := range c.pending {
 		putFrame(f)
 		c.pending[i] = nil

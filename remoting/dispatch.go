@@ -2,8 +2,6 @@ package remoting
 
 import (
 	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -14,25 +12,26 @@ import (
 	"github.com/popshim/popshim/codec"
 )
 
-// snippetBytes is how many bytes of a malformed frame are logged, in hex.
-const snippetBytes = 32
-
 // OnTraffic decodes every whole frame buffered on the connection and
 // dispatches it; a partial frame stays in gnet's inbound buffer until more
 // bytes arrive. Each frame is copied into an owned *codec.Command before
 // Discard, so nothing borrowed from gnet reaches a handler. A malformed or
-// too large frame closes this connection only.
+// too large frame ends the input of this connection only (Server.malformed):
+// the requests before it are still answered, then the connection closes.
 func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
 	c.touch()
+	if c.discarding {
+		_, _ = gc.Discard(gc.InboundBuffered())
+		return gnet.None
+	}
 	for {
 		head, err := gc.Peek(4)
 		if err != nil {
 			return gnet.None // fewer than 4 bytes buffered
 		}
 		if _, err := codec.PeekFrame(head, s.opts.MaxFrameBytes); err != nil {
-			s.malformed(c, gc, err)
-			return gnet.Close
+			return s.malformed(c, gc, err)
 		}
 		size := int(binary.BigEndian.Uint32(head)) + 4 // PeekFrame checked 8 <= size <= max
 		if gc.InboundBuffered() < size {
@@ -44,8 +43,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 		req, err := codec.DecodeFrame(frame)
 		if err != nil {
-			s.malformed(c, gc, err)
-			return gnet.Close
+			return s.malformed(c, gc, err)
 		}
 		_, _ = gc.Discard(size)
 		c.consumed += int64(size)
@@ -53,38 +51,34 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	}
 }
 
-// malformed logs a protocol error with the stream offset of the frame, the
-// reason and a hex snippet of its first bytes, and counts it.
-func (s *Server) malformed(c *conn, gc gnet.Conn, err error) {
-	n := min(gc.InboundBuffered(), snippetBytes)
-	snippet, _ := gc.Peek(n)
-	reason := "bad_frame"
-	switch {
-	case errors.Is(err, codec.ErrFrameTooLarge):
-		reason = "too_large"
-	case errors.Is(err, codec.ErrBadHeader):
-		reason = "bad_header"
-	}
-	s.opts.Metrics.malformedFrame(s.opts.Name, reason)
-	s.protoLog.Warn().Uint64("conn", c.id).Stringer("remote", c.remote).Int64("offset", c.consumed).
-		Str("reason", reason).Err(err).Str("snippet", hex.EncodeToString(snippet)).
-		Msg("malformed frame; closing connection")
-}
-
 // dispatch runs the handler for req on the event loop. Responses from the
-// peer are ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; a panicking
-// handler is logged and answered with SYSTEM_ERROR instead of ending the loop.
+// peer are ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; while the
+// server drains (Server.Drain), requests from clients newer than V5_3_1 get
+// GO_AWAY (1500) without reaching their handler, and older clients'
+// requests run as usual (a Java broker keeps serving them in its shutdown
+// grace period); a panicking handler is logged and answered with
+// SYSTEM_ERROR instead of ending the loop.
 func (s *Server) dispatch(c *conn, req *codec.Command) {
 	if req.IsResponse() {
 		s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
 			Msg("ignoring response frame from client")
 		return
 	}
-	r := &request{c: c, code: req.Code, opaque: req.Opaque, oneway: req.IsOneway(), start: time.Now()}
+	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: time.Now()}
+	if !r.oneway {
+		r.owes.Store(true)
+		c.owed.Add(1)
+	}
 	h := s.router.Lookup(req.Code)
 	if h == nil {
 		_ = r.Reply(codec.NewResponse(req, codec.RequestCodeNotSupported,
 			fmt.Sprintf(" request type %d not supported", req.Code)))
+		return
+	}
+	if s.draining.Load() && SupportsGoAway(req.Version) {
+		s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
+			Msg("draining: answering GO_AWAY")
+		_ = r.Reply(codec.NewResponse(req, codec.GoAway, goAwayRemark))
 		return
 	}
 	defer func() {
@@ -102,27 +96,34 @@ func (s *Server) dispatch(c *conn, req *codec.Command) {
 }
 
 // request is the Conn a handler receives: a per-request view of the
-// connection that drops replies to oneway requests and records
-// rocketmq_rpc_latency from dispatch to each Reply.
+// connection that drops replies to oneway requests, adapts GO_AWAY to the
+// client's version (forClient), settles the connection's owed count with
+// the first response, and records rocketmq_rpc_latency from dispatch to
+// each Reply.
 type request struct {
 	c        *conn
 	code     int32
 	opaque   int32
+	version  int32 // the request's version field (MQVersion ordinal)
 	oneway   bool
 	start    time.Time
 	longPoll atomic.Bool
+	owes     atomic.Bool // not answered yet (never set for oneway requests)
 }
 
 // Reply queues resp on the connection (see conn.reply), unless the request
-// was oneway: then it returns nil and sends nothing.
+// was oneway: then it returns nil and sends nothing. A GO_AWAY response to
+// a client at or below V5_3_1 is sent as SYSTEM_BUSY (forClient).
 func (r *request) Reply(resp *codec.Command) error {
+	resp = forClient(resp, r.version)
 	d := time.Since(r.start)
 	m := r.c.srv.opts.Metrics
 	if r.oneway {
 		m.observeRPC(r.code, resp.Code, r.longPoll.Load(), resultOneway, d)
 		return nil
 	}
-	err := r.c.reply(resp)
+	settles := resp.IsResponse() && r.owes.CompareAndSwap(true, false)
+	err := r.c.reply(resp, settles)
 	result := resultSuccess
 	if err != nil {
 		result = resultWriteChannelFailed

@@ -24,6 +24,16 @@
 // in rocketmq_rpc_latency) when the request was oneway. Frames from a client
 // with flag bit 0 set (responses) are ignored.
 //
+// A malformed frame (bad length, too large, bad header) ends that
+// connection's input: later bytes are discarded, the replies owed to the
+// requests decoded before it are still written (bounded by
+// ServerOptions.MalformedGrace), then the connection closes.
+//
+// Server.Drain starts a graceful shutdown as a Java broker's isShuttingDown
+// does: new requests from clients above V5_3_1 get GO_AWAY (1500), older
+// clients are served as usual, and replies owed to earlier requests are
+// unaffected (goaway.go).
+//
 // The package also has a small Client (client.go) used by tests, the
 // benchmark and name-server registration.
 package remoting

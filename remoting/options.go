@@ -34,6 +34,13 @@ type ServerOptions struct {
 	// loop before it is logged as slow (warn level, with its duration).
 	// Zero means 10 ms; negative disables the warning.
 	LoopBudget time.Duration
+	// MalformedGrace bounds how long a connection whose input ended at a
+	// malformed frame stays open for the replies still owed to the
+	// requests decoded before that frame (they may come from another
+	// goroutine, after a group-commit fsync). It closes as soon as those
+	// replies were written, or after this long at the latest. Zero means
+	// the default 5 s; a negative value closes at once, dropping them.
+	MalformedGrace time.Duration
 	// OnClose, when set, is told the Conn.ID of every connection that
 	// closed (peer left, idle timeout, malformed frame, Stop), after later
 	// Replies on it started failing with net.ErrClosed. It runs on the
@@ -47,6 +54,8 @@ const (
 	DefaultAddr        = ":10911"
 	DefaultIdleTimeout = 120 * time.Second
 	DefaultLoopBudget  = 10 * time.Millisecond
+	// DefaultMalformedGrace is the default ServerOptions.MalformedGrace.
+	DefaultMalformedGrace = 5 * time.Second
 )
 
 // WithDefaults returns o with every zero field set to its default.
@@ -65,6 +74,9 @@ func (o ServerOptions) WithDefaults() ServerOptions {
 	}
 	if o.LoopBudget == 0 {
 		o.LoopBudget = DefaultLoopBudget
+	}
+	if o.MalformedGrace == 0 {
+		o.MalformedGrace = DefaultMalformedGrace
 	}
 	return o
 }

@@ -22,9 +22,11 @@ type Server struct {
 	opts   ServerOptions
 	router *Router
 	log    zerolog.Logger
-	// protoLog logs malformed frames at most malformedLogBurst lines per
-	// second, so a peer sending garbage cannot flood the log (the
-	// malformed_frames_total counter still counts every one).
+	// protoLog logs malformed frames (and connections closed because their
+	// owed replies did not come within MalformedGrace) at most
+	// malformedLogBurst lines per second, so a peer sending garbage cannot
+	// flood the log (the malformed_frames_total counter still counts every
+	// one).
 	protoLog zerolog.Logger
 
 	started atomic.Bool
@@ -32,7 +34,8 @@ type Server struct {
 	done    chan struct{} // closed when gnet.Run returned
 	runErr  error         // valid after done is closed
 
-	flushes atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
+	flushes  atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
+	draining atomic.Bool   // set by Drain: GO_AWAY to new clients
 
 	mu    sync.Mutex
 	eng   gnet.Engine
@@ -141,6 +144,25 @@ func (s *Server) Stop(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Drain starts the graceful shutdown of the remoting layer, as
+// NettyRemotingServer.shutdown sets isShuttingDown in a Java broker: from
+// now on a request whose version is above V5_3_1 (SupportsGoAway) is
+// answered GO_AWAY (1500, remark "broker is shutting down; ...") without
+// reaching its handler, unless its code is unknown (then
+// REQUEST_CODE_NOT_SUPPORTED as always); oneway requests are dropped.
+// Requests from older clients still reach their handlers. Replies to
+// requests dispatched before Drain are not affected: a mutation accepted
+// earlier still gets its real result. Connections stay open until Stop.
+// Idempotent; any goroutine.
+func (s *Server) Drain() {
+	if !s.draining.Swap(true) {
+		s.log.Info().Msg("draining: new requests from clients above V5_3_1 get GO_AWAY")
+	}
+}
+
+// Draining reports whether Drain was called. Any goroutine.
+func (s *Server) Draining() bool { return s.draining.Load() }
 
 // OnBoot records the engine and the bound address, then releases Start.
 func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
