@@ -37,9 +37,7 @@ func (w *Writer) writeBatch(ops []*Op) {
 	bytes := 0
 	for _, op := range ops {
 		bytes += op.Bytes
-		if op.Apply != nil {
-			op.err = tx.Do(op.Apply)
-		}
+		op.err = op.apply(tx)
 	}
 	wrote := tx.Count() > 0
 	start := time.Now()

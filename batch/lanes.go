@@ -66,6 +66,9 @@ func (l *lanes) push(op *Op) error {
 	if op.Lane >= numLanes {
 		return fmt.Errorf("%w: %d", ErrBadLane, op.Lane)
 	}
+	if op.Job != nil && (op.Apply != nil || op.Done != nil) {
+		return ErrBadOp
+	}
 	l.mu.Lock()
 	switch {
 	case l.closed:

@@ -66,6 +66,8 @@ var (
 	ErrFailed = errors.New("batch: writer stopped after a failed write")
 	// ErrBadLane: Op.Lane is not one of the four lanes.
 	ErrBadLane = errors.New("batch: invalid lane")
+	// ErrBadOp: Op.Job is set together with Op.Apply or Op.Done.
+	ErrBadOp = errors.New("batch: op sets Job and Apply/Done")
 )
 
 // Op is one mutation: one request's worth of writes (an ACK, one BATCH_ACK,
@@ -93,10 +95,45 @@ type Op struct {
 	// wrote it. It must not block (encode the reply and hand it to the
 	// connection). nil Done is allowed.
 	Done func(err error)
+	// Job, when set, replaces Apply and Done (both must then be nil): the
+	// writer calls Job.Apply and Job.Done under the same rules. It lets a
+	// caller keep its request state, the Op and both callbacks in one
+	// allocation (a struct that embeds Op and implements Job) instead of an
+	// Op plus two closures; the ACK and CHANGE handlers do this.
+	Job Job
 
 	seq    uint64 // accept order, set by Submit
 	queued int64  // time.Now().UnixNano() at Submit (head-of-line wait metric)
 	err    error  // Apply result
+}
+
+// Job is the method form of Op.Apply and Op.Done; see Op.Job. Apply runs on
+// the writer goroutine (sync mode: a worker), Done exactly once after the
+// synced write, with the same contracts as the Op fields.
+type Job interface {
+	Apply(tx *popstore.Txn) error
+	Done(err error)
+}
+
+// apply runs the op's writes on tx (Job or Apply); nil when it has none.
+func (op *Op) apply(tx *popstore.Txn) error {
+	switch {
+	case op.Job != nil:
+		return tx.Do(op.Job.Apply)
+	case op.Apply != nil:
+		return tx.Do(op.Apply)
+	}
+	return nil
+}
+
+// done calls Job.Done or Done, if any.
+func (op *Op) done(err error) {
+	switch {
+	case op.Job != nil:
+		op.Job.Done(err)
+	case op.Done != nil:
+		op.Done(err)
+	}
 }
 
 // Mode chooses how mutations are made durable.

@@ -28,9 +28,7 @@ func (w *Writer) writeOne(op *Op) {
 	}
 	tx := w.store.Begin()
 	var err error
-	if op.Apply != nil {
-		err = tx.Do(op.Apply)
-	}
+	err = op.apply(tx)
 	if err != nil {
 		tx.Discard()
 		w.complete(op, err)

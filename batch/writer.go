@@ -89,7 +89,7 @@ func (w *Writer) Mode() Mode { return w.opts.Mode }
 
 // Submit queues op without blocking. nil: accepted, and op.Done will be
 // called exactly once. ErrBusy (lane full), ErrClosed, ErrFailed (sticky
-// failure) or ErrBadLane: not queued, Done will not be called. Any
+// failure), ErrBadOp or ErrBadLane: not queued, Done will not be called. Any
 // goroutine.
 func (w *Writer) Submit(op *Op) error {
 	err := w.lanes.push(op)
@@ -153,7 +153,7 @@ func (w *Writer) complete(op *Op, err error) {
 	if err != nil {
 		w.m.failedN.Add(1)
 	}
-	if op.Done == nil {
+	if op.Done == nil && op.Job == nil {
 		return
 	}
 	defer func() {
@@ -161,7 +161,7 @@ func (w *Writer) complete(op *Op, err error) {
 			w.log.Error().Interface("panic", p).Str("lane", op.Lane.String()).Msg("batch: Done callback panicked")
 		}
 	}()
-	op.Done(err)
+	op.done(err)
 }
 
 // afterWriteError decides whether a failed write is sticky: anything but

@@ -158,3 +158,14 @@ func TestConsoleLogHasNoColourWhenNotATerminal(t *testing.T) {
 		t.Fatalf("message missing: %q", buf.String())
 	}
 }
+
+func TestGCPercentFlag(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 400, c.GCPercent)
+	c, err = parse(t, nil, map[string]string{"POPSHIM_GC_PERCENT": "0"})
+	require.NoError(t, err)
+	require.Equal(t, 0, c.GCPercent, "0 keeps the runtime's GOGC")
+	_, err = parse(t, []string{"--gc-percent=-1"}, nil)
+	require.ErrorContains(t, err, "--gc-percent must be in [0,")
+}

@@ -55,6 +55,7 @@ func (c *Config) Validate() error {
 		v.errf("--pop-write-mode must be group or sync, got %q", c.PopWriteMode)
 	}
 	v.intRange("sync-workers", c.SyncWorkers, 1, 4096)
+	v.intRange("gc-percent", c.GCPercent, 0, 100000)
 	v.intRange("batch-max-ops", c.BatchMaxOps, 1, 1<<20)
 	v.intRange("batch-max-bytes", c.BatchMaxBytes, 1<<10, 1<<30)
 	v.intRange("queue-capacity", c.QueueCapacity, 1, 1<<24)

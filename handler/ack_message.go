@@ -39,20 +39,31 @@ func (b *Broker) handleAckMessage(c remoting.Conn, req *codec.Command) {
 		respondCode(c, req, rerr.code, rerr.remark)
 		return
 	}
-	key := rc.key
-	op := &batch.Op{
-		Lane:  batch.LaneForeground,
-		Bytes: 64,
-		Apply: func(tx *popstore.Txn) error { return tx.DeleteCheckpoint(key) },
-		Done: func(err error) {
-			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "ack failed: "+err.Error())
-				return
-			}
-			respondCode(c, req, codec.Success, "")
-		},
-	}
-	if err := b.Writer.Submit(op); err != nil {
+	j := &ackJob{c: c, req: req, key: rc.key}
+	j.op = batch.Op{Lane: batch.LaneForeground, Bytes: 64, Job: j}
+	if err := b.Writer.Submit(&j.op); err != nil {
 		respondCode(c, req, submitCode(err), "ack: "+err.Error())
 	}
+}
+
+// ackJob is one ACK in the writer: the op, the checkpoint key it deletes and
+// where the reply goes, in one allocation (batch.Job).
+type ackJob struct {
+	op  batch.Op
+	c   remoting.Conn
+	req *codec.Command
+	key popstore.CheckpointKey
+}
+
+// Apply deletes the checkpoint (writer goroutine).
+func (j *ackJob) Apply(tx *popstore.Txn) error { return tx.DeleteCheckpoint(j.key) }
+
+// Done answers SUCCESS once the delete is durable, else the write error's
+// code (writer goroutine).
+func (j *ackJob) Done(err error) {
+	if err != nil {
+		respondCode(j.c, j.req, writeErrorCode(err), "ack failed: "+err.Error())
+		return
+	}
+	respondCode(j.c, j.req, codec.Success, "")
 }

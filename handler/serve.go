@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -48,8 +49,13 @@ type Stack struct {
 // Serve runs popshim until ctx is done, then shuts down in order and
 // returns. main.go calls exactly this. Start-up errors (store, writer,
 // listeners) are returned at once with everything already started undone;
-// shutdown errors are joined into the result.
+// shutdown errors are joined into the result. It first applies
+// --gc-percent (process-wide, so only here and not in StartStack).
 func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
+	if cfg.GCPercent > 0 {
+		prev := debug.SetGCPercent(cfg.GCPercent)
+		log.Debug().Int("gc_percent", cfg.GCPercent).Int("previous", prev).Msg("go gc target set")
+	}
 	st, err := StartStack(cfg, log)
 	if err != nil {
 		return err
