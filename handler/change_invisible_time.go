@@ -81,43 +81,62 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 		return
 	}
 	now := b.nowMillis()
-	old := rc.key
-	ck := popstore.Checkpoint{
-		Key:           old,
+	j := &changeJob{b: b, c: c, req: req, old: rc.key, invisible: h.InvisibleTime, now: now, reviveQid: rc.ei.ReviveQid}
+	j.ck = popstore.Checkpoint{
+		Key:           rc.key,
 		PopTimeMillis: now, InvisibleTimeMillis: h.InvisibleTime,
 		RetryFlag: uint8(codec.RetryFlagOfTopic(h.Topic)),
 	}
-	ck.Key.VisibleAtMillis = now + h.InvisibleTime
-	newHandle := rc.ei
-	newHandle.CkQueueOffset = h.Offset
-	newHandle.PopTime = now
-	newHandle.InvisibleTime = h.InvisibleTime
-	op := &batch.Op{
-		Lane:  batch.LaneBulk,
-		Bytes: 128,
-		Apply: func(tx *popstore.Txn) error {
-			cur, ok, err := tx.GetCheckpoint(old)
-			if err != nil || !ok {
-				return err
-			}
-			ck.RetryFlag = cur.RetryFlag
-			ck.Suspend = cur.Suspend
-			ck.PhysicalOffset = cur.PhysicalOffset
-			return tx.ReplaceCheckpoint(old, ck)
-		},
-		Done: func(err error) {
-			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "change invisible time failed: "+err.Error())
-				return
-			}
-			b.revive.noteDurable(ck.Key.VisibleAtMillis)
-			resp := codec.NewResponse(req, codec.Success, "")
-			codec.ChangeInvisibleTimeResponseHeader{PopTime: now, InvisibleTime: h.InvisibleTime, ReviveQid: rc.ei.ReviveQid}.Encode(resp)
-			resp.SetExt("extraInfo", newHandle.String())
-			respond(c, req, resp)
-		},
-	}
-	if err := b.Writer.Submit(op); err != nil {
+	j.ck.Key.VisibleAtMillis = now + h.InvisibleTime
+	j.handle = rc.ei
+	j.handle.CkQueueOffset = h.Offset
+	j.handle.PopTime = now
+	j.handle.InvisibleTime = h.InvisibleTime
+	j.op = batch.Op{Lane: batch.LaneBulk, Bytes: 128, Job: j}
+	if err := b.Writer.Submit(&j.op); err != nil {
 		respondCode(c, req, submitCode(err), "change invisible time: "+err.Error())
 	}
+}
+
+// changeJob is one CHANGE in the writer, in one allocation (batch.Job): the
+// old checkpoint key, the new checkpoint, the new handle and where the reply
+// goes.
+type changeJob struct {
+	op        batch.Op
+	b         *Broker
+	c         remoting.Conn
+	req       *codec.Command
+	old       popstore.CheckpointKey
+	ck        popstore.Checkpoint // the new checkpoint
+	handle    codec.ExtraInfo     // the new receipt handle
+	now       int64               // popTime of the new handle, ms
+	invisible int64               // invisibleTime, ms
+	reviveQid int32
+}
+
+// Apply replaces the old checkpoint if it still exists, keeping its retry
+// flag, suspend flag and physical offset; else writes nothing (writer
+// goroutine).
+func (j *changeJob) Apply(tx *popstore.Txn) error {
+	cur, ok, err := tx.GetCheckpoint(j.old)
+	if err != nil || !ok {
+		return err
+	}
+	j.ck.RetryFlag = cur.RetryFlag
+	j.ck.Suspend = cur.Suspend
+	j.ck.PhysicalOffset = cur.PhysicalOffset
+	return tx.ReplaceCheckpoint(j.old, j.ck)
+}
+
+// Done answers SUCCESS with the new handle once durable (writer goroutine).
+func (j *changeJob) Done(err error) {
+	if err != nil {
+		respondCode(j.c, j.req, writeErrorCode(err), "change invisible time failed: "+err.Error())
+		return
+	}
+	j.b.revive.noteDurable(j.ck.Key.VisibleAtMillis)
+	resp := codec.NewResponse(j.req, codec.Success, "")
+	codec.ChangeInvisibleTimeResponseHeader{PopTime: j.now, InvisibleTime: j.invisible, ReviveQid: j.reviveQid}.Encode(resp)
+	resp.SetExt("extraInfo", j.handle.String())
+	respond(j.c, j.req, resp)
 }
