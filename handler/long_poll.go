@@ -1,8 +1,6 @@
 package handler
 
 import (
-	"cmp"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,19 +29,37 @@ func pollDeadline(startMillis, pollMillis int64) int64 {
 	return startMillis + min(pollMillis, maxPollMillis)
 }
 
+// queueMax is the maxOffset (next queueOffset) a request saw for one queue
+// just before it parked.
+type queueMax struct {
+	topic     string
+	queueID   int32
+	maxOffset int64
+}
+
 // parkedPoll is one suspended request (an empty POP, a PULL with the
 // suspend bit, a NOTIFICATION). Exactly one of onWake / onExpire runs, once:
 // onWake when an awaited queue got new messages (or a held queue lock was
 // released), onExpire when the deadline passed or the registry closed.
 // Both run after the poll left the registry, on the waking goroutine (the
-// writer, a timer goroutine or Close), so they must not block: they only
-// re-submit the request to the reader pool or reply.
+// writer, a reader, a timer goroutine or Close), so they must not block:
+// they only re-submit the request to the reader pool or reply.
 type parkedPoll struct {
 	keys []pollKey
 	// group is the consumerGroup of a POP: POPs of one group compete for
-	// messages, so wakeSome counts its wake-ups per group. "" (PULL,
-	// NOTIFICATION, which take nothing from each other): always woken.
-	group          string
+	// messages, so wake-ups are counted per group. "" (PULL, NOTIFICATION,
+	// which take nothing from each other): always woken.
+	group string
+	// filter is the TAG subscription of a POP (nil: every message). A
+	// group with a filtered POP parked is woken by tag (see wakeMatching).
+	filter *tagFilter
+	// src reads the tags of pending messages for tag-aware wake-ups; nil
+	// for requests without a group.
+	src tagSource
+	// seeds are the maxOffsets of the queues the request read before
+	// parking; park records them for queues the registry does not know, so
+	// the next append wakes as many requests as messages arrived.
+	seeds          []queueMax
 	deadlineMillis int64  // broker clock, Unix ms
 	connID         uint64 // remoting.Conn.ID of the request; 0: none
 	onWake         func()
@@ -73,10 +89,18 @@ const (
 
 // pollRegistry holds parked long polls, bounded by max (--max-parked-polls).
 // Waiters are sharded into fixed stripes by topic. Each topic carries an
-// epoch bumped by every wake of it; a request snapshots the epochs of its
-// topics before reading the store and parks only if none moved, so a
+// epoch that moves on every wake of it; a request snapshots the epochs of
+// its topics before reading the store and parks only if none moved, so a
 // message appended between the read and the park is never missed (worst
 // case: one spurious re-run).
+//
+// Per-topic bookkeeping is bounded: waiter counts live while a topic has
+// waiters; a queue's last maxOffset lives while its topic has waiters and,
+// after a wake-up took the last one, until an append finds nobody waiting,
+// the topic's last waiter expires or disconnects, or the stripe sweeps
+// idle topics (beyond idleTopicsPerStripe); epochs of topics without
+// waiters are swept the same way. So memory follows the parked requests,
+// not the topics ever seen.
 type pollRegistry struct {
 	max     int64
 	now     func() int64 // broker clock, Unix ms
@@ -87,32 +111,145 @@ type pollRegistry struct {
 	closed  atomic.Bool
 	onCount func(n int64) // gauge update; may be nil
 	stripes [stripeCount]pollStripe
-	conns   connPolls // parked polls by connection (released on close)
+	conns   connPolls  // parked polls by connection (released on close)
+	probes  probeQueue // tag-aware wake-ups waiting for a reader
 }
+
+// idleTopicsPerStripe is how many topics without waiters a stripe keeps
+// epochs or maxOffsets for (beyond twice the topics with waiters) before it
+// sweeps them; a sweep costs one pass over the map, so it is amortised
+// over at least this many additions.
+const idleTopicsPerStripe = 256
 
 type pollStripe struct {
 	mu sync.Mutex
-	// epochs counts wakes per topic; bounded by the number of topics that
-	// ever received messages. REQUIRES: mu held.
-	epochs  map[string]uint64
-	waiters map[pollKey]map[*parkedPoll]struct{} // REQUIRES: mu held
-	// maxOffsets is the last maxOffset the append listener reported per
-	// queue (appended computes how many messages arrived). REQUIRES: mu held.
-	maxOffsets map[pollKey]int64
+	// clock is the last epoch value handed out; floor is the epoch of
+	// every topic without an entry in epochs. Epochs only grow: a sweep
+	// drops idle entries and raises floor to clock (a request whose
+	// snapshot predates a sweep re-runs once). REQUIRES: mu held (all
+	// fields).
+	clock, floor uint64
+	epochs       map[string]uint64
+	waiters      map[pollKey]map[*parkedPoll]struct{}
+	perTopic     map[string]int // waiter entries per topic
+	// maxOffsets is the last maxOffset reported per queue of a topic
+	// (appended computes how many messages arrived).
+	maxOffsets map[string]map[int32]int64
 }
 
 func newPollRegistry(max int64, now func() int64, onCount func(int64)) *pollRegistry {
 	return &pollRegistry{max: max, now: now, onCount: onCount}
 }
 
-// snapshot returns the current epochs of the stripes of keys, in order, for
+func (r *pollRegistry) stripe(topic string) *pollStripe { return &r.stripes[stripeOf(topic)] }
+
+// epochOf returns the current epoch of topic. REQUIRES: s.mu held.
+func (s *pollStripe) epochOf(topic string) uint64 {
+	if e, ok := s.epochs[topic]; ok {
+		return e
+	}
+	return s.floor
+}
+
+// bump moves the epoch of topic forward, sweeping idle topics' epochs
+// when there are too many. REQUIRES: s.mu held.
+func (s *pollStripe) bump(topic string) {
+	s.clock++
+	if s.epochs == nil {
+		s.epochs = make(map[string]uint64)
+	}
+	s.epochs[topic] = s.clock
+	if len(s.epochs) > idleTopicsPerStripe+2*len(s.perTopic) {
+		for t := range s.epochs {
+			if s.perTopic[t] == 0 {
+				delete(s.epochs, t)
+			}
+		}
+		s.floor = s.clock
+	}
+}
+
+// sweepOffsets drops the maxOffsets of topics without waiters when there
+// are too many.
+// REQUIRES: s.mu held.
+func (s *pollStripe) sweepOffsets() {
+	if len(s.maxOffsets) <= idleTopicsPerStripe+2*len(s.perTopic) {
+		return
+	}
+	for t := range s.maxOffsets {
+		if s.perTopic[t] == 0 {
+			delete(s.maxOffsets, t)
+		}
+	}
+}
+
+// add registers p under k and records p's seeds for k's topic where the
+// queue's maxOffset is unknown. REQUIRES: s.mu held.
+func (s *pollStripe) add(k pollKey, p *parkedPoll) {
+	if s.waiters == nil {
+		s.waiters = make(map[pollKey]map[*parkedPoll]struct{})
+		s.perTopic = make(map[string]int)
+	}
+	set := s.waiters[k]
+	if set == nil {
+		set = make(map[*parkedPoll]struct{})
+		s.waiters[k] = set
+	}
+	if _, dup := set[p]; dup {
+		return
+	}
+	set[p] = struct{}{}
+	s.perTopic[k.topic]++
+	for _, sd := range p.seeds {
+		if sd.topic != k.topic {
+			continue
+		}
+		if s.maxOffsets == nil {
+			s.maxOffsets = make(map[string]map[int32]int64)
+		}
+		qs := s.maxOffsets[sd.topic]
+		if qs == nil {
+			qs = make(map[int32]int64)
+			s.maxOffsets[sd.topic] = qs
+		}
+		if _, known := qs[sd.queueID]; !known {
+			qs[sd.queueID] = sd.maxOffset
+		}
+	}
+}
+
+// remove drops p from k (no-op when absent). When the topic has no waiter
+// left, its maxOffsets go too unless keepOffsets (a wake-up: the woken
+// requests usually park again at once, and the next append needs them).
+// REQUIRES: s.mu held.
+func (s *pollStripe) remove(k pollKey, p *parkedPoll, keepOffsets bool) {
+	set := s.waiters[k]
+	if _, ok := set[p]; !ok {
+		return
+	}
+	delete(set, p)
+	if len(set) == 0 {
+		delete(s.waiters, k)
+	}
+	if s.perTopic[k.topic]--; s.perTopic[k.topic] > 0 {
+		return
+	}
+	delete(s.perTopic, k.topic)
+	if keepOffsets {
+		s.sweepOffsets()
+	} else {
+		delete(s.maxOffsets, k.topic)
+	}
+}
+
+// snapshot returns the current epochs of the topics of keys, in order, for
 // a later park.
 func (r *pollRegistry) snapshot(keys []pollKey) []uint64 {
 	out := make([]uint64, len(keys))
 	for i, k := range keys {
-		s := &r.stripes[stripeOf(k.topic)]
+		s := r.stripe(k.topic)
 		s.mu.Lock()
-		out[i] = s.epochs[k.topic]
+		out[i] = s.epochOf(k.topic)
 		s.mu.Unlock()
 	}
 	return out
@@ -136,18 +273,18 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 	}
 	p.seq = r.seq.Add(1)
 	for i, k := range p.keys {
-		s := &r.stripes[stripeOf(k.topic)]
+		s := r.stripe(k.topic)
 		s.mu.Lock()
 		if p.done.Load() {
 			// Woken through an earlier key while being registered: the
 			// waker owns the poll (it ran onWake and gave the slot back).
 			s.mu.Unlock()
-			r.detach(p, p.keys[:i])
+			r.detach(p, p.keys[:i], true)
 			return parked
 		}
-		if s.epochs[k.topic] != seen[i] {
+		if s.epochOf(k.topic) != seen[i] {
 			s.mu.Unlock()
-			r.detach(p, p.keys[:i])
+			r.detach(p, p.keys[:i], true)
 			if !p.done.CompareAndSwap(false, true) {
 				// A wake claimed it meanwhile and re-runs it: the caller
 				// must not re-run it a second time.
@@ -156,15 +293,7 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 			r.count.Add(-1)
 			return parkChanged
 		}
-		if s.waiters == nil {
-			s.waiters = make(map[pollKey]map[*parkedPoll]struct{})
-		}
-		set := s.waiters[k]
-		if set == nil {
-			set = make(map[*parkedPoll]struct{})
-			s.waiters[k] = set
-		}
-		set[p] = struct{}{}
+		s.add(k, p)
 		s.mu.Unlock()
 	}
 	r.parks.Add(1)
@@ -177,7 +306,7 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 	if p.connID != 0 && !r.conns.add(p) {
 		// The connection closed while the poll was being parked: release it
 		// without an answer (see connPolls).
-		r.claim(p)
+		r.claim(p, false)
 	}
 	// A close racing with this park: make sure the poll does not outlive it.
 	if r.closed.Load() {
@@ -186,7 +315,7 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 	if p.done.Load() {
 		// Claimed (woken) while it was being registered: drop the entries
 		// added after the claim's detach.
-		r.detach(p, p.keys)
+		r.detach(p, p.keys, true)
 		if p.connID != 0 {
 			r.conns.remove(p)
 		}
@@ -194,29 +323,26 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 	return parked
 }
 
-// detach removes p from the stripes of keys.
-func (r *pollRegistry) detach(p *parkedPoll, keys []pollKey) {
+// detach removes p from the stripes of keys (see pollStripe.remove for
+// keepOffsets).
+func (r *pollRegistry) detach(p *parkedPoll, keys []pollKey, keepOffsets bool) {
 	for _, k := range keys {
-		s := &r.stripes[stripeOf(k.topic)]
+		s := r.stripe(k.topic)
 		s.mu.Lock()
-		if set := s.waiters[k]; set != nil {
-			delete(set, p)
-			if len(set) == 0 {
-				delete(s.waiters, k)
-			}
-		}
+		s.remove(k, p, keepOffsets)
 		s.mu.Unlock()
 	}
 }
 
 // claim makes the caller the one that finishes p: it removes p from every
 // stripe and stops its timer. It reports false when someone else already
-// claimed p.
-func (r *pollRegistry) claim(p *parkedPoll) bool {
+// claimed p. woken: p leaves because messages arrived (keeps the per-queue
+// maxOffsets of its topics, see pollStripe.remove).
+func (r *pollRegistry) claim(p *parkedPoll, woken bool) bool {
 	if !p.done.CompareAndSwap(false, true) {
 		return false
 	}
-	r.detach(p, p.keys)
+	r.detach(p, p.keys, woken)
 	if p.connID != 0 {
 		r.conns.remove(p)
 	}
@@ -231,114 +357,9 @@ func (r *pollRegistry) claim(p *parkedPoll) bool {
 }
 
 func (r *pollRegistry) expire(p *parkedPoll) {
-	if r.claim(p) {
+	if r.claim(p, false) {
 		p.onExpire()
 	}
-}
-
-// wake bumps the epoch of topic and wakes every request waiting for
-// (topic, queueID) and for (topic, any queue); queueID anyQueue matches
-// every waiter of the topic. Used where all waiters must look (tests,
-// diagnostics); the hot paths use wakeSome.
-func (r *pollRegistry) wake(topic string, queueID int32) { r.wakeSome(topic, queueID, "", 0) }
-
-// appended is the store's append listener: (topic, queueID) now has
-// maxOffset as its next queueOffset. It wakes as many parked requests per
-// consumerGroup as messages arrived since the last call for that queue
-// (all of them the first time a queue is seen, or when its offsets went
-// back). Runs on the writer goroutine; never blocks beyond short mutexes.
-func (r *pollRegistry) appended(topic string, queueID int32, maxOffset int64) {
-	k := pollKey{topic, queueID}
-	s := &r.stripes[stripeOf(topic)]
-	s.mu.Lock()
-	if s.maxOffsets == nil {
-		s.maxOffsets = make(map[pollKey]int64)
-	}
-	last, ok := s.maxOffsets[k]
-	s.maxOffsets[k] = maxOffset
-	s.mu.Unlock()
-	n := 0 // all
-	if ok && maxOffset > last {
-		n = int(min(maxOffset-last, 1<<20))
-	}
-	r.wakeSome(topic, queueID, "", n)
-}
-
-// wakeSome bumps the epoch of topic and wakes at most n requests per
-// consumerGroup among those waiting for (topic, queueID) or (topic, any
-// queue) and every waiting PULL and NOTIFICATION, the POPs with the
-// earliest deadline first (as RocketMQ's
-// PopLongPollingService orders its polls), so a woken request that finds
-// nothing and parks again keeps its place. group "" matches every group;
-// n <= 0 wakes all matching requests. Called by the append listener (on
-// the writer), by POP when it released a contended queue lock or left
-// messages behind (on a reader or the writer). The woken requests' onWake
-// run inline, after the poll left the registry.
-func (r *pollRegistry) wakeSome(topic string, queueID int32, group string, n int) {
-	s := &r.stripes[stripeOf(topic)]
-	var woken []*parkedPoll
-	s.mu.Lock()
-	if s.epochs == nil {
-		s.epochs = make(map[string]uint64)
-	}
-	s.epochs[topic]++
-	for k, set := range s.waiters {
-		if k.topic != topic || (queueID != anyQueue && k.queueID != anyQueue && k.queueID != queueID) {
-			continue
-		}
-		for p := range set {
-			if group == "" || p.group == group {
-				woken = append(woken, p)
-			}
-		}
-	}
-	woken = pickWoken(woken, n)
-	// Take the chosen polls out of this stripe now, whoever ends up
-	// claiming them, so no entry outlives its poll.
-	for _, p := range woken {
-		for _, k := range p.keys {
-			if set := s.waiters[k]; set != nil && k.topic == topic {
-				delete(set, p)
-				if len(set) == 0 {
-					delete(s.waiters, k)
-				}
-			}
-		}
-	}
-	s.mu.Unlock()
-	for _, p := range woken {
-		if r.claim(p) {
-			p.onWake()
-		}
-	}
-}
-
-// pickWoken drops duplicates from cands and, when n > 0, keeps the n with
-// the earliest deadline (then park order) per consumerGroup, plus every
-// poll without a group.
-func pickWoken(cands []*parkedPoll, n int) []*parkedPoll {
-	if len(cands) < 2 {
-		return cands
-	}
-	slices.SortFunc(cands, func(a, b *parkedPoll) int {
-		if c := cmp.Compare(a.deadlineMillis, b.deadlineMillis); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	cands = slices.Compact(cands)
-	if n <= 0 {
-		return cands
-	}
-	perGroup := make(map[string]int)
-	out := cands[:0]
-	for _, p := range cands {
-		if p.group == "" || perGroup[p.group] < n {
-			perGroup[p.group]++
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // parkedCount returns how many requests are parked now.

@@ -108,7 +108,7 @@ func (c *connPolls) markClosed(connID uint64) []*parkedPoll {
 func (r *pollRegistry) dropConn(connID uint64) int {
 	n := 0
 	for _, p := range r.conns.markClosed(connID) {
-		if r.claim(p) {
+		if r.claim(p, false) {
 			n++
 		}
 	}

@@ -7,26 +7,36 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-// finishEmpty answers or parks a run that returned no message.
+// finishEmpty answers or parks a run that returned no message, then hands
+// over what its scan left to parked peers (unless it runs again).
 func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
+	if j.answerOrPark(o, seen) {
+		j.handoff(o)
+	}
+}
+
+// answerOrPark answers or parks an empty run; false when the request runs
+// again instead.
+func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 	b := j.b
 	if o.readErr != nil {
 		j.replyCode(codec.SystemError, "pop: store read failed: "+o.readErr.Error())
-		return
+		return true
 	}
 	if o.filterBound {
 		// Messages remain that the tag scan did not reach: go on now
 		// instead of parking (RocketMQ #8472, pop-scenarios POLL-01).
 		j.rerun()
-		return
+		return false
 	}
 	if j.h.PollTime <= 0 {
 		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
-		return
+		return true
 	}
 	remoting.MarkLongPolling(j.c)
 	p := &parkedPoll{
-		keys: j.keys, group: j.h.ConsumerGroup, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
+		keys: j.keys, group: j.h.ConsumerGroup, filter: j.filter, src: b, seeds: o.seen,
+		deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
 		onWake:   j.rerun,
 		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
 	}
@@ -36,9 +46,11 @@ func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
 		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", b.pop.brokerName))
 	case parkChanged:
 		j.rerun()
+		return false
 	case parkExpired:
 		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
 	}
+	return true
 }
 
 // rerun queues the request again on the reader pool.
@@ -75,6 +87,7 @@ func (j *popJob) replySuccess(o *popOutcome) {
 		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "true").Add(float64(o.foundRetry))
 	}
 	b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, boolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
+	j.handoff(o)
 	if o.rest > 0 {
 		// More is waiting: let as many other parked consumers of the group
 		// take it as their batches need.

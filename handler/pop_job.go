@@ -44,11 +44,17 @@ type popSource struct {
 	flag    codec.RetryFlag
 }
 
-// offsetCommit is one consume-offset advance of a POP.
+// offsetCommit is one consume-offset advance of a POP. read/hadRead are
+// the committed offset the POP started from (hadRead false: none): the
+// advance applies only if that is still the stored value when the writer
+// applies it, so an offset reset (UPDATE_CONSUMER_OFFSET) accepted after
+// the POP read the offset wins over the POP's advance.
 type offsetCommit struct {
 	topic   string
 	queueID int32
 	offset  int64
+	read    int64
+	hadRead bool
 }
 
 // popOutcome is what one run of a POP collected.
@@ -66,6 +72,12 @@ type popOutcome struct {
 	retryFound  bool  // one retry flavour already contributed
 	filterBound bool  // a tag scan stopped at maxScanPerQueue: more to scan
 	readErr     error // first store read error
+	// seen holds the maxOffset of every queue looked at, for the long-poll
+	// registry (parkedPoll.seeds).
+	seen []queueMax
+	// handoff lists the queues where a filtered scan stopped at a message
+	// a parked POP of the group wants (see handoff).
+	handoff []pollKey
 }
 
 // run executes the POP on a reader goroutine.
@@ -80,6 +92,11 @@ func (j *popJob) run() {
 		return
 	}
 	group := j.h.ConsumerGroup
+	if b.pop.hooks != nil {
+		if hook := b.pop.hooks.beforeSubmit.Load(); hook != nil {
+			(*hook)()
+		}
+	}
 	op := &batch.Op{
 		Lane:  batch.LaneForeground,
 		Bytes: 64*len(o.cks) + 32*len(o.commits),
@@ -90,6 +107,13 @@ func (j *popJob) run() {
 				}
 			}
 			for _, oc := range o.commits {
+				// Compare-and-set on the writer, against the batch's
+				// pending writes: a reset accepted since the read wins.
+				if cur, ok := tx.ConsumerOffset(group, oc.topic, oc.queueID); cur != oc.read || ok != oc.hadRead {
+					b.Log.Info().Str("group", group).Str("topic", oc.topic).Int32("queueId", oc.queueID).
+						Int64("read", oc.read).Int64("stored", cur).Msg("pop: consume offset changed meanwhile (reset), advance dropped")
+					continue
+				}
 				if err := tx.SetConsumerOffset(group, oc.topic, oc.queueID, oc.offset); err != nil {
 					return err
 				}
@@ -176,161 +200,6 @@ func (j *popJob) readRetry(o *popOutcome, sources []popSource) {
 	}
 }
 
-// readQueue pops from one queue. REQUIRES: called by run's goroutine.
-func (j *popJob) readQueue(o *popOutcome, s popSource) {
-	b, st, group := j.b, j.b.Store, j.h.ConsumerGroup
-	remaining := int(j.h.MaxMsgNums) - o.found
-	k := queueLockKey{group, s.topic, s.queueID}
-	if remaining <= 0 || len(o.body) >= b.pop.maxPopBytes || !b.locks.tryLock(k) {
-		maxOff := st.MaxOffset(s.topic, s.queueID)
-		if stored, ok := st.ConsumerOffset(group, s.topic, s.queueID); ok && maxOff > stored {
-			o.rest += maxOff - stored
-		}
-		return
-	}
-	// The offset is read under the lock: the previous holder released it
-	// only after its offset advance was durable and published.
-	stored, hasStored := st.ConsumerOffset(group, s.topic, s.queueID)
-	minOff, maxOff := st.MinOffset(s.topic, s.queueID), st.MaxOffset(s.topic, s.queueID)
-	start := stored
-	if !hasStored {
-		start = j.initOffset(s, minOff, maxOff)
-	}
-	start = min(max(start, minOff), maxOff)
-	next := start
-	ckStart := int64(-1) // first offset returned from this queue: receipt field 0
-	var offsets []int64
-	scanned := 0
-	for remaining > 0 && next < maxOff && scanned < b.pop.maxScanPerQueue && len(o.body) < b.pop.maxPopBytes {
-		want := remaining
-		if j.filter != nil {
-			want = min(256, b.pop.maxScanPerQueue-scanned)
-		}
-		recs, nxt, err := st.ReadMessages(s.topic, s.queueID, next, want, b.pop.maxPopBytes-len(o.body))
-		if err != nil {
-			if o.readErr == nil {
-				o.readErr = err
-			}
-			b.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Msg("pop: read failed")
-			break
-		}
-		if len(recs) == 0 {
-			next = max(next, nxt)
-			break
-		}
-		for _, rec := range recs {
-			scanned++
-			m, _, err := codec.UnsafeDecodeMessage(rec)
-			if err != nil {
-				next++
-				b.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Int64("queueOffset", next-1).
-					Msg("pop: skipping undecodable stored record")
-				continue
-			}
-			next = m.QueueOffset + 1
-			if !j.filter.matchProps(m.Properties) {
-				continue
-			}
-			if ckStart < 0 {
-				ckStart = m.QueueOffset
-			}
-			if err := j.appendRecord(o, &m, s, ckStart); err != nil {
-				b.Log.Error().Err(err).Str("topic", s.topic).Int64("queueOffset", m.QueueOffset).Msg("pop: cannot re-encode record")
-				continue
-			}
-			offsets = append(offsets, m.QueueOffset)
-			remaining--
-			if remaining == 0 {
-				break
-			}
-		}
-	}
-	if scanned >= b.pop.maxScanPerQueue && next < maxOff {
-		o.filterBound = true
-	}
-	if len(offsets) > 0 || next != stored || !hasStored {
-		o.held = append(o.held, k)
-		o.commits = append(o.commits, offsetCommit{s.topic, s.queueID, next})
-	} else {
-		j.unlockQueue(k)
-	}
-	if maxOff > next {
-		o.rest += maxOff - next
-	}
-	if len(offsets) > 0 {
-		o.startInfo = codec.AppendStartOffsetInfo(o.startInfo, s.flag, s.queueID, ckStart)
-		o.msgInfo = codec.AppendMsgOffsetInfo(o.msgInfo, s.flag, s.queueID, offsets)
-		o.found += len(offsets)
-		if s.flag != codec.RetryFlagNormal {
-			o.retryFound = true
-			o.foundRetry += len(offsets)
-		}
-	}
-}
-
-// initInMemoryWindowMillis stands in for the Java broker's
-// initPopOffsetByCheckMsgInMem page-cache test: a queue whose first message
-// (offset 0) is still stored and was stored less than this long ago counts
-// as "in memory", and initMode MAX then starts at 0.
-const initInMemoryWindowMillis = 10 * 60 * 1000
-
-// initOffset is where a group without a committed offset starts
-// (PopMessageProcessor.getInitOffset): retry topics and initMode MIN at the
-// queue's min offset; initMode MAX at 0 when the queue is young (never
-// trimmed, offset 0 stored within initInMemoryWindowMillis — RocketMQ's
-// in-memory shortcut), else at the last message (max − 1). The choice is
-// persisted by the POP's offset commit, so it is made once per group.
-func (j *popJob) initOffset(s popSource, minOff, maxOff int64) int64 {
-	if s.flag != codec.RetryFlagNormal || codec.IsRetryTopic(s.topic) || j.h.InitMode == codec.ConsumeInitModeMin {
-		return minOff
-	}
-	if minOff == 0 && maxOff > 0 {
-		if rec, err := j.b.Store.ReadMessage(s.topic, s.queueID, 0); err == nil {
-			if ts, ok := popstore.StoreTimestamp(rec); ok && j.b.nowMillis()-ts < initInMemoryWindowMillis {
-				return 0
-			}
-		}
-	}
-	return max(maxOff-1, minOff, 0)
-}
-
-// appendRecord adds one message to the response body with its POP_CK
-// property, and its checkpoint. Retry messages are returned under the
-// requested (original) topic, as the Java broker does by default. ckStart
-// is receipt field 0 (and the startOffsetInfo value): the first offset this
-// POP returns from the queue, so BATCH_ACK bits stay small and never point
-// below a returned message.
-func (j *popJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, ckStart int64) error {
-	b := j.b
-	ei := codec.ExtraInfo{
-		CkQueueOffset: ckStart, PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime,
-		RetryFlag: s.flag, BrokerName: b.pop.brokerName, QueueID: s.queueID, QueueOffset: m.QueueOffset,
-	}
-	props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
-	if err != nil {
-		return err
-	}
-	out := *m
-	out.Properties = props
-	if s.flag != codec.RetryFlagNormal {
-		out.Topic = j.h.Topic
-	}
-	body, err := codec.AppendMessage(o.body, &out)
-	if err != nil {
-		return err
-	}
-	o.body = body
-	o.cks = append(o.cks, popstore.Checkpoint{
-		Key: popstore.CheckpointKey{
-			VisibleAtMillis: o.popTime + j.h.InvisibleTime, Group: j.h.ConsumerGroup,
-			Topic: s.topic, QueueId: s.queueID, QueueOffset: m.QueueOffset,
-		},
-		PopTimeMillis: o.popTime, InvisibleTimeMillis: j.h.InvisibleTime,
-		RetryFlag: uint8(s.flag), PhysicalOffset: m.PhysicalOffset,
-	})
-	return nil
-}
-
 // unlockQueue releases one queue lock and wakes the polls a contended lock
 // may have turned away.
 func (j *popJob) unlockQueue(k queueLockKey) {
@@ -338,6 +207,17 @@ func (j *popJob) unlockQueue(k queueLockKey) {
 		// One waiter of the group is enough: if it finds more than it takes
 		// it wakes the next (replySuccess), if it finds nothing it parks again.
 		j.b.polls.wakeSome(k.topic, k.queueID, k.group, 1)
+	}
+}
+
+// handoff wakes, for each queue where the scan stopped at a message a
+// parked POP of the group wants, one such POP (tag-aware, see
+// long_poll_wake.go). Called once this request is parked or answered, not
+// before: a wake-up bumps the topic's epoch, and a request parking after
+// its own handoff would re-run and stop at the same message again.
+func (j *popJob) handoff(o *popOutcome) {
+	for _, k := range o.handoff {
+		j.b.polls.wakeSome(k.topic, k.queueID, j.h.ConsumerGroup, 1)
 	}
 }
 

@@ -25,6 +25,9 @@ package handler
 //   - Checkpoints and the consume-offset advance of every queue read go to
 //     the writer as ONE op (foreground lane); locks are held until it is
 //     durable, then released. Fully filtered ranges advance the offset too.
+//     An advance applies only if the stored offset is still the one the
+//     POP read (compared on the writer): a reset (UPDATE_CONSUMER_OFFSET)
+//     accepted in between wins; the POP still answers what it read.
 //   - SUCCESS is sent only when that op is durable; each record carries the
 //     POP_CK property (the receipt handle), retry messages are returned
 //     under the original topic; the header's popTime, invisibleTime,
@@ -33,10 +36,17 @@ package handler
 //   - Nothing found: park until pollTime ends (bounded registry; pollTime
 //     is capped at maxPollMillis, 60 s, clients send 15-20 s), woken by
 //     appends to the topic or its retry topics (as many POPs of the group
-//     as messages arrived, earliest deadline first) and by released
-//     contended locks (one POP of the group); a woken POP that finds
-//     nothing parks again with its original deadline. A scan stopped by the
-//     filter bound re-runs at once.
+//     as messages arrived, earliest deadline first; in a group with a TAG
+//     filter parked, only POPs whose filter matches a new message, found by
+//     reading the new messages' tags on a reader) and by released contended
+//     locks (one POP of the group); a woken POP that finds nothing parks
+//     again with its original deadline. A scan stopped by the filter bound
+//     re-runs at once.
+//   - A filtered POP skips (consumes) messages its filter rejects, except
+//     one a parked POP of its group would take: it stops there and wakes
+//     that POP. POPs of one group with different subscriptions that run at
+//     the same time still skip each other's messages, as in RocketMQ,
+//     which requires one subscription per group.
 //
 // Response codes: SUCCESS (0) with messages; POLLING_TIMEOUT (210) when the
 // poll ends empty, pollTime ≤ 0, or now − bornTime − pollTime > 500 ms;

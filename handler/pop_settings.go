@@ -2,6 +2,7 @@ package handler
 
 import (
 	"net/netip"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,18 @@ type popSettings struct {
 	// maxMessageBytes bounds a single message body on SEND (maxMessageSize,
 	// 4 MiB).
 	maxMessageBytes int
+	// hooks are fault-injection points for tests; never nil, empty in
+	// production.
+	hooks *popHooks
+}
+
+// popHooks are test-only injection points of the POP path (nil pointers in
+// production). Set them before the request they should affect is sent.
+type popHooks struct {
+	// beforeSubmit runs on the reader after a POP collected its messages
+	// (queue locks held, offsets read) and before it submits its
+	// checkpoints and offset advance to the writer; it may block.
+	beforeSubmit atomic.Pointer[func()]
 }
 
 // defaultPopSettings returns the defaults used when the configuration does
@@ -74,5 +87,6 @@ func defaultPopSettings() popSettings {
 		reviveMaxAttempts: 16,
 		retryFirstEvery:   5,
 		maxMessageBytes:   4 << 20,
+		hooks:             &popHooks{},
 	}
 }

@@ -12,6 +12,16 @@ package handler
 // how admin tools reset a POP group (OffsetResetForPopIT). Oneway requests
 // are written all the same and get no reply.
 //
+// A reset racing a POP wins: the POP's offset advance is a compare-and-set
+// applied on the writer (popJob.run), dropped when the stored offset is no
+// longer the one the POP read, so a POP that read the offset before the
+// reset was applied cannot overwrite it (the messages it already took are
+// still delivered, with checkpoints). With --pop-write-mode=sync, ops are
+// written by concurrent workers and the compare is not atomic with the
+// write: a POP whose write is in flight at the moment of the reset may
+// still overwrite it there. Once durable, a reset wakes one parked POP of
+// the group on the queue (a rewind makes messages available again).
+//
 // Response codes: SUCCESS (0); TOPIC_NOT_EXIST (17) for an unknown topic;
 // INVALID_PARAMETER (29) for a queueId outside the topic's queues or a
 // negative commitOffset; SYSTEM_BUSY (2) when the lane is full;
@@ -49,7 +59,12 @@ func (b *Broker) handleUpdateConsumerOffset(c remoting.Conn, req *codec.Command)
 		Apply: func(tx *popstore.Txn) error {
 			return tx.SetConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 		},
-		Done: func(err error) { respondDone(c, req, err) },
+		Done: func(err error) {
+			if err == nil {
+				b.polls.wakeSome(h.Topic, h.QueueID, h.ConsumerGroup, 1)
+			}
+			respondDone(c, req, err)
+		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
 		respondSubmitError(c, req, err)

@@ -1,0 +1,134 @@
+package handler
+
+import (
+	"strings"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// probeMaxBytes bounds the record bytes one tag probe reads per queue.
+const probeMaxBytes = 1 << 20
+
+// pendingTags implements tagSource for the long-poll registry: the TAGS
+// property of up to limit messages of (topic, queueID) that group has not
+// consumed yet, in queue order. A queue's range starts at the group's
+// committed consume offset or from, whichever is larger (without a
+// committed offset: from, else the last limit messages), and ends before
+// to (< 0: the queue's maxOffset). queueID anyQueue covers every read queue
+// of topic (from and to ignored), limit shared among them. truncated
+// reports that pending messages were left uninspected. Read errors end the
+// scan of that queue (the wake-up then works with what was read). Runs on
+// a reader goroutine.
+func (b *Broker) pendingTags(group, topic string, queueID int32, from, to int64, limit int) ([]pendingTag, bool) {
+	queues := []int32{queueID}
+	if queueID == anyQueue {
+		meta, ok := b.Topics.Get(topic)
+		if !ok || meta.ReadQueueNums <= 0 {
+			return nil, false
+		}
+		queues = queues[:0]
+		for q := range meta.ReadQueueNums {
+			queues = append(queues, q)
+		}
+		from, to = -1, -1
+		limit = max(limit/len(queues), 8)
+	}
+	st := b.Store
+	var out []pendingTag
+	truncated := false
+	for _, q := range queues {
+		end := to
+		if end < 0 {
+			end = st.MaxOffset(topic, q)
+		}
+		start := from
+		if off, ok := st.ConsumerOffset(group, topic, q); ok {
+			start = max(start, off)
+		} else if start < 0 {
+			start = end - int64(limit)
+		}
+		start = max(start, st.MinOffset(topic, q))
+		n := 0
+		for start < end && n < limit {
+			recs, next, err := st.ReadMessages(topic, q, start, int(min(int64(limit-n), end-start)), probeMaxBytes)
+			if err != nil {
+				b.Log.Warn().Err(err).Str("topic", topic).Int32("queueId", q).Msg("long poll: tag probe read failed")
+				break
+			}
+			if len(recs) == 0 {
+				break
+			}
+			for _, rec := range recs {
+				m, _, err := codec.UnsafeDecodeMessage(rec)
+				if err != nil || m.QueueOffset >= end {
+					continue
+				}
+				tag, has := codec.PropertyValue(m.Properties, codec.PropertyTags)
+				out = append(out, pendingTag{queueID: q, tag: strings.Clone(tag), hasTag: has})
+				n++
+			}
+			start = next
+		}
+		if start < end {
+			truncated = true
+		}
+	}
+	return out, truncated
+}
+
+// submitProbe implements tagSource: job runs on the reader pool (the queue
+// of fresh requests); false when the pool is full or not running.
+func (b *Broker) submitProbe(job func()) bool { return b.submitRead(job) }
+
+// peerWants is what the parked POPs of one group want from one queue:
+// everything (a peer without a filter) or the tags their filters name.
+// Built under the stripe lock, then read by one POP run only.
+type peerWants struct {
+	all  bool
+	tags map[string]struct{}
+}
+
+// wantsProps reports whether a parked peer would take a message with the
+// given properties string; false on a nil receiver (no peer parked).
+func (w *peerWants) wantsProps(props string) bool {
+	if w == nil {
+		return false
+	}
+	if w.all {
+		return true
+	}
+	tag, ok := codec.PropertyValue(props, codec.PropertyTags)
+	if !ok {
+		return false
+	}
+	_, hit := w.tags[tag]
+	return hit
+}
+
+// wantsOf returns what the POPs of group parked on (topic, queueID) or on
+// every queue of topic want; nil when none is parked. Any goroutine; takes
+// one stripe mutex.
+func (r *pollRegistry) wantsOf(group, topic string, queueID int32) *peerWants {
+	s := r.stripe(topic)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var w *peerWants
+	for _, k := range [2]pollKey{{topic, queueID}, {topic, anyQueue}} {
+		for p := range s.waiters[k] {
+			if p.group != group {
+				continue
+			}
+			if w == nil {
+				w = &peerWants{tags: make(map[string]struct{})}
+			}
+			if p.filter == nil {
+				w.all = true
+				return w
+			}
+			for t := range p.filter.tags {
+				w.tags[t] = struct{}{}
+			}
+		}
+	}
+	return w
+}
