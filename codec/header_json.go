@@ -200,6 +200,13 @@ func (s *jsonScanner) extFields(cmd *Command) error {
 // compact, members in alphabetical order, null members omitted. extFields
 // keys are sorted so output is deterministic.
 func appendJSONHeader(dst []byte, c *Command) []byte {
+	dst, _ = appendJSONHeaderAt(dst, c)
+	return dst
+}
+
+// appendJSONHeaderAt is appendJSONHeader that also returns the offset in
+// dst of the first digit (or '-') of the opaque member's value.
+func appendJSONHeaderAt(dst []byte, c *Command) ([]byte, int) {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(c.Code), 10)
 	if len(c.ExtFields) > 0 {
@@ -229,6 +236,7 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, `,"language":`...)
 	dst = appendJSONString(dst, lang)
 	dst = append(dst, `,"opaque":`...)
+	opaqueAt := len(dst)
 	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
 	if c.Remark != "" {
 		dst = append(dst, `,"remark":`...)
@@ -236,7 +244,7 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	}
 	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
 	dst = strconv.AppendInt(dst, int64(c.Version), 10)
-	return append(dst, '}')
+	return append(dst, '}'), opaqueAt
 }
 
 const hexDigits = "0123456789abcdef"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -142,20 +143,54 @@ func (c *Client) InvokeAsync(req *codec.Command, cb Callback) error {
 // InvokeOneway sends req with flag bit 1 (oneway) set; no response is
 // expected. It overwrites req.Opaque.
 func (c *Client) InvokeOneway(req *codec.Command) error {
-	req.Opaque = c.opaque.Add(1)
+	req.Opaque = c.nextOpaque()
 	req.Flag = codec.FlagOneway
 	return c.send(req, nil)
 }
 
 func (c *Client) invoke(req *codec.Command, cb Callback) (int32, error) {
-	req.Opaque = c.opaque.Add(1)
+	req.Opaque = c.nextOpaque()
 	req.Flag = 0
 	return req.Opaque, c.send(req, cb)
+}
+
+// nextOpaque returns the next request opaque. Opaques cycle through
+// [codec.MinPreparedOpaque, math.MaxInt32] (always ten digits), so a
+// prepared frame can take any of them (InvokePreparedAsync); a cycle is
+// over a billion requests, far more than can be in flight.
+func (c *Client) nextOpaque() int32 {
+	const span = math.MaxInt32 - int64(codec.MinPreparedOpaque) + 1
+	n := int64(uint32(c.opaque.Add(1)) - 1)
+	return codec.MinPreparedOpaque + int32(n%span)
+}
+
+// InvokePreparedAsync sends a request frame built in advance by
+// codec.AppendPreparedFrame (frame, and opaqueAt as it returned) with a
+// fresh opaque, and returns at once; cb gets the response. The frame is
+// copied into the client's output buffer and patched there, so the caller
+// may reuse or share frame. It skips header encoding entirely, which is
+// what a load generator wants. The frame's flag must be a plain request
+// (0). Blocking and errors as InvokeAsync.
+func (c *Client) InvokePreparedAsync(frame []byte, opaqueAt int, cb Callback) error {
+	opaque := c.nextOpaque()
+	return c.enqueue(opaque, cb, func(out []byte) []byte {
+		off := len(out)
+		out = append(out, frame...)
+		codec.PatchOpaque(out[off:], opaqueAt, opaque)
+		return out
+	})
 }
 
 // send queues the frame of cmd for the writer and, when cb is not nil,
 // registers cb under cmd.Opaque in the same critical section.
 func (c *Client) send(cmd *codec.Command, cb Callback) error {
+	return c.enqueue(cmd.Opaque, cb, func(out []byte) []byte { return codec.AppendFrame(out, cmd) })
+}
+
+// enqueue appends a frame (appendTo) to the writer's buffer and, when cb is
+// not nil, registers cb under opaque, in one critical section; it waits
+// while more than MaxQueuedBytes are queued.
+func (c *Client) enqueue(opaque int32, cb Callback, appendTo func([]byte) []byte) error {
 	c.mu.Lock()
 	for !c.closed && len(c.out) > c.opts.MaxQueuedBytes {
 		c.space.Wait()
@@ -166,9 +201,9 @@ func (c *Client) send(cmd *codec.Command, cb Callback) error {
 		return err
 	}
 	if cb != nil {
-		c.pending[cmd.Opaque] = cb
+		c.pending[opaque] = cb
 	}
-	c.out = codec.AppendFrame(c.out, cmd)
+	c.out = appendTo(c.out)
 	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:

@@ -55,16 +55,18 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 	p := newPhase(&o, "ack", clients, ackSeries)
 	var next atomic.Int64
 	acks := newStream(clients, len(clients)*o.Inflight, o.Rate)
-	acks.build = func(int) (*codec.Command, int, bool) {
+	frames := prepareAckFrames(o.Group, receipts)
+	acks.prepared = func(int) ([]byte, int, int, bool) {
 		i := next.Add(1) - 1
 		if i >= int64(len(receipts)) {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		tag := seriesAckCalm
 		if p.burstOutstanding.Load() > 0 {
 			tag = seriesAckBurst
 		}
-		return ackRequest(o.Group, &receipts[i]), tag, true
+		f, at := frames.frame(int(i))
+		return f, at, tag, true
 	}
 	acks.finish = func(sh, tag int, us int64, resp *codec.Command, err error) {
 		code := replyCode(resp, err)

@@ -86,3 +86,36 @@ func heartbeatRequest(clientID, producerGroup string) *codec.Command {
 		ProducerDataSet: []codec.ProducerData{{GroupName: producerGroup}}, ConsumerDataSet: []codec.ConsumerData{}})
 	return c
 }
+
+// ackFrames holds the ACK_MESSAGE frame of every receipt, encoded before
+// the measured phase (codec.AppendPreparedFrame) in one arena, so the ACK
+// stream spends its CPU on sending rather than on JSON encoding: the broker
+// receives the same bytes ackRequest would produce.
+type ackFrames struct {
+	arena []byte
+	ends  []int // frame i is arena[ends[i-1]:ends[i]] (ends[-1] = 0)
+	at    []int // opaque offset within frame i
+}
+
+// prepareAckFrames encodes the ACK of each receipt.
+func prepareAckFrames(group string, receipts []Receipt) *ackFrames {
+	f := &ackFrames{ends: make([]int, len(receipts)), at: make([]int, len(receipts))}
+	if len(receipts) > 0 {
+		one, _ := codec.AppendPreparedFrame(nil, ackRequest(group, &receipts[0]))
+		f.arena = make([]byte, 0, len(receipts)*(len(one)+16))
+	}
+	for i := range receipts {
+		f.arena, f.at[i] = codec.AppendPreparedFrame(f.arena, ackRequest(group, &receipts[i]))
+		f.ends[i] = len(f.arena)
+	}
+	return f
+}
+
+// frame returns frame i and its opaque offset. Read-only: any goroutine.
+func (f *ackFrames) frame(i int) ([]byte, int) {
+	start := 0
+	if i > 0 {
+		start = f.ends[i-1]
+	}
+	return f.arena[start:f.ends[i]], f.at[i]
+}

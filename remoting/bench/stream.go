@@ -23,6 +23,10 @@ type stream struct {
 	// ok=false when the stream's input is exhausted (ends the slot). Called
 	// from any goroutine, concurrently for different slots.
 	build func(slot int) (req *codec.Command, tag int, ok bool)
+	// prepared, when set, is used instead of build: slot's next request as
+	// a frame encoded in advance (codec.AppendPreparedFrame) and the offset
+	// of its opaque, so issuing costs a copy instead of an encode.
+	prepared func(slot int) (frame []byte, opaqueAt, tag int, ok bool)
 	// finish gets every outcome: resp nil and err set on transport errors.
 	// sh identifies the connection (a recorder shard). Any goroutine.
 	finish func(sh, tag int, micros int64, resp *codec.Command, err error)
@@ -77,7 +81,18 @@ func (s *stream) issue(slot int, due time.Time) bool {
 	if s.stopped.Load() {
 		return false
 	}
-	req, tag, ok := s.build(slot)
+	var (
+		req      *codec.Command
+		frame    []byte
+		opaqueAt int
+		tag      int
+		ok       bool
+	)
+	if s.prepared != nil {
+		frame, opaqueAt, tag, ok = s.prepared(slot)
+	} else {
+		req, tag, ok = s.build(slot)
+	}
 	if !ok {
 		s.exhausted.Store(true)
 		return false
@@ -87,10 +102,16 @@ func (s *stream) issue(slot int, due time.Time) bool {
 	if t0.IsZero() {
 		t0 = time.Now()
 	}
-	err := s.clients[ci].InvokeAsync(req, func(resp *codec.Command, err error) {
+	cb := func(resp *codec.Command, err error) {
 		s.finish(ci, tag, time.Since(t0).Microseconds(), resp, err)
 		s.next(slot)
-	})
+	}
+	var err error
+	if frame != nil {
+		err = s.clients[ci].InvokePreparedAsync(frame, opaqueAt, cb)
+	} else {
+		err = s.clients[ci].InvokeAsync(req, cb)
+	}
 	if err != nil {
 		s.finish(ci, tag, 0, nil, err)
 		return false

@@ -87,7 +87,7 @@ bench_settings() {
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
   duration=${BENCH_DURATION:-10s}
-  messages=${BENCH_MESSAGES:-800000}
+  messages=${BENCH_MESSAGES:-1600000}
   conns=${BENCH_CONNS:-16}
   inflight=${BENCH_INFLIGHT:-32}
   rate=${BENCH_RATE:-0}

@@ -14,7 +14,7 @@
 # Env (defaults in brackets):
 #   POPSHIM_BIN            popshim binary [built into the work dir]
 #   BENCH_OUT              result directory [<repo>/bin/bench]
-#   BENCH_DURATION [10s]   BENCH_MESSAGES [800000]   BENCH_CONNS [16]   BENCH_INFLIGHT [32]
+#   BENCH_DURATION [10s]   BENCH_MESSAGES [1600000]   BENCH_CONNS [16]   BENCH_INFLIGHT [32]
 #   BENCH_RATE [0 = max]   BENCH_CHANGE_BURST [2000] BENCH_CHANGE_PERIOD [1s]
 #   BENCH_ARGS             extra flags for every `popshim bench` ack run
 #   BENCH_SERVE_ARGS       extra flags for every `popshim serve`

@@ -1,0 +1,31 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// Every prepared ACK frame, patched with an opaque, is byte-identical to
+// the frame ackRequest encodes with that opaque.
+func TestPrepareAckFramesMatchAckRequest(t *testing.T) {
+	var rs []Receipt
+	for i := range 50 {
+		rs = append(rs, Receipt{Topic: "bench_t", QueueID: int32(i % 8), Offset: int64(i * 1000),
+			ExtraInfo: fmt.Sprintf("%d 1700000000000 300000 0 0 popshim-a %d %d", i, i%8, i*1000)})
+	}
+	f := prepareAckFrames("bench_group", rs)
+	for i := range rs {
+		frame, at := f.frame(i)
+		got := append([]byte(nil), frame...)
+		opaque := codec.MinPreparedOpaque + int32(i)
+		codec.PatchOpaque(got, at, opaque)
+		want := ackRequest("bench_group", &rs[i])
+		want.Opaque = opaque
+		require.Equal(t, codec.AppendFrame(nil, want), got, "receipt %d", i)
+	}
+	require.Empty(t, prepareAckFrames("g", nil).ends)
+}
