@@ -78,8 +78,11 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 		p.rec.fail(sh, seriesAck, code)
 		p.rec.fail(sh, tag, code)
 	}
-	b := &burster{p: p, clients: clients, pool: pool, group: o.Group, size: o.ChangeBurst,
+	b := &burster{p: p, clients: clients, group: o.Group, size: o.ChangeBurst,
 		period: o.ChangePeriod, invisible: o.InvisibleTime}
+	for _, r := range pool {
+		b.put(r)
+	}
 	var side []func(<-chan struct{})
 	if o.ChangeBurst > 0 && len(pool) > 0 {
 		side = append(side, b.loop)
@@ -115,7 +118,7 @@ type burster struct {
 	invisible time.Duration
 
 	mu     sync.Mutex
-	pool   []Receipt // REQUIRES: mu held
+	pool   []pooledChange // REQUIRES: mu held
 	bursts int       // REQUIRES: mu held
 	took   *window   // REQUIRES: mu held; burst durations in ms
 	wg     sync.WaitGroup
@@ -142,9 +145,21 @@ func (b *burster) loop(stop <-chan struct{}) {
 	}
 }
 
+// pooledChange is a handle of the CHANGE pool with its CHANGE frame,
+// encoded when the handle enters the pool (codec.AppendPreparedFrame), so a
+// burst only copies frames and the load generator's own encoding work does
+// not pile up at the burst instant and delay the ACK stream.
+type pooledChange struct {
+	r     Receipt
+	frame []byte
+	at    int // opaque offset in frame
+}
+
+// put adds r to the pool with its CHANGE frame. Any goroutine.
 func (b *burster) put(r Receipt) {
+	frame, at := codec.AppendPreparedFrame(nil, changeRequest(b.group, &r, b.invisible))
 	b.mu.Lock()
-	b.pool = append(b.pool, r)
+	b.pool = append(b.pool, pooledChange{r: r, frame: frame, at: at})
 	b.mu.Unlock()
 }
 
@@ -152,7 +167,7 @@ func (b *burster) put(r Receipt) {
 func (b *burster) fire() {
 	b.mu.Lock()
 	n := min(b.size, len(b.pool))
-	taken := append([]Receipt(nil), b.pool[:n]...)
+	taken := append([]pooledChange(nil), b.pool[:n]...)
 	b.pool = b.pool[n:]
 	if n > 0 {
 		b.bursts++
@@ -180,10 +195,10 @@ func (b *burster) fire() {
 	}
 	b.wg.Add(n)
 	for j := range taken {
-		rc := taken[j]
+		rc := taken[j].r
 		ci := j % len(b.clients)
 		t0 := time.Now()
-		err := b.clients[ci].InvokeAsync(changeRequest(b.group, &rc, b.invisible), func(resp *codec.Command, err error) {
+		err := b.clients[ci].InvokePreparedAsync(taken[j].frame, taken[j].at, func(resp *codec.Command, err error) {
 			us := time.Since(t0).Microseconds()
 			switch code := replyCode(resp, err); code {
 			case codec.Success:
@@ -195,7 +210,9 @@ func (b *burster) fire() {
 				}
 			case codec.SystemBusy:
 				b.p.rec.fail(ci, seriesChange, code)
-				b.put(rc)
+				b.mu.Lock()
+				b.pool = append(b.pool, taken[j])
+				b.mu.Unlock()
 			default:
 				b.p.rec.fail(ci, seriesChange, code)
 			}
