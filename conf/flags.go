@@ -48,7 +48,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BatchMaxBulkOps, "batch-max-bulk-ops", c.BatchMaxBulkOps, "most bulk-lane mutations (CHANGE_INVISIBLE_TIME) per group-commit WriteBatch; ACKs wait behind at most this many")
 	fs.IntVar(&c.MaxParkedPolls, "max-parked-polls", c.MaxParkedPolls, "bound of parked long-poll requests; beyond it POP answers POLLING_FULL")
 	fs.DurationVar(&c.ReviveInterval, "revive-interval", c.ReviveInterval, "pause between revive scans")
-	fs.IntVar(&c.MaxReconsumeTimes, "max-reconsume-times", c.MaxReconsumeTimes, "default retries before a message goes to the DLQ")
+	fs.IntVar(&c.MaxReconsumeTimes, "max-reconsume-times", c.MaxReconsumeTimes, "retries before a message goes to the DLQ: retryMaxTimes of consumer groups created from now on, and of groups without a stored config")
 	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
 	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close connections without traffic for this long; 0 disables")

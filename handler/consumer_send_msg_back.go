@@ -80,10 +80,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		respondCode(c, req, codec.SystemError, "stored message undecodable: "+err.Error())
 		return
 	}
-	limit := b.pop.maxReconsumeTimes
-	if g, ok := b.Store.Group(h.Group); ok && g.RetryMaxTimes > 0 {
-		limit = g.RetryMaxTimes
-	}
+	limit := b.groupRetryMax(h.Group)
 	if h.HasMaxReconsumeTimes && version >= versionV3_4_9 {
 		limit = h.MaxReconsumeTimes
 	}

@@ -63,15 +63,16 @@ import (
 )
 
 // defaultGroupMeta is SubscriptionGroupConfig's defaults for an
-// auto-created consumer group.
-func defaultGroupMeta(group string) popstore.GroupMeta {
+// auto-created consumer group, with retryMaxTimes from
+// --max-reconsume-times (RocketMQ's default is 16).
+func defaultGroupMeta(group string, retryMaxTimes int32) popstore.GroupMeta {
 	return popstore.GroupMeta{
 		GroupName:                      group,
 		ConsumeEnable:                  true,
 		ConsumeFromMinEnable:           true,
 		ConsumeBroadcastEnable:         true,
 		RetryQueueNums:                 retryQueueNums,
-		RetryMaxTimes:                  16,
+		RetryMaxTimes:                  retryMaxTimes,
 		WhichBrokerWhenConsumeSlowly:   1,
 		NotifyConsumerIdsChangedEnable: true,
 		ConsumeTimeoutMinute:           15,
@@ -132,7 +133,7 @@ func (b *Broker) ensureGroup(group string) {
 	if _, ok := b.Store.Group(group); ok {
 		return
 	}
-	g := defaultGroupMeta(group)
+	g := defaultGroupMeta(group, b.pop.maxReconsumeTimes)
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 256,
 		Apply: func(tx *popstore.Txn) error {
 			if _, ok := tx.Group(group); ok {

@@ -16,14 +16,20 @@ type retryPlan struct {
 }
 
 // maxReconsumeFor returns the retry limit of a message: its
-// MAX_RECONSUME_TIMES property, else the group's retryMaxTimes, else the
-// broker default (16).
+// MAX_RECONSUME_TIMES property, else groupRetryMax.
 func (b *Broker) maxReconsumeFor(group string, m *codec.MessageExt) int32 {
 	if v, ok := m.Property(codec.PropertyMaxReconsumeTimes); ok {
 		if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
 			return int32(n)
 		}
 	}
+	return b.groupRetryMax(group)
+}
+
+// groupRetryMax is the retry limit of consumerGroup: its stored
+// retryMaxTimes (auto-created groups store --max-reconsume-times), else
+// --max-reconsume-times (default 16). Any goroutine.
+func (b *Broker) groupRetryMax(group string) int32 {
 	if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
 		return g.RetryMaxTimes
 	}

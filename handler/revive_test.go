@@ -12,6 +12,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -215,4 +216,29 @@ func TestReviveToDLQAfterMaxReconsume(t *testing.T) {
 	require.Equal(t, "m", string(m.Body))
 	origin, _ := m.Property(codec.PropertyDLQOriginTopic)
 	require.Equal(t, "T", origin)
+}
+
+// TestReviveToDLQAfterFlagMaxReconsume: without a MAX_RECONSUME_TIMES
+// property, --max-reconsume-times is the limit of a group that POP
+// auto-created (it stores it as the group's retryMaxTimes).
+func TestReviveToDLQAfterFlagMaxReconsume(t *testing.T) {
+	h := startHarness(t, func(cfg *conf.Config) { cfg.MaxReconsumeTimes = 2 })
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "m", sendOpts{})
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 1000})
+	require.Len(t, ms, 1)
+	eventually(t, func() bool { g, ok := h.b().Store.Group("G"); return ok && g.RetryMaxTimes == 2 },
+		"auto-created group stores retryMaxTimes from the flag")
+	for round := 1; round <= 2; round++ {
+		got := redeliveries(t, h, "G", "T", 2*time.Second)
+		require.Len(t, got, 1, "round %d", round)
+		require.EqualValues(t, round, got[0].m.ReconsumeTimes)
+		resp, _ := change(t, c, "G", "T", got[0], 1000)
+		require.Equal(t, codec.Success, resp.Code)
+	}
+	require.Empty(t, bodies(redeliveries(t, h, "G", "T", 2*time.Second)))
+	recs, _, err := h.b().Store.ReadMessages(codec.DLQTopic("G"), 0, 0, 10, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "moved to the DLQ after --max-reconsume-times redeliveries")
 }

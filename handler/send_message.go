@@ -132,10 +132,7 @@ func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) 
 	}
 	if codec.IsRetryTopic(h.Topic) {
 		group := retryTopicGroup(h.Topic)
-		limit := b.pop.maxReconsumeTimes
-		if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
-			limit = g.RetryMaxTimes
-		}
+		limit := b.groupRetryMax(group)
 		if h.HasMaxReconsumeTimes && version >= versionV3_4_9 {
 			limit = h.MaxReconsumeTimes
 		}
