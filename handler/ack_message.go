@@ -42,7 +42,7 @@ func (b *Broker) handleAckMessage(c remoting.Conn, req *codec.Command) {
 	j := &ackJob{c: c, req: req, key: rc.key}
 	j.op = batch.Op{Lane: batch.LaneForeground, Bytes: 64, Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
-		respondCode(c, req, submitCode(err), "ack: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("ack", err))
 	}
 }
 

@@ -114,6 +114,6 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), "batch ack: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("batch ack", err))
 	}
 }

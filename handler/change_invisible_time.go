@@ -94,7 +94,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 	j.handle.InvisibleTime = h.InvisibleTime
 	j.op = batch.Op{Lane: batch.LaneBulk, Bytes: 128, Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
-		respondCode(c, req, submitCode(err), "change invisible time: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("change invisible time", err))
 	}
 }
 

@@ -95,7 +95,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	level = min(max(level, 1), int32(len(delayLevelMillis)))
 	delay := delayLevelMillis[level-1]
 	if _, err := b.Topics.EnsureRetryTopic(h.Group); err != nil {
-		respondCode(c, req, submitCode(err), "topic["+codec.RetryGroupTopic(h.Group)+"] not exist: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
 		return
 	}
 	now := b.nowMillis()
@@ -116,7 +116,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 			respondCode(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), "send back: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("send back", err))
 	}
 }
 
@@ -124,7 +124,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string, m *codec.MessageExt) {
 	dlq, err := b.Topics.EnsureDLQTopic(group)
 	if err != nil {
-		respondCode(c, req, submitCode(err), "topic["+codec.DLQTopic(group)+"] not exist: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("topic["+codec.DLQTopic(group)+"] not exist", err))
 		return
 	}
 	origin := m.Topic
@@ -151,7 +151,7 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 			respondCode(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), "send to DLQ: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("send to DLQ", err))
 	}
 }
 

@@ -139,7 +139,7 @@ func (j *popJob) run() {
 	}
 	if err := b.Writer.Submit(op); err != nil {
 		j.release(o)
-		j.replyCode(submitCode(err), "pop: "+err.Error())
+		j.replyCode(submitCode(err), submitRemark("pop", err))
 	}
 }
 

@@ -139,7 +139,7 @@ func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) 
 		if h.ReconsumeTimes > limit {
 			dlq, err := b.Topics.EnsureDLQTopic(group)
 			if err != nil {
-				return sendTarget{}, submitCode(err), "topic[" + codec.DLQTopic(group) + "] not exist: " + err.Error()
+				return sendTarget{}, submitCode(err), submitRemark("topic["+codec.DLQTopic(group)+"] not exist", err)
 			}
 			t.topic, t.queueID, t.dlq = dlq.TopicName, 0, true
 		}
@@ -205,7 +205,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), "store message: "+err.Error())
+		respondCode(c, req, submitCode(err), submitRemark("store message", err))
 	}
 }
 

@@ -256,11 +256,26 @@ func addrString(s *remoting.Server) string {
 //  5. the /metrics server;
 //  6. the store (WAL synced, RocksDB closed).
 //
-// ctx bounds the listener and metrics shutdowns. Safe on a partly started
+// ctx bounds the listener and metrics shutdowns, except that the listeners
+// always get at least minReplyFlush (1 s) to write replies already queued. Safe on a partly started
 // stack; later calls return the first call's result.
 func (st *Stack) Close(ctx context.Context) error {
 	st.closeOnce.Do(func() { st.closeErr = st.close(ctx) })
 	return st.closeErr
+}
+
+// minReplyFlush is the least time the listeners get to flush queued
+// replies at shutdown, whatever is left of --shutdown-timeout.
+const minReplyFlush = time.Second
+
+// atLeast returns a context that ends at ctx's deadline or d from now,
+// whichever is later (values and cancellation of ctx are not inherited).
+func atLeast(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(d)
+	if dl, ok := ctx.Deadline(); ok && dl.After(deadline) {
+		deadline = dl
+	}
+	return context.WithDeadline(context.Background(), deadline)
 }
 
 func (st *Stack) close(ctx context.Context) error {
@@ -281,13 +296,18 @@ func (st *Stack) close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("writer: %w", err))
 		}
 	}
+	// Replies of mutations the writer just made durable are queued on the
+	// connections now; the listeners get at least minReplyFlush to write
+	// them even when ctx (--shutdown-timeout) ran out during the drain.
+	lctx, cancel := atLeast(ctx, minReplyFlush)
+	defer cancel()
 	if st.namesrv != nil {
-		if err := st.namesrv.Stop(ctx); err != nil {
+		if err := st.namesrv.Stop(lctx); err != nil {
 			errs = append(errs, fmt.Errorf("namesrv server: %w", err))
 		}
 	}
 	if st.broker != nil {
-		if err := st.broker.Stop(ctx); err != nil {
+		if err := st.broker.Stop(lctx); err != nil {
 			errs = append(errs, fmt.Errorf("broker server: %w", err))
 		}
 	}

@@ -43,3 +43,13 @@ func respondDone(c remoting.Conn, req *codec.Command, err error) {
 	}
 	respondCode(c, req, codec.Success, "")
 }
+
+// submitRemark is the remark of a request whose op Submit refused: what
+// failed and the writer's error, prefixed with shutdownRemark when the
+// writer is closed for shutdown.
+func submitRemark(what string, err error) string {
+	if errors.Is(err, batch.ErrClosed) {
+		return shutdownRemark + ": " + what + ": " + err.Error()
+	}
+	return what + ": " + err.Error()
+}

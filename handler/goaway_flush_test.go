@@ -1,0 +1,48 @@
+package handler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// TestShutdownFlushesRepliesAfterDeadline: the shutdown deadline
+// (--shutdown-timeout) runs out while the writer still drains a held batch;
+// the SEND of that batch is durable and its SUCCESS reply still reaches the
+// client, because the listeners always get minReplyFlush to write queued
+// replies (breaker finding: a 100 ms timeout dropped them).
+func TestShutdownFlushesRepliesAfterDeadline(t *testing.T) {
+	g := &shutdownGate{held: make(chan struct{}), release: make(chan struct{})}
+	h := startHookedHarness(t, g.hook)
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "warm-up", sendOpts{})
+
+	g.armed.Store(true)
+	inflight := asyncCall(t, c, sendReq("T", 0, []byte("in-flight"), sendOpts{}))
+	select {
+	case <-g.held:
+	case <-time.After(waitFor):
+		close(g.release)
+		t.Fatal("the SEND's write never reached the store")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- h.st.Close(ctx) }()
+	<-ctx.Done() // the whole shutdown budget is gone before the write completes
+	close(g.release)
+	r := inflight.wait(t)
+	require.Equal(t, codec.Success, r.Code, "the durable SEND's reply was flushed: %s", r.Remark)
+	select {
+	case <-closed:
+	case <-time.After(waitFor):
+		t.Fatal("Close did not return")
+	}
+	h.restart()
+	require.Equal(t, int64(2), maxOffsetRemote(t, h.dial(), "T"))
+}
