@@ -1,5 +1,7 @@
 # popshim build, run and test entry points. `make run` and `make test` work on
-# a fresh Debian/Ubuntu machine with Go installed: `deps` installs RocksDB.
+# a fresh Debian/Ubuntu machine with Go and a C compiler: `deps` installs
+# RocksDB (librocksdb-dev) and pkg-config; `make test`'s interop step also
+# needs JDK 17, Maven and Maven Central.
 
 GO        ?= go
 BIN       := bin/popshim

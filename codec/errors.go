@@ -16,8 +16,9 @@ var (
 	ErrBadHeader = errors.New("codec: malformed header")
 	// ErrMissingField: a required ext field is absent.
 	ErrMissingField = errors.New("codec: missing header field")
-	// ErrInvalidField: an ext field is present but cannot be parsed.
-	ErrInvalidField = errors.New("codec: invalid header field")
+	// ErrInvalidField: an ext field, or a member of a JSON body (HEART_BEAT,
+	// BATCH_ACK, route), is present but cannot be parsed.
+	ErrInvalidField = errors.New("codec: invalid field")
 	// ErrShort: a binary structure ended before all its fields were read.
 	ErrShort = errors.New("codec: short input")
 )

@@ -2,8 +2,10 @@ package handler
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
@@ -61,4 +63,14 @@ func TestClientTableConnChannelAccounting(t *testing.T) {
 	p, c := ct.Counts()
 	assert.Equal(t, 1, p)
 	assert.Equal(t, 0, c)
+}
+
+// clipLog keeps short names as they are and cuts long ones on a rune
+// boundary, without adding quotes (zerolog quotes the field).
+func TestClipLog(t *testing.T) {
+	require.Equal(t, "cidA", clipLog("cidA"))
+	long := strings.Repeat("a", 63) + "é" + strings.Repeat("b", 10) // é spans bytes 63-64
+	got := clipLog(long)
+	require.Equal(t, strings.Repeat("a", 63)+"…", got)
+	require.True(t, utf8.ValidString(got))
 }

@@ -98,7 +98,7 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 		return
 	}
 	if remark := b.hbLimits.exceeded(&hb); remark != "" {
-		b.Log.Warn().Str("clientId", clipName(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
+		b.Log.Warn().Str("clientId", clipLog(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
 		respondCode(c, req, codec.InvalidParameter, remark)
 		return
 	}
@@ -108,11 +108,11 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	}
 	reg, skipped := planHeartbeat(&hb, ch)
 	if skipped.count > 0 {
-		b.Log.Warn().Str("clientId", clipName(hb.ClientID)).Int("skipped", skipped.count).Str("first", skipped.first).
+		b.Log.Warn().Str("clientId", clipLog(hb.ClientID)).Int("skipped", skipped.count).Str("first", skipped.first).
 			Msg("heartbeat: entries with invalid names skipped")
 	}
 	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.connChannels); err != nil {
-		b.Log.Warn().Err(err).Str("clientId", clipName(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
+		b.Log.Warn().Err(err).Str("clientId", clipLog(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
 		respondCode(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
 		return
 	}

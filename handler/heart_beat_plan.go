@@ -6,6 +6,7 @@ package handler
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
@@ -122,8 +123,21 @@ func planHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, sk
 	return reg, skipped
 }
 
-// clipName quotes a client-supplied name for a remark or log line, cut to
-// 64 characters (an invalid name may be as long as the body).
+// clipLog cuts a client-supplied name to 64 bytes (on a rune boundary,
+// "…" appended) for a log field, which zerolog quotes itself.
+func clipLog(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// clipName quotes a client-supplied name for a remark, cut to 64
+// characters (an invalid name may be as long as the body).
 func clipName(s string) string {
 	if len(s) <= 64 {
 		return fmt.Sprintf("%q", s)
