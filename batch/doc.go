@@ -11,7 +11,14 @@
 //	                                              bulk ≤ MaxBulkOps)
 //	                                              Txn.Do(op.Apply) for each, in accept order
 //	                                              Txn.Commit: one db.Write(sync=true)
-//	                                              op.Done(err) for each, in accept order
+//	                                              hand the batch to the completer ──▶ completer goroutine:
+//	                                                                                   op.Done(err) for each,
+//	                                                                                   in accept order
+//
+// The completer runs the Done callbacks (reply encoding and queueing) of one
+// batch while the writer already writes the next, so that work is not on
+// the write path. Batches complete in write order; Done still runs only
+// after its batch is durable.
 //
 // Fast/slow isolation (the AutoMQ idea): latency-sensitive foreground ops
 // (ACK) are never queued behind a burst. A burst on the bulk lane (CHANGE)

@@ -2,36 +2,74 @@ package batch
 
 import "time"
 
+// completerDepth is how many written batches may wait for their Done
+// callbacks while the writer already builds and writes the next one.
+const completerDepth = 4
+
 // groupLoop is the single group-commit writer: block for the first op, take
 // everything queued (up to the caps), apply each op to one Txn, one synced
-// write, complete in accept order. One write in flight; no timer.
+// write, then hand the batch to the completer. One write in flight; no
+// timer. The completer runs the Done callbacks (reply encoding) of batch N
+// while the writer writes batch N+1, so that work is off the write path;
+// batches are completed in write order and ops in accept order.
 func (w *Writer) groupLoop() {
 	defer w.wg.Done()
-	buf := make([]*Op, 0, 64)
+	written := make(chan []*Op, completerDepth)
+	free := make(chan []*Op, completerDepth+2) // recycled batch slices
+	w.wg.Add(1)
+	go w.completer(written, free)
+	defer close(written)
 	var headWait [numLanes]time.Duration
 	for {
+		var buf []*Op
+		select {
+		case buf = <-free:
+		default:
+			buf = make([]*Op, 0, 64)
+		}
 		ops, done := w.lanes.takeBatch(buf, w.opts.MaxBatchOps, w.opts.MaxBatchBytes, w.bgMax, w.opts.MaxBulkOps, &headWait)
 		if done {
 			return
 		}
 		if len(ops) == 0 {
+			select {
+			case free <- ops:
+			default:
+			}
 			<-w.lanes.signal
 			continue
 		}
 		w.m.observeHeadWait(&headWait)
-		w.writeBatch(ops)
-		clear(ops)
-		buf = ops[:0]
+		written <- w.writeBatch(ops)
 	}
 }
 
-// writeBatch applies, commits and completes one batch.
-func (w *Writer) writeBatch(ops []*Op) {
+// completer calls Done for every op of every written batch, in order, then
+// recycles the batch slice. It exits when groupLoop closes written.
+func (w *Writer) completer(written <-chan []*Op, free chan<- []*Op) {
+	defer w.wg.Done()
+	for ops := range written {
+		for _, op := range ops {
+			w.complete(op, op.err)
+		}
+		clear(ops)
+		select {
+		case free <- ops[:0]:
+		default:
+		}
+	}
+}
+
+// writeBatch applies and commits one batch and sets each op's result in
+// op.err: its Apply error, else the write error. After a sticky write
+// failure the ops still queued are appended, failed with the sticky error.
+// Returns the ops to complete, in order.
+func (w *Writer) writeBatch(ops []*Op) []*Op {
 	if err := w.lanes.failure(); err != nil {
 		for _, op := range ops {
-			w.complete(op, err)
+			op.err = err
 		}
-		return
+		return ops
 	}
 	tx := w.store.Begin()
 	bytes := 0
@@ -43,14 +81,17 @@ func (w *Writer) writeBatch(ops []*Op) {
 	start := time.Now()
 	err := tx.Commit()
 	w.m.observeBatch(len(ops), bytes, wrote, time.Since(start))
+	if err == nil {
+		return ops
+	}
 	for _, op := range ops {
-		e := op.err
-		if e == nil {
-			e = err
+		if op.err == nil {
+			op.err = err
 		}
-		w.complete(op, e)
 	}
-	if err != nil {
-		w.afterWriteError(err)
+	queued, ferr := w.afterWriteError(err)
+	for _, op := range queued {
+		op.err = ferr
 	}
+	return append(ops, queued...)
 }

@@ -14,7 +14,7 @@ import (
 type testJob struct {
 	op    batch.Op
 	key   popstore.CheckpointKey
-	fail  error // returned by Apply
+	fail  error       // returned by Apply
 	cb    func(error) // a recorder's Done callback
 	panic bool        // Done panics after recording
 }

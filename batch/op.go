@@ -91,7 +91,8 @@ type Op struct {
 	// Done is called exactly once after the batch holding the op was written
 	// with sync=true (err == nil: durable), or failed (err: the Apply
 	// error, the write error, or ErrFailed). In group mode it runs on the
-	// writer goroutine, in accept order; in sync mode on the worker that
+	// writer's completer goroutine, in accept order, possibly while the next
+	// batch is being applied and written; in sync mode on the worker that
 	// wrote it. It must not block (encode the reply and hand it to the
 	// connection). nil Done is allowed.
 	Done func(err error)

@@ -40,6 +40,9 @@ func (w *Writer) writeOne(op *Op) {
 	w.m.observeBatch(1, op.Bytes, wrote, time.Since(start))
 	w.complete(op, err)
 	if err != nil {
-		w.afterWriteError(err)
+		queued, ferr := w.afterWriteError(err)
+		for _, q := range queued {
+			w.complete(q, ferr)
+		}
 	}
 }

@@ -13,7 +13,8 @@ import (
 
 // Writer persists ops. In ModeGroup one goroutine takes whatever is queued
 // (no deliberate delay), applies every op to one popstore.Txn, commits it
-// with one synced write and completes the ops in accept order; while it
+// with one synced write and hands the batch to a completer goroutine that
+// calls the ops' Done in accept order; while it
 // writes, new ops accumulate, so the batch size follows fsync latency. In
 // ModeSync, SyncWorkers goroutines each write one op at a time.
 //
@@ -165,18 +166,16 @@ func (w *Writer) complete(op *Op, err error) {
 }
 
 // afterWriteError decides whether a failed write is sticky: anything but
-// popstore.ErrWriteRejected is. Sticky: every queued op fails now and all
-// later Submits fail.
-func (w *Writer) afterWriteError(err error) {
+// popstore.ErrWriteRejected is. Sticky: all later Submits fail, and the ops
+// still queued are returned, to be completed with ferr (the sticky error)
+// after the failed batch's own ops.
+func (w *Writer) afterWriteError(err error) (queued []*Op, ferr error) {
 	if errors.Is(err, popstore.ErrWriteRejected) {
 		w.log.Warn().Err(err).Msg("write rejected before the WAL; batch failed, writer continues")
-		return
+		return nil, nil
 	}
 	w.log.Error().Err(err).Msg("synced write failed; refusing all further work")
 	w.m.failedGauge.Set(1)
-	queued := w.lanes.fail(err)
-	ferr := w.lanes.failure()
-	for _, op := range queued {
-		w.complete(op, ferr)
-	}
+	queued = w.lanes.fail(err)
+	return queued, w.lanes.failure()
 }

@@ -59,7 +59,7 @@ type ackJob struct {
 func (j *ackJob) Apply(tx *popstore.Txn) error { return tx.DeleteCheckpoint(j.key) }
 
 // Done answers SUCCESS once the delete is durable, else the write error's
-// code (writer goroutine).
+// code (the writer's completer goroutine).
 func (j *ackJob) Done(err error) {
 	if err != nil {
 		respondCode(j.c, j.req, writeErrorCode(err), "ack failed: "+err.Error())

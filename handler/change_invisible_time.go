@@ -128,7 +128,7 @@ func (j *changeJob) Apply(tx *popstore.Txn) error {
 	return tx.ReplaceCheckpoint(j.old, j.ck)
 }
 
-// Done answers SUCCESS with the new handle once durable (writer goroutine).
+// Done answers SUCCESS with the new handle once durable (the writer's completer goroutine).
 func (j *changeJob) Done(err error) {
 	if err != nil {
 		respondCode(j.c, j.req, writeErrorCode(err), "change invisible time failed: "+err.Error())

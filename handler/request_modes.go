@@ -102,7 +102,7 @@ func (t *TopicTable) RequestMode(topic, group string) (RequestMode, bool) {
 
 // SetRequestMode stores m durably (the whole table is rewritten as one meta
 // value through the writer's background lane), then updates the table and
-// calls done on the writer goroutine. It returns the Submit error at once
+// calls done on the writer's completer goroutine. It returns the Submit error at once
 // (done not called): batch.ErrBusy, batch.ErrClosed, batch.ErrFailed, or a
 // JSON encoding error.
 func (t *TopicTable) SetRequestMode(m RequestMode, done func(error)) error {

@@ -312,7 +312,7 @@ func (t *TopicTable) settleCreate(topic string, gen uint64, err error) {
 
 // Create creates or replaces a topic (UPDATE_AND_CREATE_TOPIC). The write
 // goes through the writer's background lane; the table changes, then done
-// runs (on the writer goroutine, must not block), only after it is durable.
+// runs (on the writer's completer goroutine, must not block), only after it is durable.
 // It returns the Submit error at once (then done is never called):
 // ErrSystemTopic, batch.ErrBusy, batch.ErrClosed, batch.ErrFailed.
 func (t *TopicTable) Create(m popstore.TopicMeta, done func(error)) error {

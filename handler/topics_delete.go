@@ -13,7 +13,7 @@ import (
 // it (%RETRY%<group>_<topic> and %RETRY%<group>+<topic>, pop-scenarios
 // RET-05), in one durable write. knownGroups are consumer groups to consider
 // besides those the store and the table already know (the ClientTable's).
-// The table changes and done runs (writer goroutine, must not block) once
+// The table changes and done runs (the writer's completer goroutine, must not block) once
 // the write is durable; deleted names are passed to done. Errors returned at
 // once (done not called): ErrSystemTopic, batch.ErrBusy, batch.ErrClosed,
 // batch.ErrFailed. Deleting an unknown topic succeeds (its stray messages
