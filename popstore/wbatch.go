@@ -51,10 +51,23 @@ type batchRep struct {
 
 // recRef locates one record in rep and its sort key.
 type recRef struct {
-	off, end int32 // record bytes rep[off:end]
-	keyOff   int32 // key bytes rep[keyOff:keyOff+keyLen]
-	keyLen   int32
+	off, end int32  // record bytes rep[off:end]
+	keyOff   int32  // key bytes rep[keyOff:keyOff+keyLen]
+	keyLen   int32  //
+	prefix   uint64 // the key's first 8 bytes, big-endian, zero-padded: orders like the bytes
 	cf       uint8
+}
+
+// keyPrefix is the first 8 bytes of key as a big-endian integer (missing
+// bytes are zero), so comparing prefixes orders keys as bytes.Compare does
+// on those bytes; equal prefixes need the full comparison.
+func keyPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // repMark is a rollback point.
@@ -86,7 +99,7 @@ func (b *batchRep) add(tag byte, cf uint8, key, value []byte, withValue bool) {
 		b.rep = binary.AppendUvarint(b.rep, uint64(len(value)))
 		b.rep = append(b.rep, value...)
 	}
-	b.recs = append(b.recs, recRef{off: int32(off), end: int32(len(b.rep)), keyOff: int32(keyOff), keyLen: int32(len(key)), cf: cf})
+	b.recs = append(b.recs, recRef{off: int32(off), end: int32(len(b.rep)), keyOff: int32(keyOff), keyLen: int32(len(key)), prefix: keyPrefix(key), cf: cf})
 }
 
 func (b *batchRep) put(cf uint8, key, value []byte) { b.add(tagCFValue, cf, key, value, true) }
@@ -121,6 +134,12 @@ func (b *batchRep) encode(ids *[5]uint32) []byte {
 	cmp := func(x, y recRef) int {
 		if x.cf != y.cf {
 			return int(x.cf) - int(y.cf)
+		}
+		if x.prefix != y.prefix {
+			if x.prefix < y.prefix {
+				return -1
+			}
+			return 1
 		}
 		if c := bytes.Compare(b.rep[x.keyOff:x.keyOff+x.keyLen], b.rep[y.keyOff:y.keyOff+y.keyLen]); c != 0 {
 			return c

@@ -2,6 +2,8 @@ package popstore
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,5 +79,57 @@ func TestBatchRepSortIsStablePerKey(t *testing.T) {
 		if err != nil || string(v) != want {
 			t.Errorf("%s: got %q, %v; want %q", k, v, err, want)
 		}
+	}
+}
+
+// The encoded batch is ordered by (column family, key as bytes.Compare,
+// position) for keys of any length, including keys shorter than the 8-byte
+// prefix and keys that share it.
+func TestBatchRepSortOrderMatchesBytesCompare(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	type rec struct {
+		cf  uint8
+		key string
+		pos int
+	}
+	var want []rec
+	var b batchRep
+	for i := 0; i < 2000; i++ {
+		k := make([]byte, rng.IntN(13)) // 0..12 bytes, alphabet of 3: many shared prefixes
+		for j := range k {
+			k[j] = "\x00ab"[rng.IntN(3)]
+		}
+		cf := uint8(cfiPop)
+		if rng.IntN(4) == 0 {
+			cf = cfiOffsets
+		}
+		b.put(cf, k, []byte{byte(i)})
+		want = append(want, rec{cf, string(k), i})
+	}
+	slices.SortFunc(want, func(x, y rec) int {
+		if x.cf != y.cf {
+			return int(x.cf) - int(y.cf)
+		}
+		if c := strings.Compare(x.key, y.key); c != 0 {
+			return c
+		}
+		return x.pos - y.pos
+	})
+	wb := grocksdb.WriteBatchFrom(b.encode(&s.cfIDs))
+	defer wb.Destroy()
+	i := 0
+	for it := wb.NewIterator(); it.Next(); i++ {
+		r := it.Record()
+		if string(r.Key) != want[i].key || r.Value[0] != byte(want[i].pos) {
+			t.Fatalf("record %d: key %q value %d, want key %q value %d", i, r.Key, r.Value[0], want[i].key, byte(want[i].pos))
+		}
+	}
+	if i != len(want) {
+		t.Fatalf("%d records, want %d", i, len(want))
 	}
 }
