@@ -131,7 +131,8 @@ type pollStripe struct {
 	clock, floor uint64
 	epochs       map[string]uint64
 	waiters      map[pollKey]map[*parkedPoll]struct{}
-	perTopic     map[string]int // waiter entries per topic
+	rerunning    map[pollKey]map[*parkedPoll]struct{} // POPs being served, not answered (markRerun)
+	perTopic     map[string]int                       // waiter entries per topic
 	// maxOffsets is the last maxOffset reported per queue of a topic
 	// (appended computes how many messages arrived).
 	maxOffsets map[string]map[int32]int64

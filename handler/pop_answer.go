@@ -64,6 +64,7 @@ func (j *popJob) rerun() {
 // present (Java primitives), with empty offset strings as a Java broker
 // writes them.
 func (j *popJob) replyCode(code int32, remark string) {
+	j.endRerun()
 	resp := codec.NewResponse(j.req, code, remark)
 	codec.PopMessageResponseHeader{PopTime: j.b.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
 	respond(j.c, j.req, resp)
@@ -71,6 +72,7 @@ func (j *popJob) replyCode(code int32, remark string) {
 
 // replySuccess answers with the messages of o.
 func (j *popJob) replySuccess(o *popOutcome) {
+	j.endRerun()
 	b := j.b
 	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
 	codec.PopMessageResponseHeader{

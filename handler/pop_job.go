@@ -5,6 +5,7 @@ import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
+	"sync/atomic"
 )
 
 // popJob is one POP request from the moment it leaves the event loop until
@@ -21,11 +22,31 @@ type popJob struct {
 	deadlineMillis int64     // end of the long poll, broker clock
 	keys           []pollKey // what wakes it: the topic and its pop retry topics
 	seqStripe      int       // popSeq stripe of (group, topic)
+	// taker stands for this request in the long-poll registry from its
+	// first run until it is answered (pollRegistry.markRerun), parked or
+	// not, so a peer POP of the group scanning meanwhile leaves the
+	// messages its filter matches (taking is true while registered).
+	taker  *parkedPoll
+	taking atomic.Bool
+}
+
+// startTaking registers j.taker once, at the first run.
+func (j *popJob) startTaking() {
+	if j.taking.CompareAndSwap(false, true) {
+		j.b.polls.markRerun(j.taker)
+	}
+}
+
+// endRerun unregisters j.taker: the request was answered.
+func (j *popJob) endRerun() {
+	if j.taking.CompareAndSwap(true, false) {
+		j.b.polls.unmarkRerun(j.taker)
+	}
 }
 
 func newPopJob(b *Broker, c remoting.Conn, req *codec.Command, h codec.PopMessageRequestHeader,
 	meta popstore.TopicMeta, filter *tagFilter, deadline int64) *popJob {
-	return &popJob{
+	j := &popJob{
 		b: b, c: c, req: req, h: h, meta: meta, filter: filter, deadlineMillis: deadline,
 		keys: []pollKey{
 			{h.Topic, h.QueueID},
@@ -34,6 +55,8 @@ func newPopJob(b *Broker, c remoting.Conn, req *codec.Command, h codec.PopMessag
 		},
 		seqStripe: stripeOf(h.ConsumerGroup + "@" + h.Topic),
 	}
+	j.taker = &parkedPoll{keys: j.keys, group: h.ConsumerGroup, filter: filter}
+	return j
 }
 
 // popSource is one queue a POP reads: a queue of the requested topic
@@ -83,6 +106,7 @@ type popOutcome struct {
 // run executes the POP on a reader goroutine.
 func (j *popJob) run() {
 	b := j.b
+	j.startTaking()
 	b.polls.popRuns.Add(1)
 	seen := b.polls.snapshot(j.keys)
 	o := j.collect()

@@ -106,27 +106,31 @@ func (w *peerWants) wantsProps(props string) bool {
 }
 
 // wantsOf returns what the POPs of group parked on (topic, queueID) or on
-// every queue of topic want; nil when none is parked. Any goroutine; takes
-// one stripe mutex.
+// every queue of topic want, or that are being served there and not yet
+// answered (pollRegistry.markRerun): a peer's scan must leave their
+// messages alone. nil when there is none. Any goroutine; takes one stripe
+// mutex.
 func (r *pollRegistry) wantsOf(group, topic string, queueID int32) *peerWants {
 	s := r.stripe(topic)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var w *peerWants
-	for _, k := range [2]pollKey{{topic, queueID}, {topic, anyQueue}} {
-		for p := range s.waiters[k] {
-			if p.group != group {
-				continue
-			}
-			if w == nil {
-				w = &peerWants{tags: make(map[string]struct{})}
-			}
-			if p.filter == nil {
-				w.all = true
-				return w
-			}
-			for t := range p.filter.tags {
-				w.tags[t] = struct{}{}
+	for _, sets := range [2]map[pollKey]map[*parkedPoll]struct{}{s.waiters, s.rerunning} {
+		for _, k := range [2]pollKey{{topic, queueID}, {topic, anyQueue}} {
+			for p := range sets[k] {
+				if p.group != group {
+					continue
+				}
+				if w == nil {
+					w = &peerWants{tags: make(map[string]struct{})}
+				}
+				if p.filter == nil {
+					w.all = true
+					return w
+				}
+				for t := range p.filter.tags {
+					w.tags[t] = struct{}{}
+				}
 			}
 		}
 	}
