@@ -169,3 +169,13 @@ func TestGCPercentFlag(t *testing.T) {
 	_, err = parse(t, []string{"--gc-percent=-1"}, nil)
 	require.ErrorContains(t, err, "--gc-percent must be in [0,")
 }
+
+// --max-reconsume-times 0 is refused: it used to be accepted and then
+// silently behave as 16 (0 also means "unset" in stored group configs).
+func TestMaxReconsumeTimesAtLeastOne(t *testing.T) {
+	_, err := parse(t, []string{"--max-reconsume-times=0"}, nil)
+	require.ErrorContains(t, err, "--max-reconsume-times must be in [1,")
+	c, err := parse(t, []string{"--max-reconsume-times=1"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, c.MaxReconsumeTimes)
+}

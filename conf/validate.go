@@ -65,7 +65,7 @@ func (c *Config) Validate() error {
 	}
 	v.intRange("max-parked-polls", c.MaxParkedPolls, 1, 1<<24)
 	v.positiveDur("revive-interval", c.ReviveInterval, 10*time.Millisecond)
-	v.intRange("max-reconsume-times", c.MaxReconsumeTimes, 0, 1<<16)
+	v.intRange("max-reconsume-times", c.MaxReconsumeTimes, 1, 1<<16)
 	v.intRange("pop-reader-workers", c.PopReaderWorkers, 1, 1024)
 	v.intRange("pop-reader-queue", c.PopReaderQueue, 1, 1<<24)
 	if c.IdleTimeout < 0 {
