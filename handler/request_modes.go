@@ -87,10 +87,42 @@ func (r *requestModes) unstageLocked(m, prev RequestMode, had bool) {
 	}
 }
 
-func (r *requestModes) dropTopic(topic string) {
+// stageDrop removes topic from the staged table and returns the table's
+// new encoding and the removed entries; v is nil (nothing to persist) when
+// topic had no request mode. Writer goroutine (a Delete's Apply).
+func (r *requestModes) stageDrop(topic string) (v []byte, removed map[string]RequestMode, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	removed = r.staged[topic]
+	if len(removed) == 0 {
+		return nil, nil, nil
+	}
+	delete(r.staged, topic)
+	if v, err = json.Marshal(r.staged); err != nil {
+		r.staged[topic] = removed
+		return nil, nil, err
+	}
+	return v, removed, nil
+}
+
+// unstageDrop undoes stageDrop unless topic got a new staged entry since.
+func (r *requestModes) unstageDrop(topic string, removed map[string]RequestMode) {
+	if len(removed) == 0 {
+		return
+	}
+	r.mu.Lock()
+	if _, again := r.staged[topic]; !again {
+		r.staged[topic] = removed
+	}
+	r.mu.Unlock()
+}
+
+// dropServed removes topic from the served table once its deletion is
+// durable. The staged table was already changed by stageDrop, and may hold
+// a mode set for a re-created topic in a later batch, so it is left alone.
+func (r *requestModes) dropServed(topic string) {
 	r.mu.Lock()
 	delete(r.table, topic)
-	delete(r.staged, topic)
 	r.mu.Unlock()
 }
 

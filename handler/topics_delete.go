@@ -24,6 +24,9 @@ func (t *TopicTable) Delete(topic string, knownGroups []string, done func(delete
 	}
 	victims := t.retryTopicsOf(topic, knownGroups)
 	victims = append([]string{topic}, victims...)
+	// The topic's request modes (SET_MESSAGE_REQUEST_MODE) go with it: the
+	// persisted table is rewritten without them in the same batch.
+	var modesRemoved map[string]RequestMode
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 64 * len(victims),
 		Apply: func(tx *popstore.Txn) error {
 			for _, v := range victims {
@@ -31,9 +34,21 @@ func (t *TopicTable) Delete(topic string, knownGroups []string, done func(delete
 					return err
 				}
 			}
+			v, removed, err := t.modes.stageDrop(topic)
+			if err != nil || v == nil {
+				return err
+			}
+			if err := tx.PutMetaValue(requestModesMetaKey, v); err != nil {
+				t.modes.unstageDrop(topic, removed)
+				return err
+			}
+			modesRemoved = removed
 			return nil
 		},
 		Done: func(err error) {
+			if err != nil {
+				t.modes.unstageDrop(topic, modesRemoved)
+			}
 			if err == nil {
 				t.mu.Lock()
 				for _, v := range victims {
@@ -41,7 +56,7 @@ func (t *TopicTable) Delete(topic string, knownGroups []string, done func(delete
 				}
 				t.bumpLocked()
 				t.mu.Unlock()
-				t.modes.dropTopic(topic)
+				t.modes.dropServed(topic)
 				t.log.Info().Strs("topics", victims).Msg("topic deleted")
 			}
 			done(victims, err)
