@@ -64,6 +64,9 @@ type parkedPoll struct {
 	connID         uint64 // remoting.Conn.ID of the request; 0: none
 	onWake         func()
 	onExpire       func()
+	// onDrop, if set, runs instead of either when the poll is released
+	// without an answer because its connection closed (dropConn).
+	onDrop func()
 
 	seq   uint64      // park order, set by park
 	done  atomic.Bool // set by whoever removes the poll first
@@ -307,7 +310,9 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 	if p.connID != 0 && !r.conns.add(p) {
 		// The connection closed while the poll was being parked: release it
 		// without an answer (see connPolls).
-		r.claim(p, false)
+		if r.claim(p, false) && p.onDrop != nil {
+			p.onDrop()
+		}
 	}
 	// A close racing with this park: make sure the poll does not outlive it.
 	if r.closed.Load() {

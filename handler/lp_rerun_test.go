@@ -71,3 +71,25 @@ func TestLP_TakerReleasedWhenAnswered(t *testing.T) {
 	require.Equal(t, []string{"b-2"}, bodies(parsePop(t, got)))
 	eventually(t, func() bool { return r.rerunCount() == 0 }, "taker of a woken POP released")
 }
+
+// A filtered POP parked by a connection that then closes is released
+// without an answer; its taker goes with it, so messages of its tag are no
+// longer reserved and a peer of the group is not held back by them.
+func TestLP_TakerReleasedWhenConnectionCloses(t *testing.T) {
+	h := lpStart(t, "G")
+	r := h.b().polls
+	bc := dialAddr(t, h.addr())
+	_ = asyncPop(t, bc, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000,
+		poll: lpPollMillis, exp: "B"})
+	eventually(t, func() bool { return r.parkedCount() == 1 }, "the B POP parked")
+	require.Positive(t, r.rerunCount())
+	require.NoError(t, bc.Close())
+	eventually(t, func() bool { return r.parkedCount() == 0 && r.rerunCount() == 0 },
+		"the closed connection's poll and taker are released")
+
+	c := h.dial()
+	send(t, c, "T", 0, "b-1", sendOpts{tag: "B"})
+	send(t, c, "T", 0, "a-2", sendOpts{tag: "A"})
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, exp: "A"})
+	require.Equal(t, []string{"a-2"}, bodies(ms), "nobody takes B any more: the A POP goes past b-1")
+}

@@ -109,6 +109,9 @@ func (r *pollRegistry) dropConn(connID uint64) int {
 	n := 0
 	for _, p := range r.conns.markClosed(connID) {
 		if r.claim(p, false) {
+			if p.onDrop != nil {
+				p.onDrop()
+			}
 			n++
 		}
 	}

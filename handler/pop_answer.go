@@ -39,6 +39,7 @@ func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 		deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
 		onWake:   j.rerun,
 		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
+		onDrop:   j.endRerun, // the client is gone: it takes nothing any more
 	}
 	switch b.polls.park(p, seen) {
 	case parked:
