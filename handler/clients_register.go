@@ -26,8 +26,8 @@ type ConnChannelLimitError struct {
 	Limit  int
 }
 
-// Error names the connection, the memberships held and added, and the
-// --max-conn-client-channels limit.
+// Error gives the memberships the connection holds and the heartbeat adds,
+// and the --max-conn-client-channels limit.
 func (e *ConnChannelLimitError) Error() string {
 	return fmt.Sprintf("connection holds %d client channels and the heartbeat adds %d, above --max-conn-client-channels %d",
 		e.Held, e.Adding, e.Limit)
