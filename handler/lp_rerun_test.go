@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 )
 
 // A POP request counts as a taker of its tags from its first run until it
@@ -92,4 +93,26 @@ func TestLP_TakerReleasedWhenConnectionCloses(t *testing.T) {
 	send(t, c, "T", 0, "a-2", sendOpts{tag: "A"})
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, exp: "A"})
 	require.Equal(t, []string{"a-2"}, bodies(ms), "nobody takes B any more: the A POP goes past b-1")
+}
+
+// A POP waiting in the reader queue already reserves its tags: with the only
+// reader busy, a queued tag-B POP's taker is registered, and it is released
+// once that POP is answered.
+func TestLP_QueuedPopReservesItsTags(t *testing.T) {
+	h := startHarness(t, func(cfg *conf.Config) { cfg.PopReaderWorkers = 1 })
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "x-0", sendOpts{tag: "X"})
+	r := h.b().polls
+	entered, release := popGate(t, h)
+	first := asyncPop(t, h.dial(), popArgs{group: "H", topic: "T", queueID: 0, max: 1, invisible: 30000})
+	waitClosed(t, entered, "the first POP holding the only reader")
+	queued := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, exp: "B"})
+	eventually(t, func() bool { return r.wantsOf("G", "T", 0).wantsProps(tagProps("B")) },
+		"the queued B POP reserves B before a reader runs it")
+	release()
+	require.Equal(t, codec.Success, first.wait(t).Code)
+	got := queued.wait(t)
+	require.Equal(t, codec.PollingTimeout, got.Code, got.Remark)
+	eventually(t, func() bool { return r.rerunCount() == 0 }, "takers released after the answers")
 }

@@ -23,14 +23,16 @@ type popJob struct {
 	keys           []pollKey // what wakes it: the topic and its pop retry topics
 	seqStripe      int       // popSeq stripe of (group, topic)
 	// taker stands for this request in the long-poll registry from its
-	// first run until it is answered (pollRegistry.markRerun), parked or
-	// not, so a peer POP of the group scanning meanwhile leaves the
-	// messages its filter matches (taking is true while registered).
+	// arrival until it is answered (pollRegistry.markRerun), queued for a
+	// reader, running or parked, so a peer POP of the group scanning
+	// meanwhile leaves the messages its filter matches (taking is true
+	// while registered).
 	taker  *parkedPoll
 	taking atomic.Bool
 }
 
-// startTaking registers j.taker once, at the first run.
+// startTaking registers j.taker once: when the request arrives (and, as a
+// fallback, at its first run).
 func (j *popJob) startTaking() {
 	if j.taking.CompareAndSwap(false, true) {
 		j.b.polls.markRerun(j.taker)

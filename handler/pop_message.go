@@ -138,7 +138,11 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		return
 	}
 	job := newPopJob(b, c, req, h, meta, filter, pollDeadline(born, h.PollTime))
+	// The request reserves its tags from arrival, also while it waits for a
+	// reader, so a peer's scan in that time does not skip its messages.
+	job.startTaking()
 	if !b.submitRead(job.run) {
+		job.endRerun()
 		reply(codec.SystemBusy, busyRemark)
 	}
 }
