@@ -1,11 +1,12 @@
 package handler
 
 import (
+	"sync/atomic"
+
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
-	"sync/atomic"
 )
 
 // popJob is one POP request from the moment it leaves the event loop until
