@@ -74,14 +74,21 @@ func DecodeFrame(frame []byte) (*Command, error) {
 // JSON, whatever c.SerializeType says. Lengths are patched in place; no
 // intermediate buffer is used.
 func AppendFrame(dst []byte, c *Command) []byte {
+	dst, _ = appendFrameAt(dst, c)
+	return dst
+}
+
+// appendFrameAt is AppendFrame that also returns the offset, relative to
+// the start of the appended frame, of the opaque's first digit.
+func appendFrameAt(dst []byte, c *Command) ([]byte, int) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
-	dst = appendJSONHeader(dst, c)
+	dst, at := appendJSONHeaderAt(dst, c)
 	hlen := len(dst) - start - 8
 	dst = append(dst, c.Body...)
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	binary.BigEndian.PutUint32(dst[start+4:], uint32(SerializeJSON)<<24|uint32(hlen)&0xFFFFFF)
-	return dst
+	return dst, at - start
 }
 
 // AppendFrameBinary is AppendFrame with a ROCKETMQ binary header. Codes above

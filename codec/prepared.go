@@ -1,9 +1,6 @@
 package codec
 
-import (
-	"encoding/binary"
-	"math"
-)
+import "math"
 
 // MinPreparedOpaque is the smallest opaque a prepared frame can carry. Every
 // opaque in [MinPreparedOpaque, math.MaxInt32] has exactly ten decimal
@@ -18,16 +15,9 @@ const MinPreparedOpaque int32 = 1_000_000_000
 // fresh opaque (remoting.Client.InvokePreparedAsync does). c is not
 // modified. For load generators that send many requests built in advance.
 func AppendPreparedFrame(dst []byte, c *Command) ([]byte, int) {
-	start := len(dst)
 	tmp := *c
 	tmp.Opaque = MinPreparedOpaque
-	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
-	dst, at := appendJSONHeaderAt(dst, &tmp)
-	hlen := len(dst) - start - 8
-	dst = append(dst, c.Body...)
-	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
-	binary.BigEndian.PutUint32(dst[start+4:], uint32(SerializeJSON)<<24|uint32(hlen)&0xFFFFFF)
-	return dst, at - start
+	return appendFrameAt(dst, &tmp)
 }
 
 // PatchOpaque writes opaque as ten ASCII digits at frame[at:at+10], the

@@ -16,20 +16,7 @@ import (
 // client, because the listeners always get minReplyFlush to write queued
 // replies (breaker finding: a 100 ms timeout dropped them).
 func TestShutdownFlushesRepliesAfterDeadline(t *testing.T) {
-	g := &shutdownGate{held: make(chan struct{}), release: make(chan struct{})}
-	h := startHookedHarness(t, g.hook)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "warm-up", sendOpts{})
-
-	g.armed.Store(true)
-	inflight := asyncCall(t, c, sendReq("T", 0, []byte("in-flight"), sendOpts{}))
-	select {
-	case <-g.held:
-	case <-time.After(waitFor):
-		close(g.release)
-		t.Fatal("the SEND's write never reached the store")
-	}
+	h, _, g, inflight := startHeldSend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	closed := make(chan error, 1)

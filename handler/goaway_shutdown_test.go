@@ -3,7 +3,6 @@ package handler
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,20 +13,26 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-// shutdownGate is a store WriteHook that, once armed, holds the next synced
-// write (one writer batch) until the test releases it.
-type shutdownGate struct {
-	armed   atomic.Bool
-	held    chan struct{} // closed when a write is being held
-	release chan struct{}
-}
-
-func (g *shutdownGate) hook(_ uint64, write func() error) error {
-	if g.armed.CompareAndSwap(true, false) {
-		close(g.held)
-		<-g.release
+// startHeldSend starts a harness with topic T, stores "warm-up" at offset
+// 0, and sends SEND "in-flight" whose write (one writer batch) is held in
+// the store; it returns once the write is held. Release it with
+// close(g.release).
+func startHeldSend(t *testing.T) (h *harness, c *remoting.Client, g *gateHook, inflight pending) {
+	t.Helper()
+	g = newGateHook()
+	h = startHookedHarness(t, g.hook)
+	h.createTopic("T", 1)
+	c = h.dial()
+	send(t, c, "T", 0, "warm-up", sendOpts{})
+	g.armed.Store(true)
+	inflight = asyncCall(t, c, sendReq("T", 0, []byte("in-flight"), sendOpts{}))
+	select {
+	case <-g.held:
+	case <-time.After(waitFor):
+		close(g.release)
+		t.Fatal("the SEND's write never reached the store")
 	}
-	return write()
+	return h, c, g, inflight
 }
 
 // withVersion sets the request's version field (MQVersion ordinal).
@@ -43,20 +48,7 @@ func withVersion(req *codec.Command, v int32) *codec.Command {
 // SYSTEM_BUSY (2) with a remark; the held SEND still gets SUCCESS, and it
 // alone is durable.
 func TestGoAway_ShutdownAnswersByClientVersion(t *testing.T) {
-	g := &shutdownGate{held: make(chan struct{}), release: make(chan struct{})}
-	h := startHookedHarness(t, g.hook)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "warm-up", sendOpts{})
-
-	g.armed.Store(true)
-	inflight := asyncCall(t, c, sendReq("T", 0, []byte("in-flight"), sendOpts{}))
-	select {
-	case <-g.held:
-	case <-time.After(waitFor):
-		close(g.release)
-		t.Fatal("the SEND's write never reached the store")
-	}
+	h, c, g, inflight := startHeldSend(t)
 	released := false
 	defer func() {
 		if !released {

@@ -264,6 +264,27 @@ func (f *faultHook) hook(_ uint64, write func() error) error {
 	}
 }
 
+// gateHook is a store WriteHook that, once armed, holds the next synced
+// write until released.
+type gateHook struct {
+	armed   atomic.Bool
+	held    chan struct{} // closed when a write is being held
+	release chan struct{}
+}
+
+func (g *gateHook) hook(_ uint64, write func() error) error {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.held)
+		<-g.release
+	}
+	return write()
+}
+
+// newGateHook returns an unarmed gateHook.
+func newGateHook() *gateHook {
+	return &gateHook{held: make(chan struct{}), release: make(chan struct{})}
+}
+
 // startHookedHarness starts a stack like StartStack but with a WriteHook on
 // the store, for fault-injection tests.
 func startHookedHarness(t *testing.T, hook popstore.WriteHook) *harness {

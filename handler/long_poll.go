@@ -115,6 +115,7 @@ type pollRegistry struct {
 	onCount func(n int64) // gauge update; may be nil
 	stripes [stripeCount]pollStripe
 	conns   connPolls  // parked polls by connection (released on close)
+	takers  takerTable // POP requests being served, by key (see long_poll_takers.go)
 	probes  probeQueue // tag-aware wake-ups waiting for a reader
 }
 
@@ -134,8 +135,7 @@ type pollStripe struct {
 	clock, floor uint64
 	epochs       map[string]uint64
 	waiters      map[pollKey]map[*parkedPoll]struct{}
-	rerunning    map[pollKey]map[*parkedPoll]struct{} // POPs being served, not answered (markRerun)
-	perTopic     map[string]int                       // waiter entries per topic
+	perTopic     map[string]int // waiter entries per topic
 	// maxOffsets is the last maxOffset reported per queue of a topic
 	// (appended computes how many messages arrived).
 	maxOffsets map[string]map[int32]int64

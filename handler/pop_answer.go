@@ -39,7 +39,7 @@ func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 		deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
 		onWake:   j.rerun,
 		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
-		onDrop:   j.endRerun, // the client is gone: it takes nothing any more
+		onDrop:   j.endTaking, // the client is gone: it takes nothing any more
 	}
 	switch b.polls.park(p, seen) {
 	case parked:
@@ -65,7 +65,7 @@ func (j *popJob) rerun() {
 // present (Java primitives), with empty offset strings as a Java broker
 // writes them.
 func (j *popJob) replyCode(code int32, remark string) {
-	j.endRerun()
+	j.endTaking()
 	resp := codec.NewResponse(j.req, code, remark)
 	codec.PopMessageResponseHeader{PopTime: j.b.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
 	respond(j.c, j.req, resp)
@@ -73,7 +73,7 @@ func (j *popJob) replyCode(code int32, remark string) {
 
 // replySuccess answers with the messages of o.
 func (j *popJob) replySuccess(o *popOutcome) {
-	j.endRerun()
+	j.endTaking()
 	b := j.b
 	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
 	codec.PopMessageResponseHeader{

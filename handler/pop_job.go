@@ -23,27 +23,27 @@ type popJob struct {
 	deadlineMillis int64     // end of the long poll, broker clock
 	keys           []pollKey // what wakes it: the topic and its pop retry topics
 	seqStripe      int       // popSeq stripe of (group, topic)
-	// taker stands for this request in the long-poll registry from its
-	// arrival until it is answered (pollRegistry.markRerun), queued for a
-	// reader, running or parked, so a peer POP of the group scanning
-	// meanwhile leaves the messages its filter matches (taking is true
-	// while registered).
+	// taker stands for this request in the registry's takerTable from its
+	// arrival until it is answered, queued for a reader, running or parked,
+	// so a peer POP of the group scanning meanwhile leaves the messages its
+	// filter matches (taking is true while registered).
 	taker  *parkedPoll
 	taking atomic.Bool
 }
 
 // startTaking registers j.taker once: when the request arrives (and, as a
-// fallback, at its first run).
+// fallback, at its first run). Event loop or reader.
 func (j *popJob) startTaking() {
 	if j.taking.CompareAndSwap(false, true) {
-		j.b.polls.markRerun(j.taker)
+		j.b.polls.takers.add(j.taker)
 	}
 }
 
-// endRerun unregisters j.taker: the request was answered.
-func (j *popJob) endRerun() {
+// endTaking unregisters j.taker: the request was answered, or its
+// connection is gone. Any goroutine; idempotent.
+func (j *popJob) endTaking() {
 	if j.taking.CompareAndSwap(true, false) {
-		j.b.polls.unmarkRerun(j.taker)
+		j.b.polls.takers.remove(j.taker)
 	}
 }
 
@@ -102,7 +102,7 @@ type popOutcome struct {
 	// registry (parkedPoll.seeds).
 	seen []queueMax
 	// handoff lists the queues where a filtered scan stopped at a message
-	// a parked POP of the group wants (see handoff).
+	// an outstanding POP of the group wants (see handoff).
 	handoff []pollKey
 }
 
@@ -237,8 +237,8 @@ func (j *popJob) unlockQueue(k queueLockKey) {
 	}
 }
 
-// handoff wakes, for each queue where the scan stopped at a message a
-// parked POP of the group wants, one such POP (tag-aware, see
+// handoff wakes, for each queue where the scan stopped at a message an
+// outstanding POP of the group wants, one such POP if parked (tag-aware, see
 // long_poll_wake.go). Called once this request is parked or answered, not
 // before: a wake-up bumps the topic's epoch, and a request parking after
 // its own handoff would re-run and stop at the same message again.

@@ -43,10 +43,11 @@ package handler
 //     again with its original deadline. A scan stopped by the filter bound
 //     re-runs at once.
 //   - A filtered POP skips (consumes) messages its filter rejects, except
-//     one a parked POP of its group would take: it stops there and wakes
-//     that POP. POPs of one group with different subscriptions that run at
-//     the same time still skip each other's messages, as in RocketMQ,
-//     which requires one subscription per group.
+//     one another POP request of its group would take while that request
+//     is outstanding (from its arrival until answered, parked or not; see
+//     takerTable): it stops there and wakes that POP. Messages for a
+//     subscription with no POP outstanding are still skipped, as in
+//     RocketMQ, which requires one subscription per group.
 //
 // Response codes: SUCCESS (0) with messages; POLLING_TIMEOUT (210) when the
 // poll ends empty, pollTime ≤ 0, or now − bornTime − pollTime > 500 ms;
@@ -142,7 +143,7 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	// reader, so a peer's scan in that time does not skip its messages.
 	job.startTaking()
 	if !b.submitRead(job.run) {
-		job.endRerun()
+		job.endTaking()
 		reply(codec.SystemBusy, busyRemark)
 	}
 }

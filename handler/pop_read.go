@@ -33,8 +33,9 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	var offsets []int64
 	scanned := 0
 	// A filtered POP consumes what its filter rejects (the offset moves
-	// past it, as in RocketMQ). It stops instead at a message a parked POP
-	// of its group would take, and leaves it to that POP (handoff).
+	// past it, as in RocketMQ). It stops instead at a message another
+	// outstanding POP request of its group would take (wantsOf), and leaves
+	// it to that POP (handoff).
 	var peers *peerWants
 	if j.filter != nil {
 		peers = b.polls.wantsOf(group, s.topic, s.queueID)

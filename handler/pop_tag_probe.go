@@ -80,9 +80,10 @@ func (b *Broker) pendingTags(group, topic string, queueID int32, from, to int64,
 // of fresh requests); false when the pool is full or not running.
 func (b *Broker) submitProbe(job func()) bool { return b.submitRead(job) }
 
-// peerWants is what the parked POPs of one group want from one queue:
-// everything (a peer without a filter) or the tags their filters name.
-// Built under the stripe lock, then read by one POP run only.
+// peerWants is what the outstanding POP requests of one group want from
+// one queue: everything (a peer without a filter) or the tags their
+// filters name. Built under a takerStripe lock, then read by one POP run
+// only.
 type peerWants struct {
 	all  bool
 	tags map[string]struct{}
@@ -105,34 +106,26 @@ func (w *peerWants) wantsProps(props string) bool {
 	return hit
 }
 
-// wantsOf returns what the POPs of group parked on (topic, queueID) or on
-// every queue of topic want, or that are being served there and not yet
-// answered (pollRegistry.markRerun): a peer's scan must leave their
-// messages alone. nil when there is none. Any goroutine; takes one stripe
-// mutex.
-func (r *pollRegistry) wantsOf(group, topic string, queueID int32) *peerWants {
-	s := r.stripe(topic)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var w *peerWants
-	for _, sets := range [2]map[pollKey]map[*parkedPoll]struct{}{s.waiters, s.rerunning} {
-		for _, k := range [2]pollKey{{topic, queueID}, {topic, anyQueue}} {
-			for p := range sets[k] {
-				if p.group != group {
-					continue
-				}
-				if w == nil {
-					w = &peerWants{tags: make(map[string]struct{})}
-				}
-				if p.filter == nil {
-					w.all = true
-					return w
-				}
-				for t := range p.filter.tags {
-					w.tags[t] = struct{}{}
-				}
-			}
-		}
+// add merges what poll p wants into w (allocated when nil) and returns it.
+func (w *peerWants) add(p *parkedPoll) *peerWants {
+	if w == nil {
+		w = &peerWants{tags: make(map[string]struct{})}
+	}
+	if p.filter == nil {
+		w.all = true
+		return w
+	}
+	for t := range p.filter.tags {
+		w.tags[t] = struct{}{}
 	}
 	return w
+}
+
+// wantsOf returns what the POP requests of group outstanding on (topic,
+// queueID) or on every queue of topic want: every request from its arrival
+// until it is answered, parked or not, is in the takerTable, so a peer's
+// scan must leave their messages alone. nil when there is none. Any
+// goroutine; takes one takerStripe mutex (never one the writer holds).
+func (r *pollRegistry) wantsOf(group, topic string, queueID int32) *peerWants {
+	return r.takers.addWants(nil, group, topic, queueID)
 }

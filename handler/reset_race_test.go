@@ -124,7 +124,7 @@ func laneDepth(t *testing.T, h *harness, lane string) float64 {
 // and both land in one group-commit batch (the writer is held meanwhile);
 // the POP's compare sees the reset through the batch's pending writes.
 func TestRESET_SameBatchAsPop(t *testing.T) {
-	g := &gateHook{held: make(chan struct{}), release: make(chan struct{})}
+	g := newGateHook()
 	h := startHookedHarness(t, g.hook)
 	c := resetSetup(t, h)
 	h.createTopic("U", 1)

@@ -3,7 +3,6 @@ package handler
 import (
 	"math"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,27 +11,11 @@ import (
 	"github.com/popshim/popshim/codec"
 )
 
-// gateHook is a store WriteHook that, once armed, holds the next synced
-// write until released.
-type gateHook struct {
-	armed   atomic.Bool
-	held    chan struct{} // closed when a write is being held
-	release chan struct{}
-}
-
-func (g *gateHook) hook(_ uint64, write func() error) error {
-	if g.armed.CompareAndSwap(true, false) {
-		close(g.held)
-		<-g.release
-	}
-	return write()
-}
-
 // TestREV_StalledCheckpointWriteStillRevived: a POP checkpoint whose write
 // stalls while the clock runs far past its deadline (revive passes keep
 // moving the cursor meanwhile) is still revived by a later pass.
 func TestREV_StalledCheckpointWriteStillRevived(t *testing.T) {
-	g := &gateHook{held: make(chan struct{}), release: make(chan struct{})}
+	g := newGateHook()
 	h := startHookedHarness(t, g.hook)
 	h.createTopic("T", 1)
 	c := h.dial()

@@ -14,6 +14,7 @@ import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
 )
 
 // TestREV01_AckOnlyBurstThenRevive: after a burst of pops that were all
@@ -196,15 +197,7 @@ func TestReviveToDLQAfterMaxReconsume(t *testing.T) {
 	send(t, c, "T", 0, "m", sendOpts{props: map[string]string{codec.PropertyMaxReconsumeTimes: "2"}})
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 1000})
 	require.Len(t, ms, 1)
-	for round := 1; round <= 2; round++ {
-		got := redeliveries(t, h, "G", "T", 2*time.Second)
-		require.Len(t, got, 1, "round %d", round)
-		require.EqualValues(t, round, got[0].m.ReconsumeTimes)
-		// redeliveries pops with a long invisible time: shorten it again.
-		resp, _ := change(t, c, "G", "T", got[0], 1000)
-		require.Equal(t, codec.Success, resp.Code)
-	}
-	require.Empty(t, bodies(redeliveries(t, h, "G", "T", 2*time.Second)))
+	redeliverUntilDLQ(t, h, c, 2)
 	dlq := codec.DLQTopic("G")
 	_, ok := h.b().Topics.Get(dlq)
 	require.True(t, ok)
@@ -216,6 +209,22 @@ func TestReviveToDLQAfterMaxReconsume(t *testing.T) {
 	require.Equal(t, "m", string(m.Body))
 	origin, _ := m.Property(codec.PropertyDLQOriginTopic)
 	require.Equal(t, "T", origin)
+}
+
+// redeliverUntilDLQ expects the one message of G on T, popped with a 1 s
+// invisibleTime, to be redelivered rounds times (reconsumeTimes 1..rounds)
+// and then no more.
+func redeliverUntilDLQ(t *testing.T, h *harness, c *remoting.Client, rounds int) {
+	t.Helper()
+	for round := 1; round <= rounds; round++ {
+		got := redeliveries(t, h, "G", "T", 2*time.Second)
+		require.Len(t, got, 1, "round %d", round)
+		require.EqualValues(t, round, got[0].m.ReconsumeTimes)
+		// redeliveries pops with a long invisible time: shorten it again.
+		resp, _ := change(t, c, "G", "T", got[0], 1000)
+		require.Equal(t, codec.Success, resp.Code)
+	}
+	require.Empty(t, bodies(redeliveries(t, h, "G", "T", 2*time.Second)))
 }
 
 // TestReviveToDLQAfterFlagMaxReconsume: without a MAX_RECONSUME_TIMES
@@ -230,14 +239,7 @@ func TestReviveToDLQAfterFlagMaxReconsume(t *testing.T) {
 	require.Len(t, ms, 1)
 	eventually(t, func() bool { g, ok := h.b().Store.Group("G"); return ok && g.RetryMaxTimes == 2 },
 		"auto-created group stores retryMaxTimes from the flag")
-	for round := 1; round <= 2; round++ {
-		got := redeliveries(t, h, "G", "T", 2*time.Second)
-		require.Len(t, got, 1, "round %d", round)
-		require.EqualValues(t, round, got[0].m.ReconsumeTimes)
-		resp, _ := change(t, c, "G", "T", got[0], 1000)
-		require.Equal(t, codec.Success, resp.Code)
-	}
-	require.Empty(t, bodies(redeliveries(t, h, "G", "T", 2*time.Second)))
+	redeliverUntilDLQ(t, h, c, 2)
 	recs, _, err := h.b().Store.ReadMessages(codec.DLQTopic("G"), 0, 0, 10, 1<<20)
 	require.NoError(t, err)
 	require.Len(t, recs, 1, "moved to the DLQ after --max-reconsume-times redeliveries")

@@ -20,14 +20,7 @@ func isWriterErr(err error) bool {
 // writer is closed for shutdown, SYSTEM_ERROR (1) with the cause otherwise
 // (submitCode). Any goroutine.
 func respondSubmitError(c remoting.Conn, req *codec.Command, err error) {
-	remark := err.Error()
-	switch {
-	case isBusy(err):
-		remark = busyRemark
-	case errors.Is(err, batch.ErrClosed):
-		remark = shutdownRemark + ": " + remark
-	}
-	respondCode(c, req, submitCode(err), remark)
+	respondCode(c, req, submitCode(err), submitRemark("", err))
 }
 
 // shutdownRemark starts the remark of a request refused because the stack
@@ -44,12 +37,20 @@ func respondDone(c remoting.Conn, req *codec.Command, err error) {
 	respondCode(c, req, codec.Success, "")
 }
 
-// submitRemark is the remark of a request whose op Submit refused: what
-// failed and the writer's error, prefixed with shutdownRemark when the
-// writer is closed for shutdown.
+// submitRemark is the remark of a request whose op Submit refused:
+// busyRemark for a full lane; otherwise what failed (omitted when "") and
+// the writer's error, prefixed with shutdownRemark when the writer is
+// closed for shutdown.
 func submitRemark(what string, err error) string {
-	if errors.Is(err, batch.ErrClosed) {
-		return shutdownRemark + ": " + what + ": " + err.Error()
+	remark := err.Error()
+	if what != "" {
+		remark = what + ": " + remark
 	}
-	return what + ": " + err.Error()
+	switch {
+	case isBusy(err):
+		return busyRemark
+	case errors.Is(err, batch.ErrClosed):
+		return shutdownRemark + ": " + remark
+	}
+	return remark
 }

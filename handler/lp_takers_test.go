@@ -9,7 +9,7 @@ import (
 	"github.com/popshim/popshim/conf"
 )
 
-// A POP request counts as a taker of its tags from its first run until it
+// A POP request counts as a taker of its tags from its arrival until it
 // is answered, not only while parked: after a wake-up claimed its parked
 // poll and before it re-parks (or while it re-runs after an epoch change),
 // a peer of its group must not scan past its messages (breaker finding: 6–10
@@ -22,7 +22,7 @@ func TestLP_ServedPopStaysVisibleUntilAnswered(t *testing.T) {
 	taker := &parkedPoll{keys: keys, group: "G", filter: fb} // popJob.taker
 	require.Nil(t, r.wantsOf("G", "T", 0))
 
-	r.markRerun(taker) // first run starts
+	r.takers.add(taker) // the request arrives
 	require.True(t, r.wantsOf("G", "T", 0).wantsProps(tagProps("B")), "a running B POP wants B")
 
 	var woken bool
@@ -36,11 +36,11 @@ func TestLP_ServedPopStaysVisibleUntilAnswered(t *testing.T) {
 	require.True(t, w.wantsProps(tagProps("B")), "woken, not yet re-parked or answered: its B messages stay reserved")
 	require.False(t, w.wantsProps(tagProps("A")))
 	require.Nil(t, r.wantsOf("H", "T", 0), "other groups are not affected")
-	require.Equal(t, 1, r.rerunCount())
+	require.Equal(t, 1, r.takers.count())
 
-	r.unmarkRerun(taker) // answered
+	r.takers.remove(taker) // answered
 	require.Nil(t, r.wantsOf("G", "T", 0))
-	require.Zero(t, r.rerunCount())
+	require.Zero(t, r.takers.count())
 }
 
 // tagProps is a properties string holding only TAGS=tag.
@@ -56,21 +56,21 @@ func TestLP_TakerReleasedWhenAnswered(t *testing.T) {
 	send(t, c, "T", 0, "b-1", sendOpts{tag: "B"})
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, exp: "B"})
 	require.Equal(t, []string{"b-1"}, bodies(ms))
-	eventually(t, func() bool { return r.rerunCount() == 0 }, "taker of an answered POP released")
+	eventually(t, func() bool { return r.takers.count() == 0 }, "taker of an answered POP released")
 
 	resp, _ := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, exp: "B"})
 	require.Equal(t, codec.PollingTimeout, resp.Code)
-	eventually(t, func() bool { return r.rerunCount() == 0 }, "taker of an empty POP released")
+	eventually(t, func() bool { return r.takers.count() == 0 }, "taker of an empty POP released")
 
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000,
 		poll: lpPollMillis, exp: "B"})
 	eventually(t, func() bool { return r.parkedCount() == 1 }, "the B POP parked")
-	require.Positive(t, r.rerunCount(), "a parked POP's taker is registered")
+	require.Positive(t, r.takers.count(), "a parked POP's taker is registered")
 	send(t, c, "T", 0, "b-2", sendOpts{tag: "B"})
 	got := p.wait(t)
 	require.Equal(t, codec.Success, got.Code, got.Remark)
 	require.Equal(t, []string{"b-2"}, bodies(parsePop(t, got)))
-	eventually(t, func() bool { return r.rerunCount() == 0 }, "taker of a woken POP released")
+	eventually(t, func() bool { return r.takers.count() == 0 }, "taker of a woken POP released")
 }
 
 // A filtered POP parked by a connection that then closes is released
@@ -83,9 +83,9 @@ func TestLP_TakerReleasedWhenConnectionCloses(t *testing.T) {
 	_ = asyncPop(t, bc, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000,
 		poll: lpPollMillis, exp: "B"})
 	eventually(t, func() bool { return r.parkedCount() == 1 }, "the B POP parked")
-	require.Positive(t, r.rerunCount())
+	require.Positive(t, r.takers.count())
 	require.NoError(t, bc.Close())
-	eventually(t, func() bool { return r.parkedCount() == 0 && r.rerunCount() == 0 },
+	eventually(t, func() bool { return r.parkedCount() == 0 && r.takers.count() == 0 },
 		"the closed connection's poll and taker are released")
 
 	c := h.dial()
@@ -114,5 +114,5 @@ func TestLP_QueuedPopReservesItsTags(t *testing.T) {
 	require.Equal(t, codec.Success, first.wait(t).Code)
 	got := queued.wait(t)
 	require.Equal(t, codec.PollingTimeout, got.Code, got.Remark)
-	eventually(t, func() bool { return r.rerunCount() == 0 }, "takers released after the answers")
+	eventually(t, func() bool { return r.takers.count() == 0 }, "takers released after the answers")
 }
