@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"math/bits"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -41,14 +43,34 @@ func FuzzParseDecimal(f *testing.F) {
 	})
 }
 
-// stringWordSpecial must flag every word holding a byte rawString has to
-// look at. Each byte value is tried in each of the 8 lanes, among filler
-// bytes that are not special.
-func TestStringWordSpecialNeverMisses(t *testing.T) {
+// stringWordMask must find the first byte rawString has to look at in any
+// word: zero when there is none, else its lowest flagged lane is exactly
+// that byte. Each byte value is tried in each of the 8 lanes among
+// ordinary fillers, then random words drawn mostly from bytes next to the
+// special ranges (where borrows happen) are checked.
+func TestStringWordMaskFindsFirstSpecial(t *testing.T) {
 	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+	check := func(w uint64) {
+		first := -1
+		for i := 0; i < 8; i++ {
+			if special(byte(w >> (8 * i))) {
+				first = i
+				break
+			}
+		}
+		m := stringWordMask(w)
+		switch {
+		case first < 0 && m != 0:
+			t.Fatalf("word %#016x: mask %#x on a word with no special byte", w, m)
+		case first >= 0 && m == 0:
+			t.Fatalf("word %#016x: special byte in lane %d missed", w, first)
+		case first >= 0 && bits.TrailingZeros64(m)>>3 != first:
+			t.Fatalf("word %#016x: first flagged lane %d, want %d", w, bits.TrailingZeros64(m)>>3, first)
+		}
+	}
 	for v := 0; v < 256; v++ {
 		for lane := 0; lane < 8; lane++ {
-			for _, fill := range []byte{'a', ' ', '~', '!', '#', '[', ']'} {
+			for _, fill := range []byte{'a', ' ', '~', '!', '#', '[', ']', 0x7f} {
 				var w uint64
 				for i := 0; i < 8; i++ {
 					c := fill
@@ -57,12 +79,17 @@ func TestStringWordSpecialNeverMisses(t *testing.T) {
 					}
 					w |= uint64(c) << (8 * i)
 				}
-				if got := stringWordSpecial(w); got != special(byte(v)) && special(byte(v)) {
-					t.Fatalf("byte %#x in lane %d (fill %q): stringWordSpecial = %v", v, lane, fill, got)
-				} else if !special(byte(v)) && got {
-					t.Fatalf("byte %#x in lane %d (fill %q): false alarm on a word with no special byte", v, lane, fill)
-				}
+				check(w)
 			}
 		}
+	}
+	edge := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '!', '"', '#', '[', '\\', ']', 0x7f, 0x80, 0x81, 0x9f, 0xa0, 0xa1, 0xff, 'a'}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 1_000_000; n++ {
+		var w uint64
+		for i := 0; i < 8; i++ {
+			w |= uint64(edge[rng.IntN(len(edge))]) << (8 * i)
+		}
+		check(w)
 	}
 }

@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -68,7 +69,7 @@ func (s *jsonScanner) expect(c byte) error {
 // rawString scans a string starting at '"' and returns its raw contents
 // (between the quotes) and whether it needs unescaping or UTF-8 repair.
 //
-// Runs of ordinary bytes are skipped eight at a time (stringWordSpecial);
+// Runs of ordinary bytes are skipped eight at a time (stringWordMask);
 // utf8.Valid runs only for unescaped strings that hold a byte >= 0x80, so
 // the all-ASCII strings of every RocketMQ header are validated in the same
 // pass that finds their end.
@@ -82,7 +83,14 @@ func (s *jsonScanner) rawString() (raw []byte, plain bool, err error) {
 	plain = true
 	ascii := true
 	for {
-		for i+8 <= len(b) && !stringWordSpecial(binary.LittleEndian.Uint64(b[i:])) {
+		// Skip whole words of ordinary bytes, then jump straight to the
+		// first special byte of the word that has one.
+		for i+8 <= len(b) {
+			m := stringWordMask(binary.LittleEndian.Uint64(b[i:]))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(b) {
@@ -134,20 +142,22 @@ func (s *jsonScanner) rawString() (raw []byte, plain bool, err error) {
 	return nil, false, s.errorf("unterminated string")
 }
 
-// Byte-lane constants for stringWordSpecial.
+// Byte-lane constants for stringWordMask.
 const (
 	laneOnes = 0x0101010101010101
 	laneHigh = 0x8080808080808080
 )
 
-// stringWordSpecial reports whether any of the 8 bytes packed in w may be
-// one rawString must look at: '"', '\\', a control byte (< 0x20) or a
-// byte >= 0x80. It never misses one; it may report true for a word whose
-// only special byte is the cause of a borrow (the byte loop then decides).
-func stringWordSpecial(w uint64) bool {
+// stringWordMask flags, in the high bit of each byte lane, the bytes of the
+// 8 packed little-endian in w that rawString must look at: '"', '\\', a
+// control byte (< 0x20) or a byte >= 0x80. The lowest flagged lane is
+// always a real special byte, so bits.TrailingZeros64(mask)/8 is the index
+// of the first one; higher lanes may be false positives caused by a borrow
+// out of a real hit, which the byte loop then sorts out. Zero means none.
+func stringWordMask(w uint64) uint64 {
 	q := w ^ (laneOnes * '"')
 	e := w ^ (laneOnes * '\\')
-	return ((q-laneOnes)&^q|(e-laneOnes)&^e|(w-laneOnes*0x20)|w)&laneHigh != 0
+	return ((q-laneOnes)&^q | (e-laneOnes)&^e | (w - laneOnes*0x20) | w) & laneHigh
 }
 
 func hex4(b []byte) rune {
