@@ -119,8 +119,8 @@ type burster struct {
 
 	mu     sync.Mutex
 	pool   []pooledChange // REQUIRES: mu held
-	bursts int       // REQUIRES: mu held
-	took   *window   // REQUIRES: mu held; burst durations in ms
+	bursts int            // REQUIRES: mu held
+	took   *window        // REQUIRES: mu held; burst durations in ms
 	wg     sync.WaitGroup
 }
 

@@ -27,6 +27,9 @@ type Row struct {
 	ServerCPU       float64 // percent of one core
 	FractionOfLimit float64 // OpsPerSec / min(storage limit, network limit)
 	LoadAvg1        float64 // machine load average when the run ended
+	// Round is the 1-based round of an ack run whose label occurs more
+	// than once (make bench's BENCH_ROUNDS), else 0.
+	Round int
 }
 
 // Comparison is the side-by-side view of several reports.
@@ -35,6 +38,10 @@ type Comparison struct {
 	// StorageLimit and NetworkLimit are ops/s from a raw-storage and a
 	// heartbeat report, NaN when absent; Limit is the lower of the two.
 	StorageLimit, NetworkLimit, Limit float64
+	// Medians holds, for each ack label that ran in rounds, the median of
+	// every value over its rounds (Round 0), in order of first occurrence.
+	// The ratio table compares these.
+	Medians []Row
 }
 
 func nan() float64 { return math.NaN() }
@@ -124,6 +131,7 @@ func Compare(reports []*Report) *Comparison {
 			c.Rows[i].FractionOfLimit = c.Rows[i].OpsPerSec / c.Limit
 		}
 	}
+	c.Medians = numberRounds(c.Rows)
 	return c
 }
 
@@ -142,34 +150,38 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// WriteMarkdown writes the comparison as Markdown tables: one row per run,
-// then the ratios of the first ack run against every other ack run, then
-// the limits.
+// WriteMarkdown writes the comparison as Markdown tables: one row per run
+// (a run of a repeated label is suffixed " #round"), the medians of labels
+// that ran in rounds, then the ratios of the first ack label against every
+// other ack label (medians where there are rounds, with the per-round
+// ratios beside them), then the limits.
 func (c *Comparison) WriteMarkdown(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit | load avg |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, r := range c.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %.1f |\n",
-			r.Label, r.Mode, cell(r.OpsPerSec, "%.0f"), cell(r.AckP50Ms, "%.2f"), cell(r.AckP99Ms, "%.2f"),
-			cell(r.AckBurstP99Ms, "%.2f"), cell(r.AckCalmP99Ms, "%.2f"), cell(r.AckP999Ms, "%.2f"), cell(r.AckMaxMs, "%.2f"),
-			cell(r.ChangeOps, "%.0f"), cell(r.ChangeP99Ms, "%.2f"), cell(r.FsyncsPer1000, "%.1f"), r.Busy, r.Errors,
-			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"), r.LoadAvg1)
+	writeRows(&b, c.Rows)
+	if c.hasRounds() {
+		b.WriteString("\nMedian over the rounds:\n\n")
+		writeRows(&b, c.Medians)
 	}
-	var acks []Row
-	for _, r := range c.Rows {
-		if r.Mode == "ack" {
-			acks = append(acks, r)
-		}
-	}
-	if len(acks) > 1 {
+	if acks := c.summaries(); len(acks) > 1 {
 		s := acks[0]
-		b.WriteString("\n| " + s.Label + " vs | ACK ops/s ratio | ACK p99 during bursts: theirs / ours | ACK p99: theirs / ours | fsyncs per 1000 ACKs: theirs / ours |\n")
-		b.WriteString("|---|--:|--:|--:|--:|\n")
+		rounds := c.hasRounds()
+		b.WriteString("\n| " + s.Label + " vs | ACK ops/s ratio | ACK p99 during bursts: theirs / ours | ACK p99: theirs / ours | fsyncs per 1000 ACKs: theirs / ours |")
+		sep := "|---|--:|--:|--:|--:|"
+		if rounds {
+			b.WriteString(" ACK ops/s ratio per round | burst p99 ratio per round |")
+			sep += "---|---|"
+		}
+		b.WriteString("\n" + sep + "\n")
 		for _, o := range acks[1:] {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", o.Label, cell(ratio(s.OpsPerSec, o.OpsPerSec), "%.1f×"),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |", o.Label, cell(ratio(s.OpsPerSec, o.OpsPerSec), "%.1f×"),
 				cell(ratio(o.AckBurstP99Ms, s.AckBurstP99Ms), "%.1f×"), cell(ratio(o.AckP99Ms, s.AckP99Ms), "%.1f×"),
 				cell(ratio(o.FsyncsPer1000, s.FsyncsPer1000), "%.1f×"))
+			if rounds {
+				fmt.Fprintf(&b, " %s | %s |",
+					c.perRound(s.Label, o.Label, func(s, o Row) float64 { return ratio(s.OpsPerSec, o.OpsPerSec) }),
+					c.perRound(s.Label, o.Label, func(s, o Row) float64 { return ratio(o.AckBurstP99Ms, s.AckBurstP99Ms) }))
+			}
+			b.WriteString("\n")
 		}
 	}
 	if !math.IsNaN(c.Limit) {
@@ -177,4 +189,17 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 			cell(c.StorageLimit, "%.0f"), cell(c.NetworkLimit, "%.0f"), cell(c.Limit, "%.0f"))
 	}
 	_, _ = io.WriteString(w, b.String())
+}
+
+// writeRows writes the per-run table of rows.
+func writeRows(b *strings.Builder, rows []Row) {
+	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit | load avg |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %.1f |\n",
+			roundLabel(r), r.Mode, cell(r.OpsPerSec, "%.0f"), cell(r.AckP50Ms, "%.2f"), cell(r.AckP99Ms, "%.2f"),
+			cell(r.AckBurstP99Ms, "%.2f"), cell(r.AckCalmP99Ms, "%.2f"), cell(r.AckP999Ms, "%.2f"), cell(r.AckMaxMs, "%.2f"),
+			cell(r.ChangeOps, "%.0f"), cell(r.ChangeP99Ms, "%.2f"), cell(r.FsyncsPer1000, "%.1f"), r.Busy, r.Errors,
+			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"), r.LoadAvg1)
+	}
 }

@@ -115,3 +115,42 @@ func TestPrintSummary(t *testing.T) {
 	require.Contains(t, out, "server 120% of one core (proc)")
 	require.Regexp(t, `ack_during_burst\s+10\s+1\s+0\.00\s+0\.00\s+3\.00`, out)
 }
+
+// Runs repeated in rounds (make bench with BENCH_ROUNDS) are numbered, get
+// a median row each, and the ratio table compares the medians and lists
+// the ratio of every round pair.
+func TestCompareRounds(t *testing.T) {
+	reports := []*Report{
+		ackReport("popshim-group", 50000, 3000, 2500, 500), ackReport("popshim-sync", 5000, 60000, 40000, 50000),
+		ackReport("popshim-group", 70000, 2000, 2000, 500), ackReport("popshim-sync", 10000, 30000, 30000, 50000),
+		ackReport("popshim-group", 40000, 5000, 3000, 500), ackReport("popshim-sync", 8000, 45000, 35000, 50000),
+		ackReport("rocketmq", 4000, 90000, 80000, 0),
+	}
+	c := Compare(reports)
+	require.Equal(t, []int{1, 1, 2, 2, 3, 3, 0}, func() []int {
+		var r []int
+		for _, row := range c.Rows {
+			r = append(r, row.Round)
+		}
+		return r
+	}())
+	require.Len(t, c.Medians, 2)
+	g, s := c.Medians[0], c.Medians[1]
+	require.Equal(t, "popshim-group", g.Label)
+	require.InDelta(t, 50000, g.OpsPerSec, 1e-9, "median of 50k, 70k, 40k")
+	require.InDelta(t, 3, g.AckBurstP99Ms, 1e-9, "median of 3, 2, 5 ms")
+	require.InDelta(t, 8000, s.OpsPerSec, 1e-9)
+	require.EqualValues(t, 15, g.Busy, "busy summed over the rounds")
+
+	var b bytes.Buffer
+	c.WriteMarkdown(&b)
+	out := b.String()
+	require.Contains(t, out, "| popshim-group #2 | ack | 70000 |")
+	require.Contains(t, out, "Median over the rounds:")
+	// medians: ops 50000/8000 = 6.25; burst p99 45/3 = 15; per round 10, 7, 5 and 20, 15, 9.
+	require.Contains(t, out, "| popshim-sync | 6.2× | 15.0× |")
+	require.Contains(t, out, "| 10.0×, 7.0×, 5.0× | 20.0×, 15.0×, 9.0× |")
+	require.Contains(t, out, "| rocketmq | 12.5× | 30.0× |", "a single run is compared with the medians")
+	require.True(t, math.IsNaN(median(nil)))
+	require.InDelta(t, 2.5, median([]float64{4, 1, 2, 3}), 1e-9)
+}

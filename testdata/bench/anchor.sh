@@ -126,9 +126,8 @@ stop_bg broker 60
 stop_bg namesrv 30
 
 reports=()
-for f in popshim-group popshim-sync "rocketmq-$version"; do
-  [ -e "$out/$f.json" ] && reports+=("$out/$f.json")
-done
+while read -r f; do reports+=("$f"); done < <(popshim_reports "$out")
+[ -e "$out/rocketmq-$version.json" ] && reports+=("$out/rocketmq-$version.json")
 for f in raw-storage heartbeat; do
   [ -e "$out/$f.json" ] && reports+=("$out/$f.json")
 done

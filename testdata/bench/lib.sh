@@ -93,6 +93,7 @@ bench_settings() {
   rate=${BENCH_RATE:-0}
   burst=${BENCH_CHANGE_BURST:-2000}
   period=${BENCH_CHANGE_PERIOD:-1s}
+  rounds=${BENCH_ROUNDS:-3}
   if [ -n "${POPSHIM_BIN:-}" ]; then
     bin=$(cd "$(dirname "$POPSHIM_BIN")" && pwd)/$(basename "$POPSHIM_BIN")
   else
@@ -100,4 +101,21 @@ bench_settings() {
     bin="$work/popshim"
     (cd "$root" && go build -o "$bin" .)
   fi
+}
+
+# popshim_reports DIR: the popshim ack reports in DIR, one per line, round
+# by round (group then sync): popshim-group.json popshim-sync.json
+# popshim-group-r2.json popshim-sync-r2.json … Missing files are skipped.
+popshim_reports() {
+  local k=1 f mode
+  while :; do
+    local found=0
+    for mode in group sync; do
+      f="$1/popshim-$mode.json"
+      [ "$k" -gt 1 ] && f="$1/popshim-$mode-r$k.json"
+      if [ -e "$f" ]; then echo "$f"; found=1; fi
+    done
+    [ "$found" = 1 ] || return 0
+    k=$((k + 1))
+  done
 }

@@ -5,17 +5,23 @@
 #
 #   1. raw storage limit:  popshim bench raw-storage (synced RocksDB WriteBatches,
 #                          single synced writes, 4 KiB write+fdatasync latency)
-#   2. for mode in group sync: a fresh popshim on free loopback ports and a fresh
-#                          data dir; popshim bench (prepare, then ACK stream with
-#                          CHANGE bursts); in group mode also popshim bench
-#                          heartbeat (the network limit); stop it
-#   3. popshim bench compare → $out/compare.md; popshim bench plot → $out/latency.svg
+#   2. BENCH_ROUNDS times, for mode in group sync: a fresh popshim on free
+#                          loopback ports and a fresh data dir; popshim bench
+#                          (prepare, then ACK stream with CHANGE bursts); in the
+#                          first round's group mode also popshim bench heartbeat
+#                          (the network limit); stop it. Group and sync alternate,
+#                          so both see the same (shared, noisy) machine.
+#   3. popshim bench compare → $out/compare.md (every run, the medians over the
+#                          rounds, their ratios and the per-round ratios);
+#                          popshim bench plot → $out/latency.svg (first round)
 #
 # Env (defaults in brackets):
 #   POPSHIM_BIN            popshim binary [built into the work dir]
 #   BENCH_OUT              result directory [<repo>/bin/bench]
 #   BENCH_DURATION [10s]   BENCH_MESSAGES [1600000]   BENCH_CONNS [16]   BENCH_INFLIGHT [32]
 #   BENCH_RATE [0 = max]   BENCH_CHANGE_BURST [2000] BENCH_CHANGE_PERIOD [1s]
+#   BENCH_ROUNDS [3]       group/sync pairs; round 1 writes popshim-MODE.json,
+#                          round k>1 popshim-MODE-rK.json
 #   BENCH_ARGS             extra flags for every `popshim bench` ack run
 #   BENCH_SERVE_ARGS       extra flags for every `popshim serve`
 #   BENCH_KEEP=1           keep the work directory (server logs, data)
@@ -33,6 +39,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 bench_settings bench
+# Round files of an earlier run with more rounds would join this comparison.
+rm -f "$out"/popshim-group-r*.json "$out"/popshim-sync-r*.json "$out"/popshim-group-r*.svg "$out"/popshim-sync-r*.svg
 
 machine_note | tee "$out/machine.txt"
 common=(--duration "$duration" --messages "$messages" --conns "$conns" --inflight "$inflight" --rate "$rate"
@@ -41,8 +49,12 @@ common=(--duration "$duration" --messages "$messages" --conns "$conns" --infligh
 echo "bench: raw storage limit (data dir on the same disk as the servers')"
 "$bin" bench raw-storage --data-dir "$work" --duration 5s --json "$out/raw-storage.json" --label storage-limit
 
+for round in $(seq 1 "$rounds"); do
 for mode in group sync; do
+  name="popshim-$mode"
+  [ "$round" -gt 1 ] && name="popshim-$mode-r$round"
   port=$(free_port); nport=$(free_port); mport=$(free_port)
+  rm -rf "$work/$mode"
   mkdir -p "$work/$mode"
   # shellcheck disable=SC2086
   pid=$(start_bg "popshim-$mode" "$work/$mode/popshim.log" "$bin" serve --pop-write-mode="$mode" \
@@ -50,12 +62,12 @@ for mode in group sync; do
     --broker-ip 127.0.0.1 --data-dir "$work/$mode/data" --log-level warn ${BENCH_SERVE_ARGS:-})
   wait_port 127.0.0.1 "$port" 30
   wait_port 127.0.0.1 "$mport" 30
-  echo "bench: popshim --pop-write-mode=$mode (pid $pid) on 127.0.0.1:$port"
+  echo "bench: round $round/$rounds: popshim --pop-write-mode=$mode (pid $pid) on 127.0.0.1:$port"
   # shellcheck disable=SC2086
   "$bin" bench --addr "127.0.0.1:$port" --broker-name popshim-a "${common[@]}" \
     --metrics-url "http://127.0.0.1:$mport/metrics" --server-pid "$pid" \
-    --label "popshim-$mode" --json "$out/popshim-$mode.json" --plot "$out/popshim-$mode.svg" ${BENCH_ARGS:-}
-  if [ "$mode" = group ]; then
+    --label "popshim-$mode" --json "$out/$name.json" --plot "$out/$name.svg" ${BENCH_ARGS:-}
+  if [ "$mode" = group ] && [ "$round" = 1 ]; then
     echo "bench: network limit: HEART_BEAT round trips through popshim"
     "$bin" bench heartbeat --addr "127.0.0.1:$port" --duration 5s --conns "$conns" --inflight "$inflight" \
       --metrics-url "http://127.0.0.1:$mport/metrics" --server-pid "$pid" \
@@ -63,9 +75,13 @@ for mode in group sync; do
   fi
   stop_bg "popshim-$mode"
 done
+done
 
-reports=("$out/popshim-group.json" "$out/popshim-sync.json")
+reports=()
+while read -r f; do reports+=("$f"); done < <(popshim_reports "$out")
 [ -e "$out/rocketmq-5.5.1.json" ] && reports+=("$out/rocketmq-5.5.1.json")
 "$bin" bench compare "${reports[@]}" "$out/raw-storage.json" "$out/heartbeat.json" | tee "$out/compare.md"
-"$bin" bench plot -o "$out/latency.svg" "${reports[@]}"
+plots=("$out/popshim-group.json" "$out/popshim-sync.json")
+[ -e "$out/rocketmq-5.5.1.json" ] && plots+=("$out/rocketmq-5.5.1.json")
+"$bin" bench plot -o "$out/latency.svg" "${plots[@]}"
 echo "bench: results in $out (compare.md, *.json, *.svg)"
