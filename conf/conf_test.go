@@ -2,6 +2,7 @@ package conf
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +179,15 @@ func TestMaxReconsumeTimesAtLeastOne(t *testing.T) {
 	c, err := parse(t, []string{"--max-reconsume-times=1"}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, c.MaxReconsumeTimes)
+}
+
+// --pprof is off by default and needs the metrics listener.
+func TestPprofNeedsMetricsListen(t *testing.T) {
+	c := Default()
+	require.False(t, c.Pprof)
+	c.Pprof = true
+	c.MetricsListen = ""
+	require.ErrorContains(t, c.Validate(), "--pprof needs --metrics-listen")
+	c.MetricsListen = "127.0.0.1:0"
+	require.NotContains(t, fmt.Sprint(c.Validate()), "--pprof")
 }

@@ -39,6 +39,11 @@ type Config struct {
 	// MetricsListen is the Prometheus /metrics address, host:port
 	// (metricsPromExporterPort 5557); empty disables. --metrics-listen.
 	MetricsListen string
+	// Pprof serves Go's runtime profiles (net/http/pprof: /debug/pprof/
+	// heap, allocs, profile, goroutine, …) on the MetricsListen address.
+	// Off by default: a CPU profile costs CPU and the endpoints reveal
+	// internals. Needs MetricsListen. --pprof.
+	Pprof bool
 	// DataDir is the RocksDB directory, created when missing. --data-dir,
 	// default "./data".
 	DataDir string

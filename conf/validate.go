@@ -29,6 +29,9 @@ func (c *Config) Validate() error {
 	if c.MetricsListen != "" && (samePort(c.Listen, c.MetricsListen) || samePort(c.NamesrvListen, c.MetricsListen)) {
 		v.errf("--metrics-listen %q shares a port with another listener", c.MetricsListen)
 	}
+	if c.Pprof && c.MetricsListen == "" {
+		v.errf("--pprof needs --metrics-listen (the profiles are served there)")
+	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		v.errf("--data-dir must not be empty")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -80,7 +81,8 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 //   - name-server port (--namesrv-listen): the name-server codes only;
 //     empty disables it, and a value equal to --listen shares the broker
 //     port;
-//   - /metrics (--metrics-listen, promhttp); empty disables it;
+//   - /metrics (--metrics-listen, promhttp); empty disables it; with
+//     --pprof also /debug/pprof/ (net/http/pprof) there;
 //   - REGISTER_BROKER every --register-interval to each --namesrv-addr.
 //
 // On error everything started so far is stopped again.
@@ -168,6 +170,13 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(st.Registry, promhttp.HandlerOpts{Registry: st.Registry}))
+		if cfg.Pprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		st.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		st.metricsWG = make(chan struct{})
 		go func(srv *http.Server, ln net.Listener, done chan struct{}) {

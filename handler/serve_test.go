@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -95,6 +96,8 @@ func TestServeStartsAndStopsCleanly(t *testing.T) {
 	assert.Contains(t, string(text), `request_code="get_routeinfo_by_topic"`)
 	assert.Contains(t, string(text), `node_id="broker-d2"`)
 	assert.Contains(t, string(text), `rocketmq_topic_number{cluster="ClusterD2",node_id="broker-d2",node_type="broker"}`)
+	status, _ := httpGet(t, "http://"+metricsAddr+"/debug/pprof/cmdline")
+	assert.Equal(t, http.StatusNotFound, status, "profiles are opt-in (--pprof)")
 
 	cancel()
 	select {
@@ -148,4 +151,48 @@ func TestBrokerRuntimeInfoAndUnknownCode(t *testing.T) {
 	assert.Equal(t, codec.RequestCodeNotSupported, resp.Code)
 	resp = d2Call(t, bc, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicR"}, nil)
 	assert.Equal(t, codec.Success, resp.Code)
+}
+
+// httpGet returns the status and body of GET url (no keep-alive).
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	hr, err := hc.Get(url)
+	require.NoError(t, err)
+	defer hr.Body.Close()
+	b, err := io.ReadAll(hr.Body)
+	require.NoError(t, err)
+	return hr.StatusCode, string(b)
+}
+
+// With --pprof the metrics listener also serves Go's runtime profiles.
+func TestServePprofOptIn(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := d2Config(t.TempDir())
+	cfg.Pprof = true
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, cfg, zerolog.New(&logs)) }()
+	var fields map[string]any
+	eventually(t, func() bool { fields = servingLine(logs.String()); return fields != nil }, "Serve did not log its addresses")
+	metricsAddr, _ := fields["metrics"].(string)
+	require.NotEmpty(t, metricsAddr)
+
+	status, body := httpGet(t, "http://"+metricsAddr+"/debug/pprof/cmdline")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, os.Args[0], "cmdline is this process's command line")
+	status, body = httpGet(t, "http://"+metricsAddr+"/debug/pprof/heap?debug=1")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, "heap profile")
+	status, _ = httpGet(t, "http://"+metricsAddr+"/metrics")
+	assert.Equal(t, http.StatusOK, status, "/metrics still served")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(waitFor):
+		t.Fatal("Serve did not return after cancel")
+	}
 }
