@@ -1,0 +1,54 @@
+package popstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/popstore"
+)
+
+// cfOption returns option name of column family cf from the newest OPTIONS
+// file RocksDB wrote into dir ("" when absent).
+func cfOption(t *testing.T, dir, cf, name string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "OPTIONS-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "RocksDB writes an OPTIONS file on open")
+	sort.Strings(files) // OPTIONS-<number>, same width within one run
+	b, err := os.ReadFile(files[len(files)-1])
+	require.NoError(t, err)
+	section := `[CFOptions "` + cf + `"]`
+	text := string(b)
+	i := strings.Index(text, section)
+	require.GreaterOrEqual(t, i, 0, "no section %s", section)
+	text = text[i+len(section):]
+	if j := strings.Index(text, "\n["); j >= 0 {
+		text = text[:j]
+	}
+	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `=(.*)$`).FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	return strings.TrimSpace(m[1])
+}
+
+// The pop and offsets families are stored uncompressed and keep the
+// memtable insert hint; messages keep RocksDB's default compression.
+func TestColumnFamilyOptionsInEffect(t *testing.T) {
+	dir := t.TempDir()
+	s, err := popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	for _, cf := range []string{"pop", "offsets"} {
+		require.Equal(t, "kNoCompression", cfOption(t, dir, cf, "compression"), cf)
+		require.Contains(t, cfOption(t, dir, cf, "memtable_insert_with_hint_prefix_extractor"), "CappedPrefix", cf)
+	}
+	require.Equal(t, "kSnappyCompression", cfOption(t, dir, "messages", "compression"))
+}
