@@ -17,13 +17,19 @@ import (
 // file RocksDB wrote into dir ("" when absent).
 func cfOption(t *testing.T, dir, cf, name string) string {
 	t.Helper()
+	return sectionOption(t, dir, `[CFOptions "`+cf+`"]`, name)
+}
+
+// sectionOption returns option name of the OPTIONS file section (e.g.
+// "[DBOptions]") from the newest OPTIONS file in dir ("" when absent).
+func sectionOption(t *testing.T, dir, section, name string) string {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "OPTIONS-*"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files, "RocksDB writes an OPTIONS file on open")
 	sort.Strings(files) // OPTIONS-<number>, same width within one run
 	b, err := os.ReadFile(files[len(files)-1])
 	require.NoError(t, err)
-	section := `[CFOptions "` + cf + `"]`
 	text := string(b)
 	i := strings.Index(text, section)
 	require.GreaterOrEqual(t, i, 0, "no section %s", section)
@@ -39,7 +45,8 @@ func cfOption(t *testing.T, dir, cf, name string) string {
 }
 
 // The pop and offsets families are stored uncompressed and keep the
-// memtable insert hint; messages keep RocksDB's default compression.
+// memtable insert hint; messages keep RocksDB's default compression;
+// flushes and compactions sync their output every MiB.
 func TestColumnFamilyOptionsInEffect(t *testing.T) {
 	dir := t.TempDir()
 	s, err := popstore.Open(popstore.Options{Dir: dir})
@@ -51,4 +58,5 @@ func TestColumnFamilyOptionsInEffect(t *testing.T) {
 		require.Contains(t, cfOption(t, dir, cf, "memtable_insert_with_hint_prefix_extractor"), "CappedPrefix", cf)
 	}
 	require.Equal(t, "kSnappyCompression", cfOption(t, dir, "messages", "compression"))
+	require.Equal(t, "1048576", sectionOption(t, dir, "[DBOptions]", "bytes_per_sync"), "SST writeback in 1 MiB steps")
 }

@@ -166,6 +166,13 @@ func Open(opts Options) (*Store, error) {
 	// Bound the WAL kept alive by rarely written families (meta, offsets):
 	// past this size RocksDB flushes them so old WAL files can go.
 	s.opts.SetMaxTotalWalSize(512 << 20)
+	// Flushes and compactions write their files with a sync_file_range
+	// every MiB instead of one large writeback at the end: the WAL fsync of
+	// every batch shares the disk (and ext4's journal) with them, and a
+	// large burst of dirty SST pages makes that fsync wait. Measured on the
+	// ACK/CHANGE bench: synced write 1.07–1.27 ms → 0.79–1.0 ms, ACK/s
+	// +15–25 % (four interleaved pairs, docs/PERFORMANCE.md).
+	s.opts.SetBytesPerSync(1 << 20)
 	if opts.Statistics {
 		s.opts.EnableStatistics()
 		s.stats = true
