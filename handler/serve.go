@@ -41,6 +41,10 @@ type Stack struct {
 	metrics   *http.Server     // nil when --metrics-listen is empty
 	metricsLn net.Listener
 	metricsWG chan struct{} // closed when the metrics server's Serve returned
+	// metricsStop cancels the context of every in-flight metrics-listener
+	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
+	// for its ?seconds= and holds Shutdown until the shutdown timeout.
+	metricsStop context.CancelFunc
 	registrar *Registrar    // nil without --namesrv-addr
 
 	closeOnce sync.Once
@@ -177,7 +181,10 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		}
-		st.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		mctx, stop := context.WithCancel(context.Background())
+		st.metricsStop = stop
+		st.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+			BaseContext: func(net.Listener) context.Context { return mctx }}
 		st.metricsWG = make(chan struct{})
 		go func(srv *http.Server, ln net.Listener, done chan struct{}) {
 			defer close(done)
@@ -198,6 +205,9 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}
 	if a := st.MetricsAddr(); a != "" {
 		ev = ev.Str("metrics", a)
+		if cfg.Pprof {
+			ev = ev.Bool("pprof", true)
+		}
 	}
 	ev.Strs("registerWith", cfg.NamesrvAddrs()).Msg("popshim serving")
 	return st, nil
@@ -321,6 +331,7 @@ func (st *Stack) close(ctx context.Context) error {
 		}
 	}
 	if st.metrics != nil {
+		st.metricsStop()
 		if err := st.metrics.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("metrics server: %w", err))
 		}

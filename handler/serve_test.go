@@ -170,6 +170,7 @@ func TestServePprofOptIn(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := d2Config(t.TempDir())
 	cfg.Pprof = true
+	cfg.ShutdownTimeout = 5 * time.Second
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -187,6 +188,24 @@ func TestServePprofOptIn(t *testing.T) {
 	assert.Contains(t, body, "heap profile")
 	status, _ = httpGet(t, "http://"+metricsAddr+"/metrics")
 	assert.Equal(t, http.StatusOK, status, "/metrics still served")
+	assert.Equal(t, true, fields["pprof"], "the serving line says profiles are on")
+
+	// A CPU profile in flight must not hold the shutdown for its ?seconds=
+	// (which would run past ShutdownTimeout and make Serve fail).
+	profiled := make(chan error, 1)
+	go func() {
+		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		hr, err := hc.Get("http://" + metricsAddr + "/debug/pprof/profile?seconds=60")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, hr.Body)
+			err = hr.Body.Close()
+		}
+		profiled <- err
+	}()
+	eventually(t, func() bool {
+		_, stacks := httpGet(t, "http://"+metricsAddr+"/debug/pprof/goroutine?debug=1")
+		return strings.Contains(stacks, "pprof.Profile")
+	}, "the CPU profile request never started")
 
 	cancel()
 	select {
@@ -194,5 +213,10 @@ func TestServePprofOptIn(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(waitFor):
 		t.Fatal("Serve did not return after cancel")
+	}
+	select {
+	case <-profiled: // ended (answered or cut off) with the server
+	case <-time.After(waitFor):
+		t.Fatal("the CPU profile request outlived the server")
 	}
 }
