@@ -27,9 +27,12 @@ type Row struct {
 	ServerCPU       float64 // percent of one core
 	FractionOfLimit float64 // OpsPerSec / min(storage limit, network limit)
 	LoadAvg1        float64 // machine load average when the run ended
-	// Round is the 1-based round of an ack run whose label occurs more
-	// than once (make bench's BENCH_ROUNDS), else 0.
+	// Round is the run's round in a make bench series (the report's
+	// --round, or its position among the runs of its label when those
+	// carry none), 0 for a run outside one.
 	Round int
+	// Exhausted: the run ended early because its prepared input ran out.
+	Exhausted bool
 }
 
 // Comparison is the side-by-side view of several reports.
@@ -65,7 +68,8 @@ func mainSeries(mode string) string {
 func rowOf(r *Report) Row {
 	row := Row{Label: r.Label, Mode: r.Mode, OpsPerSec: nan(), AckP50Ms: nan(), AckP99Ms: nan(), AckBurstP99Ms: nan(),
 		AckCalmP99Ms: nan(), AckP999Ms: nan(), AckMaxMs: nan(), ChangeOps: nan(), ChangeP99Ms: nan(), FsyncsPer1000: nan(),
-		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), FractionOfLimit: nan(), LoadAvg1: r.Machine.LoadAvg1}
+		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), FractionOfLimit: nan(), LoadAvg1: r.Machine.LoadAvg1,
+		Round: r.Round, Exhausted: r.Exhausted}
 	if r.Storage != nil {
 		row.OpsPerSec = r.Storage.OpsPerSec
 	}
@@ -85,7 +89,10 @@ func rowOf(r *Report) Row {
 		row.AckCalmP99Ms = toMs(s.Latency.P99)
 	}
 	if s, ok := r.SeriesByName("change"); ok {
-		row.ChangeOps, row.ChangeP99Ms = s.OpsPerSec, toMs(s.Latency.P99)
+		row.ChangeOps = s.OpsPerSec
+		if s.OK > 0 {
+			row.ChangeP99Ms = toMs(s.Latency.P99)
+		}
 		// The ACK sub-series counted ACK replies twice; busy/errors of the
 		// total are the ack and change series only.
 		a, _ := r.SeriesByName("ack")
@@ -159,7 +166,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 	var b strings.Builder
 	writeRows(&b, c.Rows)
 	if c.hasRounds() {
-		b.WriteString("\nMedian over the rounds:\n\n")
+		b.WriteString("\nMedian over the rounds (SYSTEM_BUSY and errors: summed over them):\n\n")
 		writeRows(&b, c.Medians)
 	}
 	if acks := c.summaries(); len(acks) > 1 {
@@ -173,9 +180,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 		}
 		b.WriteString("\n" + sep + "\n")
 		for _, o := range acks[1:] {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |", o.Label, cell(ratio(s.OpsPerSec, o.OpsPerSec), "%.1f×"),
-				cell(ratio(o.AckBurstP99Ms, s.AckBurstP99Ms), "%.1f×"), cell(ratio(o.AckP99Ms, s.AckP99Ms), "%.1f×"),
-				cell(ratio(o.FsyncsPer1000, s.FsyncsPer1000), "%.1f×"))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |", o.Label, ratioCell(ratio(s.OpsPerSec, o.OpsPerSec)),
+				ratioCell(ratio(o.AckBurstP99Ms, s.AckBurstP99Ms)), ratioCell(ratio(o.AckP99Ms, s.AckP99Ms)),
+				ratioCell(ratio(o.FsyncsPer1000, s.FsyncsPer1000)))
 			if rounds {
 				fmt.Fprintf(&b, " %s | %s |",
 					c.perRound(s.Label, o.Label, func(s, o Row) float64 { return ratio(s.OpsPerSec, o.OpsPerSec) }),
@@ -183,6 +190,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 			}
 			b.WriteString("\n")
 		}
+	}
+	if rep := c.repeatedRounds(); len(rep) > 0 {
+		fmt.Fprintf(&b, "\nNote: %s appear more than once; the medians count every run, the per-round ratios the last.\n", strings.Join(rep, ", "))
 	}
 	if !math.IsNaN(c.Limit) {
 		fmt.Fprintf(&b, "\nLimits on this machine: storage %s ops/s (synced WriteBatches), network %s ops/s (HEART_BEAT round trips); lower: %s ops/s.\n",

@@ -7,14 +7,20 @@ import (
 	"strings"
 )
 
-// numberRounds sets Row.Round on the ack rows of every label that occurs
-// more than once (1, 2, … in input order) and returns the median row of
-// each such label, in order of first occurrence.
+// numberRounds sets Row.Round on the ack rows of every label that ran more
+// than once and returns the median row of each such label, in order of
+// first occurrence. A label whose runs all carry a round (bench --round,
+// as make bench passes) keeps those numbers, so a missing run leaves a
+// gap instead of shifting the pairs; otherwise its runs are numbered 1, 2,
+// … in input order. A label that ran once keeps its round as reported.
 func numberRounds(rows []Row) []Row {
-	count := map[string]int{}
+	count, explicit := map[string]int{}, map[string]int{}
 	for _, r := range rows {
 		if r.Mode == "ack" {
 			count[r.Label]++
+			if r.Round > 0 {
+				explicit[r.Label]++
+			}
 		}
 	}
 	seen := map[string]int{}
@@ -28,7 +34,9 @@ func numberRounds(rows []Row) []Row {
 			order = append(order, r.Label)
 		}
 		seen[r.Label]++
-		r.Round = seen[r.Label]
+		if explicit[r.Label] < count[r.Label] {
+			r.Round = seen[r.Label]
+		}
 	}
 	medians := make([]Row, 0, len(order))
 	for _, label := range order {
@@ -120,28 +128,88 @@ func (c *Comparison) summaries() []Row {
 	return out
 }
 
-// perRound formats f(s_k, o_k) for each round k that both labels ran, e.g.
-// "7.1×, 7.4×, 6.9×"; "" when they did not both run in rounds.
+// perRound formats f(s_k, o_k) for each round k that either label ran, in
+// round order, e.g. "7.1×, 7.4×, 6.9×", with "–" where one of the two
+// has no run of that round (the last run counts if a round repeats);
+// "n/a" when the labels do not both have rounds.
 func (c *Comparison) perRound(s, o string, f func(s, o Row) float64) string {
-	sr, or := roundsOf(c.Rows, s), roundsOf(c.Rows, o)
-	n := min(len(sr), len(or))
-	if n == 0 {
-		return ""
+	byRound := func(label string) map[int]Row {
+		m := map[int]Row{}
+		for _, r := range roundsOf(c.Rows, label) {
+			m[r.Round] = r
+		}
+		return m
 	}
-	parts := make([]string, n)
-	for k := range n {
-		parts[k] = cell(f(sr[k], or[k]), "%.1f×")
+	sr, or := byRound(s), byRound(o)
+	if len(sr) == 0 || len(or) == 0 {
+		return "n/a"
+	}
+	var ks []int
+	for k := range sr {
+		ks = append(ks, k)
+	}
+	for k := range or {
+		if _, ok := sr[k]; !ok {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		a, okA := sr[k]
+		b, okB := or[k]
+		if !okA || !okB {
+			parts[i] = "–"
+			continue
+		}
+		parts[i] = ratioCell(f(a, b))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// repeatedRounds lists "label round k" for every ack round that occurs
+// more than once (e.g. the same report passed twice), for a note.
+func (c *Comparison) repeatedRounds() []string {
+	type key struct {
+		label string
+		round int
+	}
+	n := map[key]int{}
+	var out []string
+	for _, r := range c.Rows {
+		if r.Mode != "ack" || r.Round == 0 {
+			continue
+		}
+		k := key{r.Label, r.Round}
+		if n[k]++; n[k] == 2 {
+			out = append(out, fmt.Sprintf("%s round %d", r.Label, r.Round))
+		}
+	}
+	return out
+}
+
+// ratioCell formats a ratio: one decimal, two significant digits below 1
+// (so 0.04× is not printed as 0.0×); "n/a" for NaN.
+func ratioCell(v float64) string {
+	if !math.IsNaN(v) && v < 0.95 {
+		return cell(v, "%.2g×")
+	}
+	return cell(v, "%.1f×")
 }
 
 // hasRounds reports whether any ack label ran in rounds.
 func (c *Comparison) hasRounds() bool { return len(c.Medians) > 0 }
 
-// roundLabel is the label shown for r in the per-run table.
+// roundLabel is the label shown for r in the per-run table: with " #k"
+// for round k and " (ended early)" when the prepared input ran out before
+// the duration (such a run is shorter than its peers; compare with care).
 func roundLabel(r Row) string {
+	l := r.Label
 	if r.Round > 0 {
-		return fmt.Sprintf("%s #%d", r.Label, r.Round)
+		l = fmt.Sprintf("%s #%d", l, r.Round)
 	}
-	return r.Label
+	if r.Exhausted {
+		l += " (ended early)"
+	}
+	return l
 }

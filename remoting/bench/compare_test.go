@@ -146,11 +146,41 @@ func TestCompareRounds(t *testing.T) {
 	c.WriteMarkdown(&b)
 	out := b.String()
 	require.Contains(t, out, "| popshim-group #2 | ack | 70000 |")
-	require.Contains(t, out, "Median over the rounds:")
+	require.Contains(t, out, "Median over the rounds (SYSTEM_BUSY and errors: summed over them):")
 	// medians: ops 50000/8000 = 6.25; burst p99 45/3 = 15; per round 10, 7, 5 and 20, 15, 9.
 	require.Contains(t, out, "| popshim-sync | 6.2× | 15.0× |")
 	require.Contains(t, out, "| 10.0×, 7.0×, 5.0× | 20.0×, 15.0×, 9.0× |")
-	require.Contains(t, out, "| rocketmq | 12.5× | 30.0× |", "a single run is compared with the medians")
+	require.Contains(t, out, "| rocketmq | 12.5× | 30.0× | 32.0× | n/a | n/a | n/a |", "a single run is compared with the medians")
 	require.True(t, math.IsNaN(median(nil)))
 	require.InDelta(t, 2.5, median([]float64{4, 1, 2, 3}), 1e-9)
+}
+
+// Runs that carry their round (bench --round) are paired by it, so a
+// missing run leaves a gap ("–") instead of pairing round 2 with round 3;
+// a run that ended early is marked; a repeated round is noted; ratios
+// below 1 keep two decimals.
+func TestCompareExplicitRounds(t *testing.T) {
+	at := func(r *Report, round int) *Report { r.Round = round; return r }
+	g1, g2, g3 := at(ackReport("g", 100000, 3000, 2500, 500), 1), at(ackReport("g", 200000, 3000, 2500, 500), 2),
+		at(ackReport("g", 300000, 3000, 2500, 500), 3)
+	s1, s3 := at(ackReport("s", 10000, 3000, 2500, 500), 1), at(ackReport("s", 30000, 3000, 2500, 500), 3)
+	s3.Exhausted = true
+	c := Compare([]*Report{g1, s1, g2, g3, s3})
+	var b bytes.Buffer
+	c.WriteMarkdown(&b)
+	out := b.String()
+	require.Contains(t, out, "| s #3 (ended early) | ack | 30000 |", "numbered by its round, marked as ended early")
+	require.Contains(t, out, "| 10.0×, –, 10.0× |", "round 2 of s is missing: a gap, not g2/s3")
+
+	// The same report twice: counted twice in the median, noted.
+	c = Compare([]*Report{g1, s1, g1, s1})
+	b.Reset()
+	c.WriteMarkdown(&b)
+	require.Contains(t, b.String(), "Note: g round 1, s round 1 appear more than once")
+
+	// Without rounds, a baseline faster than the other run: 0.05×, not 0.0×.
+	c = Compare([]*Report{ackReport("slow", 500, 60000, 40000, 50000), ackReport("fast", 10000, 3000, 2500, 500)})
+	b.Reset()
+	c.WriteMarkdown(&b)
+	require.Contains(t, b.String(), "| fast | 0.05× | 0.05× | 0.062× | 0.0005× |")
 }

@@ -75,6 +75,10 @@ type Options struct {
 	// Label names the run in reports and comparisons (e.g. "group",
 	// "sync", "rocketmq-5.5.1"). --label, default the mode.
 	Label string
+	// Round is the run's round number in a make bench series (1, 2, …;
+	// 0 = not part of one). bench compare pairs runs of different labels
+	// by it. --round.
+	Round int
 	// JSON is the path of the final JSON report; "-" is stdout (the human
 	// lines then go to stderr). --json.
 	JSON string
@@ -148,6 +152,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("bench: --inflight %d out of [1, 65536]", o.Inflight)
 	case o.Duration <= 0:
 		return errors.New("bench: --duration must be positive")
+	case o.Round < 0:
+		return errors.New("bench: --round must be >= 0")
 	case o.Rate < 0:
 		return errors.New("bench: --rate must be >= 0")
 	case o.ProduceBatch < 1 || o.ProduceBatch > 1024:
@@ -205,6 +211,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")
 	fs.IntVar(&o.ServerPID, "server-pid", o.ServerPID, "server pid, for its CPU time from /proc")
 	fs.StringVar(&o.Label, "label", o.Label, "name of this run in reports")
+	fs.IntVar(&o.Round, "round", o.Round, "round number of this run in a series (bench compare pairs runs by it); 0 = none")
 	fs.StringVar(&o.JSON, "json", o.JSON, "write the JSON report to this file ('-' = stdout)")
 	fs.StringVar(&o.Plot, "plot", o.Plot, "write a latency-over-time plot (.svg or .png)")
 	fs.BoolVar(&o.Quiet, "quiet", o.Quiet, "no per-interval lines")

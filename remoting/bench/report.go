@@ -12,8 +12,10 @@ import (
 // Report is the result of one bench run, written by --json and read back
 // by Compare. Latencies are microseconds; rates are per second.
 type Report struct {
-	Mode    string    `json:"mode"`  // ack, pop, produce, heartbeat, raw-storage
-	Label   string    `json:"label"` // --label
+	Mode  string `json:"mode"`  // ack, pop, produce, heartbeat, raw-storage
+	Label string `json:"label"` // --label
+	// Round is --round: the run's round in a make bench series, 0 = none.
+	Round   int       `json:"round,omitempty"`
 	Target  string    `json:"target,omitempty"`
 	Started time.Time `json:"started"`
 	// Seconds is the measured phase, from the first request to the last

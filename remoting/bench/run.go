@@ -174,7 +174,7 @@ func (p *phase) flushInterval(ctx context.Context, now time.Time, final bool) {
 // whose OK count normalises fsyncs ("" for none); writeSeries lists the
 // series whose requests write (for fsyncs per 1000 ops).
 func (p *phase) report(seconds float64, exhausted bool, ackSeries string, writeSeries ...string) *Report {
-	r := &Report{Mode: p.mode, Label: p.opts.Label, Target: p.opts.Addr, Started: p.start, Seconds: seconds,
+	r := &Report{Mode: p.mode, Label: p.opts.Label, Round: p.opts.Round, Target: p.opts.Addr, Started: p.start, Seconds: seconds,
 		Exhausted: exhausted, Machine: machineInfo(), Intervals: p.intervals, Points: p.points, Config: p.opts.config()}
 	for i, w := range p.total {
 		r.Series = append(r.Series, summarize(p.rec.names[i], w, seconds))

@@ -94,6 +94,9 @@ bench_settings() {
   burst=${BENCH_CHANGE_BURST:-2000}
   period=${BENCH_CHANGE_PERIOD:-1s}
   rounds=${BENCH_ROUNDS:-3}
+  case $rounds in
+    '' | *[!0-9]* | 0) echo "$1: BENCH_ROUNDS must be a whole number >= 1, got '$rounds'" >&2; exit 2 ;;
+  esac
   if [ -n "${POPSHIM_BIN:-}" ]; then
     bin=$(cd "$(dirname "$POPSHIM_BIN")" && pwd)/$(basename "$POPSHIM_BIN")
   else

@@ -39,8 +39,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 bench_settings bench
-# Round files of an earlier run with more rounds would join this comparison.
-rm -f "$out"/popshim-group-r*.json "$out"/popshim-sync-r*.json "$out"/popshim-group-r*.svg "$out"/popshim-sync-r*.svg
+# Results of an earlier run (more rounds, or one that failed) must not join
+# this comparison.
+rm -f "$out"/popshim-group*.json "$out"/popshim-sync*.json "$out"/popshim-group*.svg "$out"/popshim-sync*.svg \
+  "$out/heartbeat.json" "$out/raw-storage.json" "$out/compare.md" "$out/latency.svg"
 
 machine_note | tee "$out/machine.txt"
 common=(--duration "$duration" --messages "$messages" --conns "$conns" --inflight "$inflight" --rate "$rate"
@@ -66,7 +68,7 @@ for mode in group sync; do
   # shellcheck disable=SC2086
   "$bin" bench --addr "127.0.0.1:$port" --broker-name popshim-a "${common[@]}" \
     --metrics-url "http://127.0.0.1:$mport/metrics" --server-pid "$pid" \
-    --label "popshim-$mode" --json "$out/$name.json" --plot "$out/$name.svg" ${BENCH_ARGS:-}
+    --label "popshim-$mode" --round "$round" --json "$out/$name.json" --plot "$out/$name.svg" ${BENCH_ARGS:-}
   if [ "$mode" = group ] && [ "$round" = 1 ]; then
     echo "bench: network limit: HEART_BEAT round trips through popshim"
     "$bin" bench heartbeat --addr "127.0.0.1:$port" --duration 5s --conns "$conns" --inflight "$inflight" \
