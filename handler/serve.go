@@ -45,7 +45,7 @@ type Stack struct {
 	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
 	// for its ?seconds= and holds Shutdown until the shutdown timeout.
 	metricsStop context.CancelFunc
-	registrar *Registrar    // nil without --namesrv-addr
+	registrar   *Registrar // nil without --namesrv-addr
 
 	closeOnce sync.Once
 	closeErr  error
