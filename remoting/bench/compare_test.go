@@ -53,6 +53,14 @@ func TestCompareRatiosAndLimits(t *testing.T) {
 	require.Contains(t, out, "| popshim-sync | 10.0× | 20.0× | 16.0× | 1000.0× |", "group vs sync: ops ×10, burst p99 ÷20, p99 ÷16, fsyncs ÷1000")
 	require.Contains(t, out, "| storage-limit | raw-storage | 200000 | n/a |")
 	require.Contains(t, out, "lower: 100000 ops/s")
+	require.NotContains(t, out, "A fraction of limit above 1")
+
+	// ACKs faster than the HEART_BEAT "limit": the table says what that means.
+	network.Series[0].OpsPerSec = 40000
+	b.Reset()
+	Compare([]*Report{group, sync, storage, network}).WriteMarkdown(&b)
+	require.Contains(t, b.String(), "| 1.25 |")
+	require.Contains(t, b.String(), "A fraction of limit above 1 means ACKs went faster than the lower limit")
 }
 
 func TestCompareWithoutLimits(t *testing.T) {
