@@ -79,6 +79,10 @@ func TestJobWithCallbacksRejected(t *testing.T) {
 	require.ErrorIs(t, f.w.Submit(&j.op), batch.ErrBadOp)
 	j.op = batch.Op{Lane: batch.LaneForeground, Job: j, Apply: func(*popstore.Txn) error { return nil }}
 	require.ErrorIs(t, f.w.Submit(&j.op), batch.ErrBadOp)
+	var none *testJob // a typed nil in the interface: its methods would dereference nil
+	require.ErrorIs(t, f.w.Submit(&batch.Op{Lane: batch.LaneForeground, Job: none}), batch.ErrBadOp)
+	j.op = batch.Op{Lane: batch.LaneForeground, Job: j}
+	require.NoError(t, f.w.Submit(&j.op), "a real Job alone is fine")
 }
 
 func seq(n int) []int {

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -66,7 +67,7 @@ func (l *lanes) push(op *Op) error {
 	if op.Lane >= numLanes {
 		return fmt.Errorf("%w: %d", ErrBadLane, op.Lane)
 	}
-	if op.Job != nil && (op.Apply != nil || op.Done != nil) {
+	if op.Job != nil && (op.Apply != nil || op.Done != nil || nilJob(op.Job)) {
 		return ErrBadOp
 	}
 	l.mu.Lock()
@@ -247,4 +248,15 @@ func mergeBySeq(dst []*Op, runs [numLanes][]*Op) []*Op {
 		dst = append(dst, runs[best][idx[best]])
 		idx[best]++
 	}
+}
+
+// nilJob reports whether j is a nil pointer (or other nil value) stored in
+// the Job interface, whose methods would dereference nil on the writer.
+func nilJob(j Job) bool {
+	v := reflect.ValueOf(j)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }

@@ -66,7 +66,8 @@ var (
 	ErrFailed = errors.New("batch: writer stopped after a failed write")
 	// ErrBadLane: Op.Lane is not one of the four lanes.
 	ErrBadLane = errors.New("batch: invalid lane")
-	// ErrBadOp: Op.Job is set together with Op.Apply or Op.Done.
+	// ErrBadOp: Op.Job is set together with Op.Apply or Op.Done, or holds
+	// a nil pointer.
 	ErrBadOp = errors.New("batch: op sets Job and Apply/Done")
 )
 
