@@ -90,6 +90,9 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("{"), 0o644))
 	_, err = ReadReport(p)
 	require.ErrorContains(t, err, "decode report")
+	require.NoError(t, os.WriteFile(p, []byte(`{"series":[]}`), 0o644))
+	_, err = ReadReport(p)
+	require.ErrorContains(t, err, "is not a bench report")
 }
 
 func TestWritePlot(t *testing.T) {

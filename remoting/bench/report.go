@@ -168,7 +168,8 @@ func (r *Report) WriteJSON(path string) error {
 	return nil
 }
 
-// ReadReport reads a report written by WriteJSON.
+// ReadReport reads a report written by WriteJSON. Errors: the read or JSON
+// decode error, or a JSON file that is not a report (no mode or label).
 func ReadReport(path string) (*Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -177,6 +178,9 @@ func ReadReport(path string) (*Report, error) {
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("bench: decode report %s: %w", path, err)
+	}
+	if r.Mode == "" || r.Label == "" {
+		return nil, fmt.Errorf("bench: %s is not a bench report (no mode or label)", path)
 	}
 	return &r, nil
 }
