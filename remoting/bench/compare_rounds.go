@@ -45,7 +45,7 @@ func numberRounds(rows []Row) []Row {
 	return medians
 }
 
-// roundsOf returns the rows of label's rounds, in round order.
+// roundsOf returns the rows of label that carry a round, in input order.
 func roundsOf(rows []Row, label string) []Row {
 	var out []Row
 	for _, r := range rows {
