@@ -49,12 +49,7 @@ func TestCHG01_ChangeRejectsMaxOffset(t *testing.T) {
 // back once through the retry topic with reconsumeTimes 1; the ACK with the
 // retry topic ends it.
 func TestCHG02_ChangeRedeliversOnceViaRetry(t *testing.T) {
-	h := startHarness(t, nil)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "m", sendOpts{})
-	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000})
-	require.Len(t, ms, 1)
+	h, c, ms := oneInFlight(t, sendOpts{}, 5000)
 	resp, h1 := change(t, c, "G", "T", ms[0], 6000)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.NotEqual(t, ms[0].raw, h1.raw)
@@ -72,12 +67,7 @@ func TestCHG02_ChangeRedeliversOnceViaRetry(t *testing.T) {
 // old one (same key) leaves the record in place (RocketMQ #10276): the
 // message still comes back.
 func TestCHG_SameDeadlineKeepsRecord(t *testing.T) {
-	h := startHarness(t, nil)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "m", sendOpts{})
-	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000})
-	require.Len(t, ms, 1)
+	h, c, ms := oneInFlight(t, sendOpts{}, 10000)
 	// Rewind the clock so that now + 5000 == popTime + 10000.
 	deadline := ms[0].handle.PopTime + 10000
 	var resp *codec.Command

@@ -16,12 +16,7 @@ import (
 // and the original checkpoint is untouched: the ACK of the old handle still
 // ends the delivery.
 func TestCHG_InvisibleTimeOutOfRange(t *testing.T) {
-	h := startHarness(t, nil)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "m", sendOpts{})
-	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000})
-	require.Len(t, ms, 1)
+	h, c, ms := oneInFlight(t, sendOpts{}, 60000)
 	for _, inv := range []int64{math.MaxInt64, MaxInvisibleTimeMillis + 1, -1} {
 		resp, _ := change(t, c, "G", "T", ms[0], inv)
 		require.Equal(t, codec.InvalidParameter, resp.Code, "invisibleTime %d", inv)
@@ -95,12 +90,7 @@ func TestREV_LargePassIsWrittenInChunks(t *testing.T) {
 // TestACK_InvalidGroupAnsweredAsPOPDoes: ACK and CHANGE refuse a
 // consumerGroup that POP refuses, with the same code and a remark naming it.
 func TestACK_InvalidGroupAnsweredAsPOPDoes(t *testing.T) {
-	h := startHarness(t, nil)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "m", sendOpts{})
-	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000})
-	require.Len(t, ms, 1)
+	_, c, ms := oneInFlight(t, sendOpts{}, 60000)
 	for _, g := range []string{"a b", string(bytes.Repeat([]byte("g"), 300)), "x@y"} {
 		resp := call(t, c, popArgs{group: g, topic: "T", queueID: 0, max: 1, invisible: 60000}.request())
 		require.Equal(t, codec.InvalidParameter, resp.Code, "POP group %q", g)

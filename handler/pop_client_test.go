@@ -126,6 +126,21 @@ type popped struct {
 
 func (p popped) body() string { return string(p.m.Body) }
 
+// oneInFlight is the common start of a scenario: a harness with topic "T"
+// (one queue), one message "m" sent with o and popped by group "G" with
+// invisibleTime invisibleMs. It returns the harness, its client and the
+// POP's messages (exactly one).
+func oneInFlight(t *testing.T, o sendOpts, invisibleMs int64) (*harness, *remoting.Client, []popped) {
+	t.Helper()
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "m", o)
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: invisibleMs})
+	require.Len(t, ms, 1)
+	return h, c, ms
+}
+
 // pop sends a POP and parses the answer; on SUCCESS the layout is checked
 // like the Java client (DEC-01).
 func pop(t *testing.T, c *remoting.Client, a popArgs) (*codec.Command, []popped) {

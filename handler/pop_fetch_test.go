@@ -200,12 +200,7 @@ func TestPOP05_QueueIdsAbove127(t *testing.T) {
 // leave one in-flight record: the message is redelivered exactly once, and
 // the queue keeps working.
 func TestPOP06_ConcurrentChangesSameHandle(t *testing.T) {
-	h := startHarness(t, nil)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "m", sendOpts{})
-	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000})
-	require.Len(t, ms, 1)
+	h, c, ms := oneInFlight(t, sendOpts{}, 60000)
 
 	const n = 50
 	type res struct {

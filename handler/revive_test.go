@@ -191,12 +191,7 @@ func TestREV08_FailuresNeverLoseMessages(t *testing.T) {
 // TestReviveToDLQAfterMaxReconsume: once a message was delivered
 // MAX_RECONSUME_TIMES more times, revive moves it to %DLQ%<group>.
 func TestReviveToDLQAfterMaxReconsume(t *testing.T) {
-	h := startHarness(t, nil)
-	h.createTopic("T", 1)
-	c := h.dial()
-	send(t, c, "T", 0, "m", sendOpts{props: map[string]string{codec.PropertyMaxReconsumeTimes: "2"}})
-	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 1000})
-	require.Len(t, ms, 1)
+	h, c, _ := oneInFlight(t, sendOpts{props: map[string]string{codec.PropertyMaxReconsumeTimes: "2"}}, 1000)
 	redeliverUntilDLQ(t, h, c, 2)
 	dlq := codec.DLQTopic("G")
 	_, ok := h.b().Topics.Get(dlq)
