@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -55,15 +56,7 @@ func servingLine(log string) map[string]any {
 
 func TestServeStartsAndStopsCleanly(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := d2Config(t.TempDir())
-	var logs syncBuffer
-	log := zerolog.New(&logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, cfg, log) }()
-
-	var fields map[string]any
-	eventually(t, func() bool { fields = servingLine(logs.String()); return fields != nil }, "Serve did not log its addresses")
+	fields, logs, stop := serving(t, d2Config(t.TempDir()))
 	brokerAddr, _ := fields["broker"].(string)
 	nsAddr, _ := fields["namesrv"].(string)
 	metricsAddr, _ := fields["metrics"].(string)
@@ -85,27 +78,16 @@ func TestServeStartsAndStopsCleanly(t *testing.T) {
 	require.Equal(t, codec.Success, resp.Code)
 	require.NoError(t, bc.Close())
 
-	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	hr, err := hc.Get("http://" + metricsAddr + "/metrics")
-	require.NoError(t, err)
-	text, err := io.ReadAll(hr.Body)
-	require.NoError(t, err)
-	require.NoError(t, hr.Body.Close())
-	assert.Equal(t, http.StatusOK, hr.StatusCode)
-	assert.Contains(t, string(text), "rocketmq_rpc_latency")
-	assert.Contains(t, string(text), `request_code="get_routeinfo_by_topic"`)
-	assert.Contains(t, string(text), `node_id="broker-d2"`)
-	assert.Contains(t, string(text), `rocketmq_topic_number{cluster="ClusterD2",node_id="broker-d2",node_type="broker"}`)
-	status, _ := httpGet(t, "http://"+metricsAddr+"/debug/pprof/cmdline")
+	status, text := httpGet(t, "http://"+metricsAddr+"/metrics")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, text, "rocketmq_rpc_latency")
+	assert.Contains(t, text, `request_code="get_routeinfo_by_topic"`)
+	assert.Contains(t, text, `node_id="broker-d2"`)
+	assert.Contains(t, text, `rocketmq_topic_number{cluster="ClusterD2",node_id="broker-d2",node_type="broker"}`)
+	status, _ = httpGet(t, "http://"+metricsAddr+"/debug/pprof/cmdline")
 	assert.Equal(t, http.StatusNotFound, status, "profiles are opt-in (--pprof)")
 
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(waitFor):
-		t.Fatal("Serve did not return after cancel")
-	}
+	stop()
 	assert.Contains(t, logs.String(), "popshim stopped")
 }
 
@@ -153,6 +135,29 @@ func TestBrokerRuntimeInfoAndUnknownCode(t *testing.T) {
 	assert.Equal(t, codec.Success, resp.Code)
 }
 
+// serving runs Serve(cfg) on its own goroutine and waits for its "popshim
+// serving" line, whose fields it returns with the log buffer. stop cancels
+// Serve and requires it to return nil within waitFor.
+func serving(t *testing.T, cfg *conf.Config) (fields map[string]any, logs *syncBuffer, stop func()) {
+	t.Helper()
+	logs = &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, cfg, zerolog.New(logs)) }()
+	eventually(t, func() bool { fields = servingLine(logs.String()); return fields != nil }, "Serve did not log its addresses")
+	stop = func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(waitFor):
+			t.Fatal("Serve did not return after cancel")
+		}
+	}
+	return fields, logs, stop
+}
+
 // httpGet returns the status and body of GET url (no keep-alive).
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -171,12 +176,7 @@ func TestServePprofOptIn(t *testing.T) {
 	cfg := d2Config(t.TempDir())
 	cfg.Pprof = true
 	cfg.ShutdownTimeout = 5 * time.Second
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, cfg, zerolog.New(&logs)) }()
-	var fields map[string]any
-	eventually(t, func() bool { fields = servingLine(logs.String()); return fields != nil }, "Serve did not log its addresses")
+	fields, _, stop := serving(t, cfg)
 	metricsAddr, _ := fields["metrics"].(string)
 	require.NotEmpty(t, metricsAddr)
 
@@ -207,13 +207,7 @@ func TestServePprofOptIn(t *testing.T) {
 		return strings.Contains(stacks, "pprof.Profile")
 	}, "the CPU profile request never started")
 
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(waitFor):
-		t.Fatal("Serve did not return after cancel")
-	}
+	stop()
 	select {
 	case <-profiled: // ended (answered or cut off) with the server
 	case <-time.After(waitFor):
