@@ -34,6 +34,10 @@ type Row struct {
 	Round int
 	// Exhausted: the run ended early because its prepared input ran out.
 	Exhausted bool
+	// InFlight is the run's request window, connections × pipelined
+	// requests per connection (its --conns × --inflight); 0 when the
+	// report does not say (raw-storage, older reports).
+	InFlight int
 }
 
 // Comparison is the side-by-side view of several reports.
@@ -70,7 +74,7 @@ func rowOf(r *Report) Row {
 	row := Row{Label: r.Label, Mode: r.Mode, OpsPerSec: nan(), AckP50Ms: nan(), AckP99Ms: nan(), AckBurstP99Ms: nan(),
 		AckCalmP99Ms: nan(), AckP999Ms: nan(), AckMaxMs: nan(), ChangeOps: nan(), ChangeP99Ms: nan(), FsyncsPer1000: nan(),
 		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), FractionOfLimit: nan(), LoadAvg1: r.Machine.LoadAvg1,
-		Round: r.Round, Exhausted: r.Exhausted}
+		Round: r.Round, Exhausted: r.Exhausted, InFlight: configInt(r, "conns") * configInt(r, "inflight")}
 	if r.Storage != nil {
 		row.OpsPerSec = r.Storage.OpsPerSec
 	}
@@ -111,6 +115,19 @@ func rowOf(r *Report) Row {
 		row.ServerCPU = r.ServerCPU.Percent
 	}
 	return row
+}
+
+// configInt reads a whole-number setting from r.Config: an int when the
+// report was built in this process, a float64 when it was read from JSON.
+// 0 when absent or of another type.
+func configInt(r *Report, key string) int {
+	switch v := r.Config[key].(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	}
+	return 0
 }
 
 // Compare builds the comparison of reports, in the order given. Limits come
@@ -192,6 +209,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 			b.WriteString("\n")
 		}
 	}
+	if depths := c.mixedInFlight(); depths != "" {
+		fmt.Fprintf(&b, "\nNote: the ack runs compared had different request windows (%s in flight), so their ratios mix two workloads.\n", depths)
+	}
 	if rep := c.repeatedRounds(); len(rep) > 0 {
 		fmt.Fprintf(&b, "\nNote: %s appear more than once; the medians count every run, the per-round ratios the last.\n", strings.Join(rep, ", "))
 	}
@@ -207,15 +227,43 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 
 // writeRows writes the per-run table of rows.
 func writeRows(b *strings.Builder, rows []Row) {
-	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit | load avg |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit | load avg | in flight |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %.1f |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %.1f | %s |\n",
 			roundLabel(r), r.Mode, cell(r.OpsPerSec, "%.0f"), cell(r.AckP50Ms, "%.2f"), cell(r.AckP99Ms, "%.2f"),
 			cell(r.AckBurstP99Ms, "%.2f"), cell(r.AckCalmP99Ms, "%.2f"), cell(r.AckP999Ms, "%.2f"), cell(r.AckMaxMs, "%.2f"),
 			cell(r.ChangeOps, "%.0f"), cell(r.ChangeP99Ms, "%.2f"), cell(r.FsyncsPer1000, "%.1f"), r.Busy, r.Errors,
-			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"), r.LoadAvg1)
+			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"), r.LoadAvg1, inFlightCell(r.InFlight))
 	}
+}
+
+// inFlightCell formats a request window, "n/a" when unknown.
+func inFlightCell(n int) string {
+	if n <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprint(n)
+}
+
+// mixedInFlight lists the distinct known request windows of the ack runs
+// ("512, 2048") when there are two or more, else "".
+func (c *Comparison) mixedInFlight() string {
+	var depths []int
+	for _, r := range c.Rows {
+		if r.Mode == "ack" && r.InFlight > 0 && !slices.Contains(depths, r.InFlight) {
+			depths = append(depths, r.InFlight)
+		}
+	}
+	if len(depths) < 2 {
+		return ""
+	}
+	slices.Sort(depths)
+	parts := make([]string, len(depths))
+	for i, d := range depths {
+		parts[i] = fmt.Sprint(d)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // exceedsLimit reports whether an ack run went faster than the lower limit.

@@ -58,7 +58,8 @@ func roundsOf(rows []Row, label string) []Row {
 
 // medianRow is the per-field median of rounds (NaN values ignored; a field
 // NaN in every round stays NaN). Counts (SYSTEM_BUSY, errors) are summed,
-// since any refusal in any round matters. Round is 0.
+// since any refusal in any round matters. Round is 0; InFlight is the
+// first round's.
 func medianRow(rounds []Row) Row {
 	pick := func(f func(Row) float64) float64 {
 		var v []float64
@@ -69,7 +70,7 @@ func medianRow(rounds []Row) Row {
 		}
 		return median(v)
 	}
-	m := Row{Label: rounds[0].Label, Mode: rounds[0].Mode}
+	m := Row{Label: rounds[0].Label, Mode: rounds[0].Mode, InFlight: rounds[0].InFlight}
 	m.OpsPerSec = pick(func(r Row) float64 { return r.OpsPerSec })
 	m.AckP50Ms = pick(func(r Row) float64 { return r.AckP50Ms })
 	m.AckP99Ms = pick(func(r Row) float64 { return r.AckP99Ms })

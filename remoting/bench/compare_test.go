@@ -195,3 +195,45 @@ func TestCompareExplicitRounds(t *testing.T) {
 	c.WriteMarkdown(&b)
 	require.Contains(t, b.String(), "| fast | 0.05× | 0.05× | 0.062× | 0.0005× |")
 }
+
+// TestCompareInFlight: the request window (conns × inflight) comes from a
+// report's config, also after a JSON round trip, shows in every table and
+// medians, and runs of different windows get a note.
+func TestCompareInFlight(t *testing.T) {
+	dir := t.TempDir()
+	withWindow := func(label string, ops float64, conns, inflight int) *Report {
+		r := ackReport(label, ops, 3000, 2500, 500)
+		r.Config = map[string]any{"conns": conns, "inflight": inflight}
+		p := filepath.Join(dir, label+".json")
+		require.NoError(t, r.WriteJSON(p))
+		back, err := ReadReport(p)
+		require.NoError(t, err)
+		return back
+	}
+	group := withWindow("popshim-group", 50000, 16, 128)
+	sync := withWindow("popshim-sync", 5000, 16, 128)
+	c := Compare([]*Report{group, sync})
+	require.Equal(t, 2048, c.Rows[0].InFlight)
+	var b bytes.Buffer
+	c.WriteMarkdown(&b)
+	require.Contains(t, b.String(), "| 2048 |\n")
+	require.NotContains(t, b.String(), "different request windows")
+
+	// Rounds keep the window in the median row.
+	c = Compare([]*Report{group, sync, withWindow("popshim-group", 60000, 16, 128), withWindow("popshim-sync", 6000, 16, 128)})
+	require.Len(t, c.Medians, 2)
+	require.Equal(t, 2048, c.Medians[0].InFlight)
+
+	// A sync run at another window: the ratio mixes workloads, and says so.
+	c = Compare([]*Report{group, withWindow("popshim-sync", 5000, 16, 32)})
+	b.Reset()
+	c.WriteMarkdown(&b)
+	require.Contains(t, b.String(), "different request windows (512, 2048 in flight)")
+
+	// Reports without the config (raw-storage, older JSON) show n/a.
+	c = Compare([]*Report{ackReport("old", 1000, 1, 1, 1)})
+	require.Equal(t, 0, c.Rows[0].InFlight)
+	b.Reset()
+	c.WriteMarkdown(&b)
+	require.Contains(t, b.String(), "| n/a |\n")
+}
