@@ -17,6 +17,9 @@ type takerTable struct {
 	stripes [stripeCount]takerStripe
 }
 
+// stripe returns the stripe that holds topic's keys.
+func (t *takerTable) stripe(topic string) *takerStripe { return &t.stripes[stripeOf(topic)] }
+
 type takerStripe struct {
 	mu  sync.Mutex
 	set map[pollKey]map[*parkedPoll]struct{} // REQUIRES: mu held
@@ -30,7 +33,7 @@ func (t *takerTable) add(p *parkedPoll) {
 		return
 	}
 	for _, k := range p.keys {
-		s := &t.stripes[stripeOf(k.topic)]
+		s := t.stripe(k.topic)
 		s.mu.Lock()
 		if s.set == nil {
 			s.set = make(map[pollKey]map[*parkedPoll]struct{})
@@ -52,7 +55,7 @@ func (t *takerTable) remove(p *parkedPoll) {
 		return
 	}
 	for _, k := range p.keys {
-		s := &t.stripes[stripeOf(k.topic)]
+		s := t.stripe(k.topic)
 		s.mu.Lock()
 		if ps := s.set[k]; ps != nil {
 			delete(ps, p)
@@ -67,7 +70,7 @@ func (t *takerTable) remove(p *parkedPoll) {
 // addWants adds to w (allocated when nil) what the takers of group on
 // (topic, queueID) or on every queue of topic want, and returns it.
 func (t *takerTable) addWants(w *peerWants, group, topic string, queueID int32) *peerWants {
-	s := &t.stripes[stripeOf(topic)]
+	s := t.stripe(topic)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range [2]pollKey{{topic, queueID}, {topic, anyQueue}} {

@@ -48,8 +48,7 @@ func (t *TopicTable) Delete(topic string, knownGroups []string, done func(delete
 		Done: func(err error) {
 			if err != nil {
 				t.modes.unstageDrop(topic, modesRemoved)
-			}
-			if err == nil {
+			} else {
 				t.mu.Lock()
 				for _, v := range victims {
 					delete(t.topics, v)

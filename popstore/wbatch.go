@@ -2,6 +2,7 @@ package popstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"slices"
 )
@@ -51,9 +52,9 @@ type batchRep struct {
 
 // recRef locates one record in rep and its sort key.
 type recRef struct {
-	off, end int32  // record bytes rep[off:end]
-	keyOff   int32  // key bytes rep[keyOff:keyOff+keyLen]
-	keyLen   int32  //
+	off, end int32 // record bytes rep[off:end]
+	keyOff   int32 // key bytes rep[keyOff:keyOff+keyLen]
+	keyLen   int32
 	prefix   uint64 // the key's first 8 bytes, big-endian, zero-padded: orders like the bytes
 	cf       uint8
 }
@@ -135,11 +136,8 @@ func (b *batchRep) encode(ids *[5]uint32) []byte {
 		if x.cf != y.cf {
 			return int(x.cf) - int(y.cf)
 		}
-		if x.prefix != y.prefix {
-			if x.prefix < y.prefix {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
+			return c
 		}
 		if c := bytes.Compare(b.rep[x.keyOff:x.keyOff+x.keyLen], b.rep[y.keyOff:y.keyOff+y.keyLen]); c != 0 {
 			return c
