@@ -86,7 +86,7 @@ func (l *lanes) push(op *Op) error {
 	}
 	l.seq++
 	op.seq = l.seq
-	op.queued = time.Now().UnixNano()
+	op.queued = monoNanos()
 	op.err = nil
 	l.q[op.Lane].push(op)
 	l.mu.Unlock()
@@ -155,7 +155,7 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 	if n == 0 {
 		return dst[:0], l.closed
 	}
-	now := time.Now().UnixNano()
+	now := monoNanos()
 	for lane := range taken {
 		headWait[lane] = -1
 		if len(taken[lane]) > 0 {

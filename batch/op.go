@@ -105,7 +105,7 @@ type Op struct {
 	Job Job
 
 	seq    uint64 // accept order, set by Submit
-	queued int64  // time.Now().UnixNano() at Submit (head-of-line wait metric)
+	queued int64  // monoNanos at Submit (head-of-line wait metric)
 	err    error  // Apply result
 }
 

@@ -37,7 +37,7 @@ type conn struct {
 	remote net.Addr // copied at OnOpen: gnet clears its own copy on close
 
 	// lastActive is the time of the last frame read or reply queued, in
-	// Unix nanoseconds; the idle scan reads it from the ticker goroutine.
+	// monoNanos; the idle scan reads it from the ticker goroutine.
 	lastActive  atomic.Int64
 	idleClosing atomic.Bool
 
@@ -76,7 +76,7 @@ func newConn(s *Server, gc gnet.Conn) *conn {
 	return c
 }
 
-func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
+func (c *conn) touch() { c.lastActive.Store(monoNanos()) }
 
 // reply encodes resp on the caller's goroutine and queues it. If no write is
 // outstanding it hands everything pending to gnet in one AsyncWritev;

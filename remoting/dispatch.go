@@ -64,7 +64,7 @@ func (s *Server) dispatch(c *conn, req *codec.Command) {
 			Msg("ignoring response frame from client")
 		return
 	}
-	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: time.Now()}
+	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: monoNanos()}
 	if !r.oneway {
 		r.owes.Store(true)
 		c.owed.Add(1)
@@ -89,7 +89,7 @@ func (s *Server) dispatch(c *conn, req *codec.Command) {
 	}()
 	h(r, req)
 	if b := s.opts.LoopBudget; b > 0 {
-		if d := time.Since(r.start); d > b {
+		if d := time.Duration(monoNanos() - r.start); d > b {
 			s.log.Warn().Int32("code", req.Code).Dur("took", d).Dur("budget", b).Msg("handler ran too long on the event loop")
 		}
 	}
@@ -106,7 +106,7 @@ type request struct {
 	opaque   int32
 	version  int32 // the request's version field (MQVersion ordinal)
 	oneway   bool
-	start    time.Time
+	start    int64 // monoNanos at dispatch
 	longPoll atomic.Bool
 	owes     atomic.Bool // not answered yet (never set for oneway requests)
 }
@@ -116,7 +116,7 @@ type request struct {
 // a client at or below V5_3_1 is sent as SYSTEM_BUSY (forClient).
 func (r *request) Reply(resp *codec.Command) error {
 	resp = forClient(resp, r.version)
-	d := time.Since(r.start)
+	d := time.Duration(monoNanos() - r.start)
 	m := r.c.srv.opts.Metrics
 	if r.oneway {
 		m.observeRPC(r.code, resp.Code, r.longPoll.Load(), resultOneway, d)

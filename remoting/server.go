@@ -229,7 +229,7 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 // which is safe from any goroutine.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	idle := s.opts.IdleTimeout
-	deadline := time.Now().Add(-idle).UnixNano()
+	deadline := monoNanos() - int64(idle)
 	var victims []*conn
 	s.mu.Lock()
 	for _, c := range s.conns {
