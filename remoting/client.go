@@ -1,17 +1,13 @@
 package remoting
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -55,15 +51,15 @@ type Client struct {
 	opaque atomic.Int32
 
 	mu      sync.Mutex
-	space   *sync.Cond         // signalled when the writer took the queue or the client closed
-	out     []byte             // REQUIRES: mu held. Encoded frames not yet taken by the writer.
-	free    []byte             // REQUIRES: mu held. The writer's last buffer, for reuse.
-	pending map[int32]Callback // REQUIRES: mu held. In-flight requests by opaque.
-	closed  bool               // REQUIRES: mu held
-	err     error              // REQUIRES: mu held. Why the client closed.
-	wake    chan struct{}      // capacity 1: the writer has work
-	done    chan struct{}      // closed when the client closes
-	wg      sync.WaitGroup     // reader and writer goroutines
+	space   *sync.Cond     // signalled when the writer took the queue or the client closed
+	out     []byte         // REQUIRES: mu held. Encoded frames not yet taken by the writer.
+	free    []byte         // REQUIRES: mu held. The writer's last buffer, for reuse.
+	pending pendingTable   // REQUIRES: mu held. In-flight requests by opaque.
+	closed  bool           // REQUIRES: mu held
+	err     error          // REQUIRES: mu held. Why the client closed.
+	wake    chan struct{}  // capacity 1: the writer has work
+	done    chan struct{}  // closed when the client closes
+	wg      sync.WaitGroup // reader and writer goroutines
 }
 
 // Dial connects to addr (host:port) with default options.
@@ -92,7 +88,7 @@ func DialContext(ctx context.Context, addr string, opts ClientOptions) (*Client,
 		nc:      nc,
 		opts:    opts,
 		log:     zerolog.Nop(),
-		pending: make(map[int32]Callback),
+		pending: newPendingTable(),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
@@ -125,7 +121,7 @@ func (c *Client) Invoke(ctx context.Context, req *codec.Command) (*codec.Command
 		return r.resp, r.err
 	case <-ctx.Done():
 		c.mu.Lock()
-		delete(c.pending, opaque)
+		c.pending.take(opaque)
 		c.mu.Unlock()
 		return nil, ctx.Err()
 	}
@@ -173,10 +169,27 @@ func (c *Client) nextOpaque() int32 {
 // (0). Blocking and errors as InvokeAsync.
 func (c *Client) InvokePreparedAsync(frame []byte, opaqueAt int, cb Callback) error {
 	opaque := c.nextOpaque()
-	return c.enqueue(opaque, cb, func(out []byte) []byte {
+	return c.enqueuePrepared(pendingEntry{opaque: opaque, cb: cb}, frame, opaqueAt)
+}
+
+// InvokePreparedHead is InvokePreparedAsync for a caller that needs only
+// the code, opaque, flag and remark of the response: h gets its
+// codec.ResponseHead, decoded without building a *codec.Command (no ext
+// map, no body copy; nothing is allocated for a reply without a remark).
+// The opaque match is the same as for every request. Blocking and errors
+// as InvokeAsync; if it returns an error, h is never called.
+func (c *Client) InvokePreparedHead(frame []byte, opaqueAt int, h HeadHandler) error {
+	opaque := c.nextOpaque()
+	return c.enqueuePrepared(pendingEntry{opaque: opaque, head: h}, frame, opaqueAt)
+}
+
+// enqueuePrepared queues a copy of frame patched with e.opaque and
+// registers e.
+func (c *Client) enqueuePrepared(e pendingEntry, frame []byte, opaqueAt int) error {
+	return c.enqueue(e, func(out []byte) []byte {
 		off := len(out)
 		out = append(out, frame...)
-		codec.PatchOpaque(out[off:], opaqueAt, opaque)
+		codec.PatchOpaque(out[off:], opaqueAt, e.opaque)
 		return out
 	})
 }
@@ -184,13 +197,13 @@ func (c *Client) InvokePreparedAsync(frame []byte, opaqueAt int, cb Callback) er
 // send queues the frame of cmd for the writer and, when cb is not nil,
 // registers cb under cmd.Opaque in the same critical section.
 func (c *Client) send(cmd *codec.Command, cb Callback) error {
-	return c.enqueue(cmd.Opaque, cb, func(out []byte) []byte { return codec.AppendFrame(out, cmd) })
+	return c.enqueue(pendingEntry{opaque: cmd.Opaque, cb: cb}, func(out []byte) []byte { return codec.AppendFrame(out, cmd) })
 }
 
-// enqueue appends a frame (appendTo) to the writer's buffer and, when cb is
-// not nil, registers cb under opaque, in one critical section; it waits
-// while more than MaxQueuedBytes are queued.
-func (c *Client) enqueue(opaque int32, cb Callback, appendTo func([]byte) []byte) error {
+// enqueue appends a frame (appendTo) to the writer's buffer and, when e
+// has a callback or handler, registers e under e.opaque, in one critical
+// section; it waits while more than MaxQueuedBytes are queued.
+func (c *Client) enqueue(e pendingEntry, appendTo func([]byte) []byte) error {
 	c.mu.Lock()
 	for !c.closed && len(c.out) > c.opts.MaxQueuedBytes {
 		c.space.Wait()
@@ -200,8 +213,8 @@ func (c *Client) enqueue(opaque int32, cb Callback, appendTo func([]byte) []byte
 		c.mu.Unlock()
 		return err
 	}
-	if cb != nil {
-		c.pending[opaque] = cb
+	if e.used() {
+		c.pending.put(e)
 	}
 	c.out = appendTo(c.out)
 	c.mu.Unlock()
@@ -242,82 +255,6 @@ func (c *Client) writeLoop() {
 	}
 }
 
-// readLoop reads frames, completes requests by opaque and answers server
-// requests. Every length is checked against MaxFrameBytes before reading.
-func (c *Client) readLoop() {
-	defer c.wg.Done()
-	br := bufio.NewReaderSize(c.nc, 64<<10)
-	frame := make([]byte, 4, 4096)
-	for {
-		if _, err := io.ReadFull(br, frame[:4]); err != nil {
-			c.fail(readErr(err))
-			return
-		}
-		if _, err := codec.PeekFrame(frame[:4], c.opts.MaxFrameBytes); err != nil {
-			c.fail(err)
-			return
-		}
-		size := int(binary.BigEndian.Uint32(frame)) + 4
-		if cap(frame) < size {
-			frame = append(frame[:4], make([]byte, size-4)...)
-		}
-		frame = frame[:size]
-		if _, err := io.ReadFull(br, frame[4:]); err != nil {
-			c.fail(readErr(err))
-			return
-		}
-		cmd, err := codec.DecodeFrame(frame)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		if cmd.IsResponse() {
-			c.complete(cmd)
-		} else {
-			c.serve(cmd)
-		}
-	}
-}
-
-func readErr(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("remoting: connection closed by peer: %w", net.ErrClosed)
-	}
-	if errors.Is(err, syscall.ECONNRESET) {
-		// A reset is the peer closing with unread data: the same loss to callers.
-		return fmt.Errorf("remoting: connection reset by peer: %w: %w", net.ErrClosed, err)
-	}
-	return fmt.Errorf("remoting: read: %w", err)
-}
-
-func (c *Client) complete(resp *codec.Command) {
-	c.mu.Lock()
-	cb := c.pending[resp.Opaque]
-	delete(c.pending, resp.Opaque)
-	c.mu.Unlock()
-	if cb == nil {
-		c.log.Debug().Int32("opaque", resp.Opaque).Int32("code", resp.Code).Msg("response without a waiting request")
-		return
-	}
-	cb(resp, nil)
-}
-
-func (c *Client) serve(req *codec.Command) {
-	var resp *codec.Command
-	if c.opts.OnRequest != nil {
-		resp = c.opts.OnRequest(req)
-	} else if !req.IsOneway() {
-		resp = codec.NewResponse(req, codec.RequestCodeNotSupported,
-			fmt.Sprintf(" request type %d not supported", req.Code))
-	}
-	if resp == nil || req.IsOneway() {
-		return
-	}
-	resp.Opaque = req.Opaque
-	resp.Flag |= codec.FlagResponse
-	_ = c.send(resp, nil)
-}
-
 // fail closes the client once with err and completes every pending request
 // with it.
 func (c *Client) fail(err error) {
@@ -327,8 +264,7 @@ func (c *Client) fail(err error) {
 		return
 	}
 	c.closed, c.err = true, err
-	pending := c.pending
-	c.pending = nil
+	pending := c.pending.drain()
 	c.space.Broadcast()
 	c.mu.Unlock()
 	close(c.done)
@@ -336,8 +272,8 @@ func (c *Client) fail(err error) {
 	if !errors.Is(err, net.ErrClosed) {
 		c.log.Warn().Err(err).Msg("remoting client closed")
 	}
-	for _, cb := range pending {
-		cb(nil, err)
+	for i := range pending {
+		pending[i].fail(err)
 	}
 }
 

@@ -60,7 +60,7 @@ func TestClientContextAndServerLoss(t *testing.T) {
 	_, err := c.Invoke(ctx, codec.NewRequest(codeDeferred, 0, nil, nil))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	c.mu.Lock()
-	require.Empty(t, c.pending, "a timed-out request leaves no pending entry")
+	require.Zero(t, c.pending.n, "a timed-out request leaves no pending entry")
 	c.mu.Unlock()
 
 	failed := make(chan error, 10)

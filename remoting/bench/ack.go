@@ -53,6 +53,7 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 	o.Log.Info().Int("ack_handles", len(receipts)).Int("change_handles", len(pool)).Msg("running")
 
 	p := newPhase(&o, "ack", clients, ackSeries)
+	p.rec.derive(seriesAck, seriesAckBurst, seriesAckCalm)
 	var next atomic.Int64
 	acks := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	frames := prepareAckFrames(o.Group, receipts)
@@ -68,14 +69,11 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 		f, at := frames.frame(int(i))
 		return f, at, tag, true
 	}
-	acks.finish = func(sh, tag int, us int64, resp *codec.Command, err error) {
-		code := replyCode(resp, err)
+	acks.finishCode = func(sh, tag int, us int64, code int32) {
 		if code == codec.Success {
-			p.rec.ok(sh, seriesAck, us)
-			p.rec.ok(sh, tag, us)
+			p.rec.ok(sh, tag, us) // and so in seriesAck (derived)
 			return
 		}
-		p.rec.fail(sh, seriesAck, code)
 		p.rec.fail(sh, tag, code)
 	}
 	b := &burster{p: p, clients: clients, group: o.Group, size: o.ChangeBurst,

@@ -57,7 +57,11 @@ func (w *window) fail(code int32) {
 	w.codes[code]++
 }
 
+// add merges o into w. An empty o costs nothing.
 func (w *window) add(o *window) {
+	if o.ok+o.busy+o.errs+o.empty == 0 {
+		return
+	}
 	w.h.Merge(o.h)
 	w.ok += o.ok
 	w.busy += o.busy
@@ -68,8 +72,12 @@ func (w *window) add(o *window) {
 	}
 }
 
+// reset empties w. The histogram's counts (about 140 KiB) are cleared only
+// when something was recorded.
 func (w *window) reset() {
-	w.h.Reset()
+	if w.h.TotalCount() > 0 {
+		w.h.Reset()
+	}
 	w.ok, w.busy, w.errs, w.empty = 0, 0, 0, 0
 	clear(w.codes)
 }
@@ -84,8 +92,15 @@ type shard struct {
 // recorder collects outcomes of the named series from any goroutine; the
 // sampler drains it periodically.
 type recorder struct {
-	names  []string
-	shards []*shard
+	names   []string
+	shards  []*shard
+	derived []derivedSeries // set before the first outcome, then read-only
+}
+
+// derivedSeries is a series made of others: see recorder.derive.
+type derivedSeries struct {
+	series int
+	parts  []int
 }
 
 func newRecorder(names []string, nShards int) *recorder {
@@ -98,6 +113,16 @@ func newRecorder(names []string, nShards int) *recorder {
 		r.shards = append(r.shards, s)
 	}
 	return r
+}
+
+// derive makes series d the union of series parts, which must not share
+// outcomes (e.g. "ack" of "ack_during_burst" and "ack_outside_burst").
+// Outcomes are recorded in the parts only, and drainTo fills d by merging
+// the drained parts: one histogram record per outcome and one merge per
+// part per drain, instead of two records and a merge of d per shard. Call
+// before any outcome is recorded.
+func (r *recorder) derive(d int, parts ...int) {
+	r.derived = append(r.derived, derivedSeries{series: d, parts: parts})
 }
 
 // newWindows returns one empty window per series.
@@ -134,9 +159,13 @@ func (r *recorder) empty(sh, s int) {
 	x.mu.Unlock()
 }
 
-// drainInto adds every shard's windows to dst (one per series) and resets
-// them. Called by the sampler only.
-func (r *recorder) drainInto(dst []*window) {
+// drainTo sets dst (one window per series) to the outcomes recorded since
+// the last drain, derived series included, and resets the shards. Called
+// by the sampler only.
+func (r *recorder) drainTo(dst []*window) {
+	for _, w := range dst {
+		w.reset()
+	}
 	for _, x := range r.shards {
 		x.mu.Lock()
 		for i, w := range x.w {
@@ -144,5 +173,10 @@ func (r *recorder) drainInto(dst []*window) {
 			w.reset()
 		}
 		x.mu.Unlock()
+	}
+	for _, d := range r.derived {
+		for _, p := range d.parts {
+			dst[d.series].add(dst[p])
+		}
 	}
 }

@@ -30,6 +30,15 @@ type stream struct {
 	// finish gets every outcome: resp nil and err set on transport errors.
 	// sh identifies the connection (a recorder shard). Any goroutine.
 	finish func(sh, tag int, micros int64, resp *codec.Command, err error)
+	// finishCode, when set together with prepared, replaces finish: it gets
+	// each reply's response code only (codeTransport on transport errors),
+	// and the requests go out by remoting.Client.InvokePreparedHead, which
+	// decodes only the head of the reply and allocates nothing per request.
+	// For streams that check nothing but the code (the ACK stream).
+	finishCode func(sh, tag int, micros int64, code int32)
+	// calls holds each slot's in-flight request for finishCode streams,
+	// reused from request to request (one in flight per slot).
+	calls []slotCall
 
 	stopped   atomic.Bool
 	exhausted atomic.Bool
@@ -46,6 +55,12 @@ func newStream(clients []*remoting.Client, slots, rate int) *stream {
 
 // start issues the first requests (or starts the pacer). Call once.
 func (s *stream) start() {
+	if s.finishCode != nil {
+		s.calls = make([]slotCall, s.slots)
+		for i := range s.calls {
+			s.calls[i] = slotCall{s: s, slot: i}
+		}
+	}
 	if s.rate <= 0 {
 		s.wg.Add(s.slots)
 		for i := range s.slots {
@@ -76,7 +91,10 @@ func (s *stream) stop() {
 }
 
 // issue sends the slot's next request; false when nothing was sent (stopped,
-// exhausted or transport error), so the caller ends the slot.
+// exhausted or transport error), so the caller ends the slot. due is when
+// the request's latency starts: the scheduled time (paced), the completion
+// time of the slot's previous reply (max mode, finishCode streams), or zero
+// for now.
 func (s *stream) issue(slot int, due time.Time) bool {
 	if s.stopped.Load() {
 		return false
@@ -101,6 +119,15 @@ func (s *stream) issue(slot int, due time.Time) bool {
 	t0 := due
 	if t0.IsZero() {
 		t0 = time.Now()
+	}
+	if s.finishCode != nil {
+		c := &s.calls[slot]
+		c.ci, c.tag, c.t0 = ci, tag, t0
+		if err := s.clients[ci].InvokePreparedHead(frame, opaqueAt, c); err != nil {
+			s.finishCode(ci, tag, 0, codeTransport)
+			return false
+		}
+		return true
 	}
 	cb := func(resp *codec.Command, err error) {
 		s.finish(ci, tag, time.Since(t0).Microseconds(), resp, err)
@@ -129,6 +156,44 @@ func (s *stream) next(slot int) {
 	}
 	s.free <- slot // capacity slots: never blocks
 	s.wg.Done()
+}
+
+// slotCall is the request a slot of a finishCode stream has in flight: the
+// remoting.HeadHandler of its reply. A slot has one request in flight at a
+// time, and its fields are written before the request is registered with
+// the client and read after the client took it back, so one slotCall per
+// slot serves every request of the slot.
+type slotCall struct {
+	s    *stream
+	slot int
+	ci   int
+	tag  int
+	t0   time.Time
+}
+
+// HandleHead takes one clock reading for both the reply's latency and, in
+// max mode, the start of the slot's next request, which it issues before
+// recording the reply so that recording is not counted in the next
+// request's latency (issuing reads nothing of c's current request).
+func (c *slotCall) HandleHead(h codec.ResponseHead, err error) {
+	now := time.Now()
+	s, ci, tag := c.s, c.ci, c.tag
+	micros := now.Sub(c.t0).Microseconds()
+	code := h.Code
+	if err != nil {
+		code = codeTransport
+	}
+	if s.rate > 0 {
+		s.finishCode(ci, tag, micros, code)
+		s.free <- c.slot // capacity slots: never blocks
+		s.wg.Done()
+		return
+	}
+	live := s.issue(c.slot, now)
+	s.finishCode(ci, tag, micros, code)
+	if !live {
+		s.wg.Done()
+	}
 }
 
 // pace schedules requests at s.rate per second until stopped or exhausted.
