@@ -31,6 +31,18 @@
 // decoded. Only SUCCESS replies are recorded as latency; SYSTEM_BUSY and
 // other codes are counted.
 //
+// The ACK stream is built to cost the shared CPU as little as possible per
+// ACK, since every microsecond of it is taken from the server: its frames
+// are encoded before the run (codec.AppendPreparedFrame) and copied with a
+// fresh opaque; its replies are matched by opaque like every other and
+// decoded head-only (remoting.Client.InvokePreparedHead: code, opaque, flag,
+// remark; no Command, no ext map, no allocation); each slot reuses one
+// in-flight record; and one clock reading per reply serves both as the end
+// of that reply's latency and as the start of the slot's next request,
+// which is queued right after it (open loop), before the reply is
+// recorded. "ack" is recorded once per reply, in its "during burst" or
+// "outside burst" part, and summed from the two when drained.
+//
 // The package is a benchmark, not a test: nothing here asserts a threshold.
 // Every Run* function is called from one goroutine (the CLI's) and returns
 // when the run has ended and every connection is closed.
