@@ -64,7 +64,7 @@ func (s *stream) start() {
 	if s.rate <= 0 {
 		s.wg.Add(s.slots)
 		for i := range s.slots {
-			if !s.issue(i, time.Time{}) {
+			if !s.issue(i, startNow) {
 				s.wg.Done()
 			}
 		}
@@ -91,11 +91,11 @@ func (s *stream) stop() {
 }
 
 // issue sends the slot's next request; false when nothing was sent (stopped,
-// exhausted or transport error), so the caller ends the slot. due is when
-// the request's latency starts: the scheduled time (paced), the completion
-// time of the slot's previous reply (max mode, finishCode streams), or zero
-// for now.
-func (s *stream) issue(slot int, due time.Time) bool {
+// exhausted or transport error), so the caller ends the slot. t0 is when
+// the request's latency starts, in monoNanos: the scheduled time (paced),
+// the completion time of the slot's previous reply (max mode, finishCode
+// streams), or startNow.
+func (s *stream) issue(slot int, t0 int64) bool {
 	if s.stopped.Load() {
 		return false
 	}
@@ -116,9 +116,8 @@ func (s *stream) issue(slot int, due time.Time) bool {
 		return false
 	}
 	ci := slot % len(s.clients)
-	t0 := due
-	if t0.IsZero() {
-		t0 = time.Now()
+	if t0 == startNow {
+		t0 = monoNanos()
 	}
 	if s.finishCode != nil {
 		c := &s.calls[slot]
@@ -130,7 +129,7 @@ func (s *stream) issue(slot int, due time.Time) bool {
 		return true
 	}
 	cb := func(resp *codec.Command, err error) {
-		s.finish(ci, tag, time.Since(t0).Microseconds(), resp, err)
+		s.finish(ci, tag, (monoNanos()-t0)/1e3, resp, err)
 		s.next(slot)
 	}
 	var err error
@@ -149,7 +148,7 @@ func (s *stream) issue(slot int, due time.Time) bool {
 // next runs after a reply: re-issue (max mode) or free the slot (paced).
 func (s *stream) next(slot int) {
 	if s.rate <= 0 {
-		if !s.issue(slot, time.Time{}) {
+		if !s.issue(slot, startNow) {
 			s.wg.Done()
 		}
 		return
@@ -168,7 +167,7 @@ type slotCall struct {
 	slot int
 	ci   int
 	tag  int
-	t0   time.Time
+	t0   int64 // monoNanos
 }
 
 // HandleHead takes one clock reading for both the reply's latency and, in
@@ -176,9 +175,9 @@ type slotCall struct {
 // recording the reply so that recording is not counted in the next
 // request's latency (issuing reads nothing of c's current request).
 func (c *slotCall) HandleHead(h codec.ResponseHead, err error) {
-	now := time.Now()
+	now := monoNanos()
 	s, ci, tag := c.s, c.ci, c.tag
-	micros := now.Sub(c.t0).Microseconds()
+	micros := (now - c.t0) / 1e3
 	code := h.Code
 	if err != nil {
 		code = codeTransport
@@ -219,7 +218,7 @@ func (s *stream) pace() {
 			return
 		}
 		s.wg.Add(1)
-		if !s.issue(slot, due) {
+		if !s.issue(slot, monoOf(due)) {
 			s.free <- slot
 			s.wg.Done()
 			return
