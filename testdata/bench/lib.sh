@@ -91,8 +91,9 @@ bench_settings() {
   # saturate group mode on a 2-vCPU machine (at 16 × 32 its throughput
   # still rose with the window; sync mode is saturated by its 16 workers
   # either way), so the ratio compares capacities, not request windows.
-  # 2.4 M receipt handles last ~10 s at ~200 k ACK/s.
-  messages=${BENCH_MESSAGES:-2400000}
+  # 3.6 M receipt handles last ~10 s at ~350 k ACK/s (2.4 M ran out
+  # after ~8.5 s once the bench client got cheaper, session 5).
+  messages=${BENCH_MESSAGES:-3600000}
   conns=${BENCH_CONNS:-16}
   inflight=${BENCH_INFLIGHT:-128}
   rate=${BENCH_RATE:-0}

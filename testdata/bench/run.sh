@@ -18,7 +18,7 @@
 # Env (defaults in brackets):
 #   POPSHIM_BIN            popshim binary [built into the work dir]
 #   BENCH_OUT              result directory [<repo>/bin/bench]
-#   BENCH_DURATION [10s]   BENCH_MESSAGES [2400000]   BENCH_CONNS [16]   BENCH_INFLIGHT [128]
+#   BENCH_DURATION [10s]   BENCH_MESSAGES [3600000]   BENCH_CONNS [16]   BENCH_INFLIGHT [128]
 #   BENCH_RATE [0 = max]   BENCH_CHANGE_BURST [2000] BENCH_CHANGE_PERIOD [1s]
 #   BENCH_ROUNDS [3]       group/sync pairs; round 1 writes popshim-MODE.json,
 #                          round k>1 popshim-MODE-rK.json
