@@ -57,6 +57,9 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 	var next atomic.Int64
 	acks := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	frames := prepareAckFrames(o.Group, receipts)
+	if prep.SettleSeconds, prep.Settled, err = settle(ctx, &o); err != nil {
+		return nil, err
+	}
 	acks.prepared = func(int) ([]byte, int, int, bool) {
 		i := next.Add(1) - 1
 		if i >= int64(len(receipts)) {

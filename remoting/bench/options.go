@@ -72,6 +72,15 @@ type Options struct {
 	// ServerPID, when > 0, is the server process whose CPU time is read from
 	// /proc/<pid>/stat. --server-pid.
 	ServerPID int
+	// SettleMax bounds the wait between the prepare phase and the measured
+	// phase for the server (ServerPID) to go idle, i.e. to finish the
+	// background work the prepare phase left (see settle); 0 = no wait.
+	// --settle-max, default 90s on the command line.
+	SettleMax time.Duration
+	// SettleCPU is the idle threshold of that wait: the server's CPU use
+	// over one second, in percent of one core. --settle-cpu, default 10
+	// (also when zero or negative).
+	SettleCPU float64
 	// Label names the run in reports and comparisons (e.g. "group",
 	// "sync", "rocketmq-5.5.1"). --label, default the mode.
 	Label string
@@ -132,6 +141,9 @@ func (o *Options) Normalize() {
 	defD(&o.InvisibleTime, 300*time.Second)
 	def(&o.BodySize, 128)
 	defD(&o.Interval, time.Second)
+	if o.SettleCPU <= 0 {
+		o.SettleCPU = 10
+	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -210,6 +222,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")
 	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")
 	fs.IntVar(&o.ServerPID, "server-pid", o.ServerPID, "server pid, for its CPU time from /proc")
+	fs.DurationVar(&o.SettleMax, "settle-max", 90*time.Second, "after preparing, wait up to this long for the server (--server-pid) to go idle before measuring; 0 = no wait")
+	fs.Float64Var(&o.SettleCPU, "settle-cpu", 10, "the server counts as idle below this CPU use over one second, % of one core")
 	fs.StringVar(&o.Label, "label", o.Label, "name of this run in reports")
 	fs.IntVar(&o.Round, "round", o.Round, "round number of this run in a series (bench compare pairs runs by it); 0 = none")
 	fs.StringVar(&o.JSON, "json", o.JSON, "write the JSON report to this file ('-' = stdout)")

@@ -68,6 +68,10 @@ type PrepareStats struct {
 	Produced int     `json:"produced"`
 	Receipts int     `json:"receipts"`
 	Seconds  float64 `json:"seconds"`
+	// SettleSeconds is how long the bench then waited for the server to go
+	// idle (Options.SettleMax), and Settled whether it did.
+	SettleSeconds float64 `json:"settle_seconds,omitempty"`
+	Settled       bool    `json:"settled,omitempty"`
 }
 
 // IntervalStats is one report line: every series over one Interval.
