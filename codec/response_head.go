@@ -1,9 +1,6 @@
 package codec
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // ResponseHead is the part of a frame's header that a caller matching
 // responses to requests needs: the response code, the opaque, the flag bits
@@ -14,52 +11,49 @@ type ResponseHead struct {
 	Code   int32
 	Opaque int32
 	Flag   int32
-	// Remark is "" when absent or null. It is the only field that may
-	// allocate (a copy of the remark bytes, escapes resolved).
+	// Remark is "" when absent or null.
 	Remark string
 }
 
 // IsResponse reports whether flag bit 0 is set.
 func (h *ResponseHead) IsResponse() bool { return h.Flag&FlagResponse != 0 }
 
-// DecodeResponseHead decodes the code, opaque, flag and remark of one whole
-// frame (length prefix included, as sized by PeekFrame). For every frame it
-// agrees with DecodeFrame: it fails exactly when DecodeFrame fails (errors
-// wrap ErrBadFrame or ErrBadHeader, with DecodeFrame's offsets for frame
-// errors), and otherwise its fields equal those of DecodeFrame's Command.
-// A JSON header is validated as fully as decodeJSONHeader does it (every
-// member, extFields values included) without building the ext map, the
-// language or the Command, so decoding a header without a remark allocates
-// nothing. A ROCKETMQ binary header is decoded by DecodeFrame (no peer
-// answers in it; it exists for completeness). Any goroutine; frame is only
-// read and not retained.
-func DecodeResponseHead(frame []byte) (ResponseHead, error) {
-	if len(frame) < 8 {
-		return ResponseHead{}, fmt.Errorf("%w: %d bytes, need at least 8", ErrBadFrame, len(frame))
-	}
-	length := int(binary.BigEndian.Uint32(frame))
-	if length != len(frame)-4 {
-		return ResponseHead{}, fmt.Errorf("%w: length word %d, frame has %d", ErrBadFrame, length, len(frame)-4)
+// CanonicalResponseHead reads the head of one whole frame (length prefix
+// included) in place, without allocating, when its header is JSON of
+// exactly the shape popshim and a Java broker write for a reply without
+// extFields and remark, such as an ACK_MESSAGE reply:
+// {"code":N,"flag":N,"language":"NAME","opaque":N,"serializeTypeCurrentRPC":"JSON","version":N}.
+// ok is false for every other frame, well-formed or not; those need
+// DecodeFrame. When ok is true, DecodeFrame decodes the frame too, with the
+// same code, opaque and flag and no remark (FuzzDecodeResponseHead checks
+// it). Any goroutine; frame is only read and not retained.
+func CanonicalResponseHead(frame []byte) (h ResponseHead, ok bool) {
+	if len(frame) < 8 || int(binary.BigEndian.Uint32(frame)) != len(frame)-4 {
+		return ResponseHead{}, false
 	}
 	word := binary.BigEndian.Uint32(frame[4:])
 	hlen := int(word & 0xFFFFFF)
-	if byte(word>>24) != SerializeJSON || hlen > length-4 {
-		cmd, err := DecodeFrame(frame)
-		if err != nil {
-			return ResponseHead{}, err
-		}
-		return ResponseHead{Code: cmd.Code, Opaque: cmd.Opaque, Flag: cmd.Flag, Remark: cmd.Remark}, nil
+	if byte(word>>24) != SerializeJSON || hlen > len(frame)-8 || !decodeCanonicalHead(frame[8:8+hlen], &h) {
+		return ResponseHead{}, false
 	}
-	var h ResponseHead
-	header := frame[8 : 8+hlen]
-	if decodeCanonicalHead(header, &h) {
+	return h, true
+}
+
+// DecodeResponseHead decodes the code, opaque, flag and remark of one whole
+// frame (length prefix included, as sized by PeekFrame): by
+// CanonicalResponseHead when it can, else by DecodeFrame. It fails exactly
+// when DecodeFrame fails (errors wrap ErrBadFrame or ErrBadHeader), and
+// otherwise its fields equal those of DecodeFrame's Command. Any goroutine;
+// frame is only read and not retained.
+func DecodeResponseHead(frame []byte) (ResponseHead, error) {
+	if h, ok := CanonicalResponseHead(frame); ok {
 		return h, nil
 	}
-	h = ResponseHead{}
-	if err := decodeJSONHead(header, &h); err != nil {
+	cmd, err := DecodeFrame(frame)
+	if err != nil {
 		return ResponseHead{}, err
 	}
-	return h, nil
+	return ResponseHead{Code: cmd.Code, Opaque: cmd.Opaque, Flag: cmd.Flag, Remark: cmd.Remark}, nil
 }
 
 // The members of the header shape that appendJSONHeader writes, as a Java
@@ -152,131 +146,4 @@ func cutInt32(b []byte) (int32, []byte, bool) {
 		return 0, b, false
 	}
 	return int32(n), b[i:], true
-}
-
-// decodeJSONHead is decodeJSONHeader keeping only code, opaque, flag and
-// remark: the same grammar, member rules (free order, last duplicate wins,
-// null means absent, int32 members as numbers or strings) and errors.
-func decodeJSONHead(b []byte, h *ResponseHead) error {
-	s := jsonScanner{b: b}
-	if err := s.expect('{'); err != nil {
-		return err
-	}
-	if s.peek() == '}' {
-		s.i++
-		return s.end()
-	}
-	for {
-		key, plain, err := s.rawString()
-		if err != nil {
-			return err
-		}
-		if !plain {
-			key = unescape(nil, key)
-		}
-		if err := s.expect(':'); err != nil {
-			return err
-		}
-		if s.isNull() {
-			switch string(key) {
-			case "code":
-				h.Code = 0
-			case "opaque":
-				h.Opaque = 0
-			case "flag":
-				h.Flag = 0
-			case "remark":
-				h.Remark = ""
-			}
-		} else {
-			switch string(key) {
-			case "code":
-				h.Code, err = s.int32Value("code")
-			case "version":
-				_, err = s.int32Value("version")
-			case "opaque":
-				h.Opaque, err = s.int32Value("opaque")
-			case "flag":
-				h.Flag, err = s.int32Value("flag")
-			case "language":
-				_, _, err = s.rawString()
-			case "remark":
-				var raw []byte
-				if raw, plain, err = s.rawString(); err == nil {
-					h.Remark = ownedString(raw, plain)
-				}
-			case "extFields":
-				err = s.skipExtFields()
-			default:
-				err = s.skip()
-			}
-			if err != nil {
-				return err
-			}
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return s.end()
-		default:
-			return s.errorf("want ',' or '}'")
-		}
-	}
-}
-
-// ownedString returns a raw JSON string's decoded value as a new string.
-func ownedString(raw []byte, plain bool) string {
-	if plain {
-		return string(raw)
-	}
-	return string(unescape(make([]byte, 0, len(raw)), raw))
-}
-
-// skipExtFields validates an extFields object as jsonScanner.extFields
-// does (string keys; string, number, boolean or null values) and skips it.
-func (s *jsonScanner) skipExtFields() error {
-	if err := s.expect('{'); err != nil {
-		return err
-	}
-	if s.peek() == '}' {
-		s.i++
-		return nil
-	}
-	for {
-		if _, _, err := s.rawString(); err != nil {
-			return err
-		}
-		if err := s.expect(':'); err != nil {
-			return err
-		}
-		var err error
-		switch c := s.peek(); {
-		case c == '"':
-			_, _, err = s.rawString()
-		case c == '-' || c >= '0' && c <= '9':
-			_, err = s.number()
-		case c == 'n':
-			if !s.isNull() {
-				err = s.errorf("bad literal")
-			}
-		case c == 't' || c == 'f':
-			_, err = s.literal()
-		default:
-			err = s.errorf("extFields value is not a string, number or boolean")
-		}
-		if err != nil {
-			return err
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.errorf("want ',' or '}'")
-		}
-	}
 }

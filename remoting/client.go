@@ -174,8 +174,9 @@ func (c *Client) InvokePreparedAsync(frame []byte, opaqueAt int, cb Callback) er
 
 // InvokePreparedHead is InvokePreparedAsync for a caller that needs only
 // the code, opaque, flag and remark of the response: h gets its
-// codec.ResponseHead, decoded without building a *codec.Command (no ext
-// map, no body copy; nothing is allocated for a reply without a remark).
+// codec.ResponseHead. A reply of the usual ACK shape (no extFields, no
+// remark) is read in place by codec.CanonicalResponseHead with nothing
+// allocated; any other reply is decoded by DecodeFrame and its head copied.
 // The opaque match is the same as for every request. Blocking and errors
 // as InvokeAsync; if it returns an error, h is never called.
 func (c *Client) InvokePreparedHead(frame []byte, opaqueAt int, h HeadHandler) error {

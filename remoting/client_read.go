@@ -18,10 +18,9 @@ const readBufferSize = 64 << 10
 
 // readLoop reads frames, completes requests by opaque and answers server
 // requests. Every length is checked against MaxFrameBytes before reading.
-// Each frame's head is decoded first (codec.DecodeResponseHead, which
-// fails exactly when DecodeFrame does): a response whose request was sent
-// with InvokePreparedHead is completed from the head alone; everything
-// else is decoded in full by DecodeFrame.
+// A reply of the usual ACK shape (codec.CanonicalResponseHead) to a
+// request sent with InvokePreparedHead is completed from its head alone;
+// every other frame is decoded once, in full, by DecodeFrame.
 func (c *Client) readLoop() {
 	defer c.wg.Done()
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
@@ -68,8 +67,7 @@ func (c *Client) readLoop() {
 // handle completes or serves one whole frame; false when the frame did not
 // decode and the client is closed.
 func (c *Client) handle(frame []byte) bool {
-	head, err := codec.DecodeResponseHead(frame)
-	if err == nil && head.IsResponse() {
+	if head, ok := codec.CanonicalResponseHead(frame); ok && head.IsResponse() {
 		c.mu.Lock()
 		e, ok := c.pending.take(head.Opaque)
 		c.mu.Unlock()
@@ -82,7 +80,7 @@ func (c *Client) handle(frame []byte) bool {
 			return true
 		}
 		resp, err := codec.DecodeFrame(frame)
-		if err != nil { // unreachable while DecodeResponseHead agrees with DecodeFrame
+		if err != nil { // unreachable: DecodeFrame decodes every frame CanonicalResponseHead accepts
 			c.fail(err)
 			e.cb(nil, err)
 			return false

@@ -4,7 +4,8 @@ import "github.com/popshim/popshim/codec"
 
 // HeadHandler receives the response to a request sent with
 // Client.InvokePreparedHead: only its head (code, opaque, flag, remark),
-// decoded by codec.DecodeResponseHead without building a *codec.Command,
+// decoded by codec.CanonicalResponseHead (or copied out of DecodeFrame's
+// Command for other reply shapes) without building a *codec.Command,
 // the ext map or the body. It is for load generators that check only the
 // response code of each reply (the ACK stream of popshim bench).
 type HeadHandler interface {

@@ -36,7 +36,8 @@
 // are encoded before the run (codec.AppendPreparedFrame) and copied with a
 // fresh opaque; its replies are matched by opaque like every other and
 // decoded head-only (remoting.Client.InvokePreparedHead: code, opaque, flag,
-// remark; no Command, no ext map, no allocation); each slot reuses one
+// remark; no Command, no ext map and no allocation for the usual ACK reply
+// shape); each slot reuses one
 // in-flight record; and one clock reading per reply serves both as the end
 // of that reply's latency and as the start of the slot's next request,
 // which is queued right after it (open loop), before the reply is
