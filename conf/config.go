@@ -133,6 +133,13 @@ type Config struct {
 	// IdleTimeout closes a connection without traffic for this long
 	// (serverChannelMaxIdleTimeSeconds, 120 s); 0 disables. --idle-timeout.
 	IdleTimeout time.Duration
+	// MaxConns bounds the connections open at once on each remoting
+	// listener (broker and embedded name server, counted separately); a
+	// connection beyond it is closed as soon as it is accepted and counted
+	// in popshim_remoting_connections_refused_total. 0 disables the bound.
+	// RocketMQ has no such bound. --max-conns, default 10000
+	// (remoting.DefaultMaxConns).
+	MaxConns int
 	// EventLoops is the number of gnet event loops per server; 0 means
 	// GOMAXPROCS. --event-loops.
 	EventLoops int
@@ -197,6 +204,7 @@ func Default() *Config {
 		PopReaderWorkers:      4,
 		PopReaderQueue:        10000,
 		IdleTimeout:           120 * time.Second,
+		MaxConns:              remoting.DefaultMaxConns,
 		ShutdownTimeout:       10 * time.Second,
 
 		MaxHeartbeatGroups:        1000,
@@ -247,11 +255,16 @@ func (c *Config) serverOptions(name, addr string, m *remoting.Metrics) remoting.
 	if idle == 0 {
 		idle = -1 // remoting: negative disables, zero means its default
 	}
+	maxConns := c.MaxConns
+	if maxConns == 0 {
+		maxConns = -1 // as for idle: conf 0 disables, remoting spells that negative
+	}
 	return remoting.ServerOptions{
 		Name:          name,
 		Addr:          addr,
 		MaxFrameBytes: c.MaxFrameSize,
 		IdleTimeout:   idle,
+		MaxConns:      maxConns,
 		EventLoops:    c.EventLoops,
 		Metrics:       m,
 	}

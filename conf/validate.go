@@ -74,6 +74,7 @@ func (c *Config) Validate() error {
 	if c.IdleTimeout < 0 {
 		v.errf("--idle-timeout must be ≥ 0 (0 disables), got %s", c.IdleTimeout)
 	}
+	v.intRange("max-conns", c.MaxConns, 0, 1<<24)
 	v.intRange("event-loops", c.EventLoops, 0, 1024)
 	v.intRange("max-heartbeat-groups", c.MaxHeartbeatGroups, 1, 1<<20)
 	v.intRange("max-heartbeat-subscriptions", c.MaxHeartbeatSubscriptions, 1, 1<<20)

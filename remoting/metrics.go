@@ -40,6 +40,7 @@ var resultNames = [...]string{
 //	popshim_remoting_connections_opened_total{server}   counter, accepted connections
 //	popshim_remoting_malformed_frames_total{server,reason} counter, connections closed for a bad frame
 //	popshim_remoting_idle_closed_total{server}          counter, connections closed by the idle timeout
+//	popshim_remoting_connections_refused_total{server}  counter, connections closed at accept by ServerOptions.MaxConns
 //
 // request_code and response_code are the lower-case Java constant names
 // (pop_message, system_busy); codes codec does not know become "unknown" so
@@ -50,6 +51,7 @@ type Metrics struct {
 	opened     *prometheus.CounterVec
 	malformed  *prometheus.CounterVec
 	idleClosed *prometheus.CounterVec
+	refused    *prometheus.CounterVec
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
@@ -98,6 +100,9 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		idleClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_idle_closed_total", Help: "Connections closed by the idle timeout.", ConstLabels: constLabels,
 		}, []string{"server"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_connections_refused_total", Help: "Connections closed at accept because the server's connection limit (--max-conns) was reached.", ConstLabels: constLabels,
+		}, []string{"server"}),
 		reqNames:  make(map[int32]string),
 		respNames: make(map[int32]string),
 	}
@@ -107,7 +112,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed} {
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -185,6 +190,12 @@ func (m *Metrics) malformedFrame(server, reason string) {
 func (m *Metrics) idleClose(server string) {
 	if m != nil {
 		m.idleClosed.WithLabelValues(server).Inc()
+	}
+}
+
+func (m *Metrics) connRefused(server string) {
+	if m != nil {
+		m.refused.WithLabelValues(server).Inc()
 	}
 }
 

@@ -27,6 +27,14 @@ type ServerOptions struct {
 	IdleTimeout time.Duration
 	// EventLoops is the number of gnet event loops. Zero means GOMAXPROCS.
 	EventLoops int
+	// MaxConns bounds the connections open at once on this Server (each
+	// Server counts its own). A connection accepted while MaxConns are open
+	// is closed in OnOpen before any of its bytes is read, counted in
+	// popshim_remoting_connections_refused_total and logged (warn, at most
+	// connLimitLogBurst lines per second). Zero means DefaultMaxConns
+	// (10000); a negative value disables the bound. A Java broker has no
+	// such bound.
+	MaxConns int
 	// Metrics receives per-request latency and connection counters. Nil
 	// disables metrics. One Metrics may be shared by several servers.
 	Metrics *Metrics
@@ -56,6 +64,11 @@ const (
 	DefaultLoopBudget  = 10 * time.Millisecond
 	// DefaultMalformedGrace is the default ServerOptions.MalformedGrace.
 	DefaultMalformedGrace = 5 * time.Second
+	// DefaultMaxConns is the default ServerOptions.MaxConns: far above
+	// what clients of one broker open (a Java or Go client instance holds
+	// one connection per broker address), far below what exhausts file
+	// descriptors and per-connection buffers.
+	DefaultMaxConns = 10000
 )
 
 // WithDefaults returns o with every zero field set to its default.
@@ -77,6 +90,9 @@ func (o ServerOptions) WithDefaults() ServerOptions {
 	}
 	if o.MalformedGrace == 0 {
 		o.MalformedGrace = DefaultMalformedGrace
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxConns
 	}
 	return o
 }

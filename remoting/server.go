@@ -28,6 +28,10 @@ type Server struct {
 	// flood the log (the malformed_frames_total counter still counts every
 	// one).
 	protoLog zerolog.Logger
+	// limitLog logs connections refused by MaxConns, at most
+	// connLimitLogBurst lines per second (its own budget, so a connection
+	// flood does not hide malformed-frame lines, nor the reverse).
+	limitLog zerolog.Logger
 
 	started atomic.Bool
 	booted  chan error    // receives the boot outcome once
@@ -37,10 +41,13 @@ type Server struct {
 	flushes  atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
 	draining atomic.Bool   // set by Drain: GO_AWAY to new clients
 
-	mu    sync.Mutex
-	eng   gnet.Engine
-	addr  net.Addr
-	conns map[uint64]*conn // REQUIRES: mu held; for the idle scan
+	mu   sync.Mutex
+	eng  gnet.Engine
+	addr net.Addr
+	// conns holds every accepted connection from OnOpen to OnClose, for
+	// the idle scan and the MaxConns bound (its length is the open count).
+	// Refused connections never enter it. REQUIRES: mu held.
+	conns map[uint64]*conn
 }
 
 // NewServer returns a server that dispatches through router, which must be
@@ -54,6 +61,7 @@ func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 		router:   router,
 		log:      l,
 		protoLog: l.Sample(&zerolog.BurstSampler{Burst: malformedLogBurst, Period: time.Second}),
+		limitLog: l.Sample(&zerolog.BurstSampler{Burst: connLimitLogBurst, Period: time.Second}),
 		booted:   make(chan error, 1),
 		done:     make(chan struct{}),
 		conns:    make(map[uint64]*conn),
@@ -62,6 +70,10 @@ func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 
 // malformedLogBurst is how many malformed-frame lines are logged per second.
 const malformedLogBurst = 10
+
+// connLimitLogBurst is how many refused-connection lines (MaxConns) are
+// logged per second.
+const connLimitLogBurst = 10
 
 // Start binds the listen address, starts the event loops and returns once
 // the server accepts connections. It returns the bind or option error. Call
@@ -98,7 +110,7 @@ func (s *Server) Start() error {
 	err := <-s.booted
 	if err == nil {
 		s.log.Info().Stringer("addr", s.Addr()).Int("max_frame_bytes", s.opts.MaxFrameBytes).
-			Dur("idle_timeout", s.opts.IdleTimeout).Msg("remoting server listening")
+			Dur("idle_timeout", s.opts.IdleTimeout).Int("max_conns", s.opts.MaxConns).Msg("remoting server listening")
 	}
 	return err
 }
@@ -194,11 +206,22 @@ func boundAddr(eng gnet.Engine) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-// OnOpen attaches a conn to the new connection.
+// OnOpen attaches a conn to the new connection, or closes it at once when
+// MaxConns connections are already open. The check and the insertion into
+// conns happen under one hold of mu, so the bound is exact across event
+// loops. A refused connection gets no context, which is how OnClose (gnet
+// calls it for that connection too) recognises it.
 func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	s.mu.Lock()
+	if open := len(s.conns); s.opts.MaxConns > 0 && open >= s.opts.MaxConns {
+		s.mu.Unlock()
+		s.opts.Metrics.connRefused(s.opts.Name)
+		s.limitLog.Warn().Stringer("remote", gc.RemoteAddr()).Int("open", open).Int("max_conns", s.opts.MaxConns).
+			Msg("connection refused: too many open connections")
+		return nil, gnet.Close
+	}
 	c := newConn(s, gc)
 	gc.SetContext(c)
-	s.mu.Lock()
 	s.conns[c.id] = c
 	s.mu.Unlock()
 	s.opts.Metrics.connOpened(s.opts.Name)
@@ -206,7 +229,9 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	return nil, gnet.None
 }
 
-// OnClose makes later replies on the connection fail with net.ErrClosed.
+// OnClose makes later replies on the connection fail with net.ErrClosed
+// and removes it from the open count. A connection OnOpen refused has no
+// conn context and is ignored.
 func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c, ok := gc.Context().(*conn)
 	if !ok {
@@ -222,6 +247,14 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).AnErr("reason", err).Msg("connection closed")
 	return gnet.None
+}
+
+// openConns is the number of accepted connections not yet closed (OnClose
+// not yet run). Any goroutine.
+func (s *Server) openConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
 }
 
 // OnTick closes connections idle for longer than IdleTimeout. gnet runs it
