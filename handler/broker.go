@@ -40,6 +40,9 @@ type Broker struct {
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
 	// --max-heartbeat-subscriptions, --max-conn-client-channels).
 	hbLimits heartbeatLimits
+	// hbCache remembers each connection's last accepted HEART_BEAT for the
+	// fast path of an unchanged repeat (heart_beat.go).
+	hbCache *heartbeatCache
 	// skewMillis is added to the wall clock to form the broker clock; 0 in
 	// production, moved by tests to jump over invisible times (or step the
 	// clock back) without sleeping.
@@ -86,6 +89,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
 	b.hbLimits = hbLimits
+	b.hbCache = newHeartbeatCache()
 	topics, err := NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err

@@ -240,10 +240,12 @@ func (t *ClientTable) ProducerChannels() []ClientChannel {
 // onConnClose is the broker server's remoting close hook: a client whose
 // connection closed leaves its producer and consumer groups at once (as a
 // Java broker's ClientHousekeepingService does on channel close), instead
-// of after the 120 s expiry, and its parked long polls (POP, PULL,
-// NOTIFICATION) are released without an answer. Runs on the connection's
-// event loop.
+// of after the 120 s expiry, its parked long polls (POP, PULL,
+// NOTIFICATION) are released without an answer, and the heartbeat it last
+// sent is forgotten (heartbeatCache). Runs on the connection's event loop,
+// after the last handler call for that connection.
 func (b *Broker) onConnClose(connID uint64) {
+	b.hbCache.forget(connID)
 	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
 		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
 	}

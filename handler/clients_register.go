@@ -132,17 +132,12 @@ func (t *ClientTable) RegisterProducer(group string, ch ClientChannel) {
 // putConsumerLocked is RegisterConsumer without clock and sweep.
 // REQUIRES: t.mu held for writing.
 func (t *ClientTable) putConsumerLocked(reg ConsumerRegistration, ch ClientChannel) bool {
-	subs := make(map[string]Subscription, len(reg.Subscriptions))
-	for _, s := range reg.Subscriptions {
-		subs[s.Topic] = s
-	}
 	g := t.consumers[reg.Group]
 	if g == nil {
 		g = &consumerGroup{channels: make(map[string]*ClientChannel)}
 		t.consumers[reg.Group] = g
 	}
-	g.consumeType, g.messageModel, g.consumeFromWhere = reg.ConsumeType, reg.MessageModel, reg.ConsumeFromWhere
-	g.subscriptions = subs
+	g.takeSettings(&reg)
 	isNew := t.putChannelLocked(g.channels, ch)
 	if isNew {
 		t.log.Debug().Str("consumerGroup", reg.Group).Str("clientId", ch.ClientID).Str("remote", ch.RemoteAddr).Msg("consumer registered")

@@ -46,6 +46,27 @@ package handler
 //   - The reply carries version 479 (V5_3_3), which the client records as
 //     the broker version, and IS_SUPPORT_HEART_BEAT_V2=false, so clients keep
 //     sending full heartbeats.
+//   - Fast path for an unchanged heartbeat (popshim's; RocketMQ's heartbeat
+//     v2 skips an unchanged heartbeat by a client-sent fingerprint, which
+//     popshim does not offer). A client repeats the same body every 30 s on
+//     each connection, so each connection remembers its last accepted
+//     heartbeat (heartbeatCache: a copy of the body if at most
+//     maxCachedHeartbeatBytes, 8 KiB, the request's language and version,
+//     and the registration planned from it). A heartbeat whose body,
+//     language and version are byte-identical to that one skips the JSON
+//     decode, the bounds and the planning (functions of those bytes and of
+//     the fixed configuration, so they would give the same result) and goes
+//     to ClientTable.RefreshHeartbeat, which applies only while the
+//     clientID is still registered over this connection in every group of
+//     the heartbeat; it then leaves the table as RegisterHeartbeat would
+//     (every group's LastUpdateMillis set to now, consumer settings and
+//     subscriptions the heartbeat's; --max-conn-client-channels cannot
+//     refuse a heartbeat that adds no membership). Otherwise (after
+//     UNREGISTER_CLIENT, expiry, the clientID moving to another connection)
+//     the full path runs. Both paths log the skipped entries, ensure the
+//     group configuration and retry topic, and send the same reply. The
+//     entry is replaced by each accepted heartbeat, dropped by a refused or
+//     oversized one and when the connection closes (onConnClose).
 //
 // Response codes: SUCCESS (0); SYSTEM_ERROR (1) when the body is not a
 // heartbeat or names no clientID; INVALID_PARAMETER (29), the code RocketMQ
@@ -85,7 +106,14 @@ func defaultGroupMeta(group string, retryMaxTimes int32) popstore.GroupMeta {
 const maxHeartbeatBodyBytes = 1 << 20
 
 func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
+	connID := c.ID()
+	if last := b.hbCache.match(connID, req); last != nil && b.Clients.RefreshHeartbeat(&last.reg) {
+		b.logSkipped(last.reg.Channel.ClientID, last.skipped)
+		b.heartbeatAccepted(c, req, &last.reg)
+		return
+	}
 	if len(req.Body) > maxHeartbeatBodyBytes {
+		b.hbCache.forget(connID)
 		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("heartbeat body of %d bytes exceeds %d", len(req.Body), maxHeartbeatBodyBytes))
 		return
 	}
@@ -94,32 +122,51 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 		err = &codec.FieldError{Field: "clientID", Err: codec.ErrMissingField}
 	}
 	if err != nil {
+		b.hbCache.forget(connID)
 		respondCode(c, req, codec.SystemError, "heartbeat: "+err.Error())
 		return
 	}
 	if remark := b.hbLimits.exceeded(&hb); remark != "" {
+		b.hbCache.forget(connID)
 		b.Log.Warn().Str("clientId", clipLog(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
 		respondCode(c, req, codec.InvalidParameter, remark)
 		return
 	}
-	ch := ClientChannel{ClientID: hb.ClientID, ConnID: c.ID(), Language: req.Language, Version: req.Version}
+	ch := ClientChannel{ClientID: hb.ClientID, ConnID: connID, Language: req.Language, Version: req.Version}
 	if a := c.RemoteAddr(); a != nil {
 		ch.RemoteAddr = a.String()
 	}
 	reg, skipped := planHeartbeat(&hb, ch)
-	if skipped.count > 0 {
-		b.Log.Warn().Str("clientId", clipLog(hb.ClientID)).Int("skipped", skipped.count).Str("first", skipped.first).
-			Msg("heartbeat: entries with invalid names skipped")
-	}
+	b.logSkipped(hb.ClientID, skipped)
 	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.connChannels); err != nil {
+		b.hbCache.forget(connID)
 		b.Log.Warn().Err(err).Str("clientId", clipLog(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
 		respondCode(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
 		return
 	}
-	for _, cr := range reg.Consumers {
-		b.ensureGroup(cr.Group)
-		if _, err := b.Topics.EnsureRetryTopic(cr.Group); err != nil {
-			b.Log.Warn().Err(err).Str("consumerGroup", cr.Group).Msg("heartbeat: retry topic not created")
+	b.hbCache.remember(connID, req, reg, skipped)
+	b.heartbeatAccepted(c, req, &reg)
+}
+
+// logSkipped writes the one warn line of a heartbeat some of whose entries
+// planHeartbeat skipped; nothing when none was.
+func (b *Broker) logSkipped(clientID string, skipped skippedEntries) {
+	if skipped.count > 0 {
+		b.Log.Warn().Str("clientId", clipLog(clientID)).Int("skipped", skipped.count).Str("first", skipped.first).
+			Msg("heartbeat: entries with invalid names skipped")
+	}
+}
+
+// heartbeatAccepted finishes a heartbeat whose registration reg the
+// ClientTable took (full or fast path): each consumer group's configuration
+// and retry topic are ensured, then SUCCESS with the heartbeat response
+// header is sent.
+func (b *Broker) heartbeatAccepted(c remoting.Conn, req *codec.Command, reg *Heartbeat) {
+	for i := range reg.Consumers {
+		group := reg.Consumers[i].Group
+		b.ensureGroup(group)
+		if _, err := b.Topics.EnsureRetryTopic(group); err != nil {
+			b.Log.Warn().Err(err).Str("consumerGroup", group).Msg("heartbeat: retry topic not created")
 		}
 	}
 	resp := codec.NewResponse(req, codec.Success, "")

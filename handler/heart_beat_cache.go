@@ -1,0 +1,131 @@
+package handler
+
+// The HEART_BEAT fast path's memory (see heart_beat.go): per connection, the
+// last heartbeat accepted on it, so a byte-identical repeat is served
+// without decoding its JSON body or planning its registration again.
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// maxCachedHeartbeatBytes bounds the heartbeat body remembered per
+// connection (8 KiB; a Java client with a few groups sends well under
+// 2 KiB). A larger heartbeat always takes the full path and leaves nothing
+// behind, so the cache holds at most this much body per open connection.
+const maxCachedHeartbeatBytes = 8 << 10
+
+// acceptedHeartbeat is the last heartbeat accepted on one connection:
+// an owned copy of its body, the remoting header fields that went into its
+// ClientChannel (language, version), the registration planned from it (its
+// Channel carries the connection, clientID and remote address; its
+// LastUpdateMillis is unused) and what the plan skipped. Immutable once
+// stored, so any goroutine holding the pointer may read it.
+type acceptedHeartbeat struct {
+	body     []byte
+	language string
+	version  int32
+	reg      Heartbeat
+	skipped  skippedEntries
+}
+
+// heartbeatCache maps connection IDs (remoting Conn.ID) to the last
+// heartbeat accepted on that connection. The handler only reads and writes
+// its own connection's entry, and every gnet event loop may run handlers,
+// so the map is guarded by mu; entries are replaced, never modified.
+// onConnClose drops a closed connection's entry.
+type heartbeatCache struct {
+	mu     sync.Mutex
+	byConn map[uint64]*acceptedHeartbeat
+	// remembered counts remember calls, i.e. heartbeats that took the full
+	// path and were accepted (tests tell the two paths apart by it).
+	remembered int
+}
+
+func newHeartbeatCache() *heartbeatCache {
+	return &heartbeatCache{byConn: make(map[uint64]*acceptedHeartbeat)}
+}
+
+// match returns the heartbeat remembered for connID when req repeats it
+// byte for byte (body, language and version), or nil.
+func (hc *heartbeatCache) match(connID uint64, req *codec.Command) *acceptedHeartbeat {
+	hc.mu.Lock()
+	e := hc.byConn[connID]
+	hc.mu.Unlock()
+	if e == nil || e.version != req.Version || e.language != req.Language || !bytes.Equal(e.body, req.Body) {
+		return nil
+	}
+	return e
+}
+
+// remember records reg, planned from req and registered over connID, as the
+// connection's last accepted heartbeat. A body above
+// maxCachedHeartbeatBytes forgets the connection's entry instead. reg's
+// subscriptions are normalized (normalizeSubscriptions) in the copy kept.
+func (hc *heartbeatCache) remember(connID uint64, req *codec.Command, reg Heartbeat, skipped skippedEntries) {
+	if len(req.Body) > maxCachedHeartbeatBytes {
+		hc.mu.Lock()
+		delete(hc.byConn, connID)
+		hc.remembered++
+		hc.mu.Unlock()
+		return
+	}
+	e := &acceptedHeartbeat{body: bytes.Clone(req.Body), language: req.Language, version: req.Version,
+		reg: reg, skipped: skipped}
+	e.reg.Consumers = make([]ConsumerRegistration, len(reg.Consumers))
+	for i, cr := range reg.Consumers {
+		cr.Subscriptions = normalizeSubscriptions(cr.Subscriptions)
+		e.reg.Consumers[i] = cr
+	}
+	hc.mu.Lock()
+	hc.byConn[connID] = e
+	hc.remembered++
+	hc.mu.Unlock()
+}
+
+// forget drops connID's entry, if any.
+func (hc *heartbeatCache) forget(connID uint64) {
+	hc.mu.Lock()
+	delete(hc.byConn, connID)
+	hc.mu.Unlock()
+}
+
+// stats returns the number of connections with an entry and the
+// remembered count (tests).
+func (hc *heartbeatCache) stats() (entries, remembered int) {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	return len(hc.byConn), hc.remembered
+}
+
+// normalizeSubscriptions returns subs with one entry per topic, the last
+// one of each (what putConsumerLocked keeps), in first-seen order: subs
+// itself when its topics are already distinct, else a new slice.
+// ClientTable.RefreshHeartbeat relies on distinct topics to compare a
+// group's subscriptions with a registration without building a map.
+func normalizeSubscriptions(subs []Subscription) []Subscription {
+	seen := make(map[string]int, len(subs))
+	dup := false
+	for _, s := range subs {
+		if _, ok := seen[s.Topic]; ok {
+			dup = true
+		}
+		seen[s.Topic] = 0
+	}
+	if !dup {
+		return subs
+	}
+	clear(seen)
+	out := make([]Subscription, 0, len(subs))
+	for _, s := range subs {
+		if i, ok := seen[s.Topic]; ok {
+			out[i] = s
+			continue
+		}
+		seen[s.Topic] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
