@@ -3,6 +3,7 @@ package codec
 import (
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // internedStrings holds ext keys and language names that appear in almost
@@ -251,7 +252,10 @@ const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string the way fastjson writes it:
 // '"' and '\\' escaped, control bytes below 0x20 escaped, everything else
-// (non-ASCII included) raw.
+// (non-ASCII included) raw. A byte that is not part of a valid UTF-8
+// sequence (a remark can quote request bytes that are not UTF-8) is written
+// as U+FFFD, as a Java broker would (its strings are decoded from UTF-8),
+// so the output is always UTF-8 as RFC 8259 requires.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); i++ {
@@ -259,6 +263,14 @@ func appendJSONString(dst []byte, s string) []byte {
 		switch {
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, "\uFFFD"...)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size - 1
 		case c >= 0x20:
 			dst = append(dst, c)
 		case c == '\n':
