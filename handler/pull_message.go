@@ -30,7 +30,8 @@ package handler
 // suggestWhichBrokerId (0), nextBeginOffset, minOffset, maxOffset.
 // TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable;
 // SYSTEM_ERROR (1) header errors, queueId out of range, read failure;
-// REQUEST_CODE_NOT_SUPPORTED (3) for SQL92; SUBSCRIPTION_PARSE_FAILED (23);
+// SUBSCRIPTION_GROUP_NOT_EXIST (26) consumerGroup not a legal group name
+// (codec.ValidateGroup); REQUEST_CODE_NOT_SUPPORTED (3) for SQL92; SUBSCRIPTION_PARSE_FAILED (23);
 // SYSTEM_BUSY (2) reader queue full; POLLING_FULL (209) registry full.
 
 import (
@@ -63,6 +64,14 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 	}
 	if h.QueueID < 0 || h.QueueID >= meta.ReadQueueNums {
 		respondCode(c, req, codec.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		return
+	}
+	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
+		// A Java broker's findSubscriptionGroupConfig returns null for an
+		// illegal group name. Checked before the group reaches the store
+		// (offset commit) or a metrics label (Prometheus panics on a label
+		// that is not UTF-8).
+		respondCode(c, req, codec.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
 		return
 	}
 	expType, exp := h.ExpressionType, h.Subscription
