@@ -40,8 +40,8 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	if j.filter != nil {
 		peers = b.polls.wantsOf(group, s.topic, s.queueID)
 	}
-	handedOff := false
-	for !handedOff && remaining > 0 && next < maxOff && scanned < b.pop.maxScanPerQueue && len(o.body) < b.pop.maxPopBytes {
+	handedOff, full := false, false
+	for !handedOff && !full && remaining > 0 && next < maxOff && scanned < b.pop.maxScanPerQueue && len(o.body) < b.pop.maxPopBytes {
 		want := remaining
 		if j.filter != nil {
 			want = min(256, b.pop.maxScanPerQueue-scanned)
@@ -76,6 +76,12 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 					break
 				}
 				continue
+			}
+			if len(o.body) > 0 && len(o.body)+len(rec) > b.pop.maxPopBytes {
+				// It would take the reply past maxPopBytes (and a client's
+				// frame limit): left for the next POP.
+				next, full = m.QueueOffset, true
+				break
 			}
 			if ckStart < 0 {
 				ckStart = m.QueueOffset

@@ -30,7 +30,9 @@ type popSettings struct {
 	// queue while filtering by tag before it gives up for this round
 	// (RocketMQ scans up to ~800 consume-queue units); progress is kept.
 	maxScanPerQueue int
-	// maxPopBytes bounds the body of one POP/PULL response, bytes.
+	// maxPopBytes bounds the body of one POP/PULL response, bytes (a
+	// single message larger than it is still sent alone). The default
+	// leaves maxReplyHeadroom below a client's 16 MiB frame limit.
 	maxPopBytes int
 	// retryTopicV2 names new pop retry topics %RETRY%group+topic
 	// (enableRetryTopicV2); false uses %RETRY%group_topic. POP reads both.
@@ -59,6 +61,14 @@ type popSettings struct {
 	hooks *popHooks
 }
 
+// maxReplyHeadroom is what a POP or PULL reply may need beyond its stored
+// records, bytes: the length prefixes and the JSON header (offset info of
+// at most 32 messages), and POP's re-encoding of each record (POP_CK and
+// 1ST_POP_TIME properties, a retry copy's original topic). RocketMQ's
+// clients refuse a frame above 16 MiB, length prefix included
+// (NettyDecoder, com.rocketmq.remoting.frameMaxLength).
+const maxReplyHeadroom = 256 << 10
+
 // popHooks are test-only injection points of the POP path (nil pointers in
 // production). Set them before the request they should affect is sent.
 type popHooks struct {
@@ -79,7 +89,7 @@ func defaultPopSettings() popSettings {
 		readers:           4,
 		readerQueue:       10000,
 		maxScanPerQueue:   4096,
-		maxPopBytes:       16 << 20,
+		maxPopBytes:       16<<20 - maxReplyHeadroom,
 		retryTopicV2:      true,
 		maxReconsumeTimes: 16,
 		reviveInterval:    500 * time.Millisecond,

@@ -157,7 +157,8 @@ func (j *pullJob) run() {
 		}
 		want := min(max(int(h.MaxMsgNums), 1), maxPullBatch)
 		next = off
-		for scanned := 0; found < want && next < maxOff && scanned < b.pop.maxScanPerQueue; {
+		full := false
+		for scanned := 0; !full && found < want && next < maxOff && scanned < b.pop.maxScanPerQueue; {
 			recs, nxt, err := st.ReadMessages(h.Topic, h.QueueID, next, want-found, limit-len(body))
 			if err != nil {
 				respondCode(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
@@ -173,6 +174,10 @@ func (j *pullJob) run() {
 				m, _, err := codec.UnsafeDecodeMessage(rec)
 				if err != nil || !j.filter.matchProps(m.Properties) {
 					continue
+				}
+				if len(body) > 0 && len(body)+len(rec) > limit {
+					next, full = m.QueueOffset, true // left for the next PULL
+					break
 				}
 				body = append(body, rec...)
 				found++
