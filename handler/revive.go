@@ -161,23 +161,34 @@ func (r *reviver) pass() int {
 		b.metrics.reviveLagMillis.Set(0)
 		return 0
 	}
-	items := make([]reviveItem, len(cks))
-	for i := range cks {
-		items[i] = r.plan(cks[i])
-	}
-	if err := r.commit(items); err != nil {
-		b.Log.Error().Err(err).Int("checkpoints", len(items)).Msg("revive: pass not written, retrying later")
-		r.noteDurable(low)
-		return 0
-	}
-	for i := range items {
-		if items[i].rescheduledAt != 0 {
-			r.noteDurable(items[i].rescheduledAt)
+	// Planned a chunk at a time and each chunk written before the next is
+	// planned: a plan holds a full retry copy, so planning the whole pass
+	// first held up to reviveBatch copies of messages up to 4 MiB each.
+	items := make([]reviveItem, 0, min(len(cks), reviveChunkItems))
+	for done := 0; done < len(cks); {
+		items = items[:0]
+		bytes := 0
+		for done < len(cks) && len(items) < reviveChunkItems && bytes < reviveChunkBytes {
+			it := r.plan(cks[done])
+			done++
+			bytes += len(it.plan.record)
+			items = append(items, it)
 		}
+		if err := r.commitChunk(items); err != nil {
+			b.Log.Error().Err(err).Int("checkpoints", len(cks)-done+len(items)).Msg("revive: pass not written, retrying later")
+			r.noteDurable(low)
+			return 0
+		}
+		for i := range items {
+			if items[i].rescheduledAt != 0 {
+				r.noteDurable(items[i].rescheduledAt)
+			}
+		}
+		r.account(items)
+		clear(items) // drop the retry copies before planning the next chunk
 	}
 	r.cursor = cks[len(cks)-1].Key.VisibleAtMillis
 	b.metrics.reviveLagMillis.Set(float64(max(upper-r.cursor, 0)))
-	r.account(items)
 	return len(cks)
 }
 
@@ -256,25 +267,17 @@ func (r *reviver) ensureTopic(name string, create func() error) error {
 // errReviveStopped: the broker is closing.
 var errReviveStopped = errors.New("handler: revive stopped")
 
-// commit writes the pass in chunks of reviveChunkItems, each one
-// background-lane op, and waits for each.
-func (r *reviver) commit(items []reviveItem) error {
-	for len(items) > 0 {
-		n := min(len(items), reviveChunkItems)
-		if err := r.commitChunk(items[:n]); err != nil {
-			return err
-		}
-		items = items[n:]
-	}
-	return nil
-}
-
 // reviveChunkItems bounds the checkpoints revived by one writer op. Chunks
-// are written one after another, so a batch holds at most one of them and a
+// are planned and written one after another, so a batch holds at most one of them and a
 // large revive pass delays an ACK by one small op, not by the whole pass.
 // Each item is atomic on its own (retry copy + checkpoint delete), so a pass
 // that fails after some chunks leaves only unrevived checkpoints behind.
 const reviveChunkItems = 64
+
+// reviveChunkBytes also closes a chunk once its retry copies reach this
+// many bytes (the writer's default --batch-max-bytes), so a pass holds at
+// most about this much planned data, plus one message, at a time.
+const reviveChunkBytes = 8 << 20
 
 // commitChunk writes one chunk as one background-lane op and waits for it.
 func (r *reviver) commitChunk(items []reviveItem) error {
