@@ -28,16 +28,22 @@ all: build
 deps:
 	@if ! pkg-config --exists rocksdb 2>/dev/null || [ ! -f /usr/include/rocksdb/c.h ]; then \
 		echo "installing librocksdb-dev"; \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y librocksdb-dev pkg-config; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y librocksdb-dev pkg-config; \
 	fi
+	@v=$$(pkg-config --modversion rocksdb 2>/dev/null); case "$$v" in \
+		7.8.*) ;; \
+		*) echo "warning: RocksDB $${v:-of unknown version} found; grocksdb v1.7.14 is built for 7.8 (Debian bookworm's librocksdb-dev 7.8.3) and may not compile against it" >&2 ;; \
+	esac
 
 ## build: compile bin/popshim.
 build: deps
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 ## run: build and serve with data in ./data (Ctrl-C stops it gracefully).
+## DATA_DIR=dir moves the data; SERVE_ARGS='--flag=value ...' adds serve flags.
 run: build
-	./$(BIN) serve --data-dir $(DATA_DIR)
+	./$(BIN) serve --data-dir $(DATA_DIR) $(SERVE_ARGS)
 
 ## test: vet, race-enabled unit tests, a short run of every fuzz target, interop.
 test: deps vet unit fuzz-quick

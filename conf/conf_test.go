@@ -216,3 +216,28 @@ func TestPprofNeedsMetricsListen(t *testing.T) {
 	c.MetricsListen = "127.0.0.1:0"
 	require.NotContains(t, fmt.Sprint(c.Validate()), "--pprof")
 }
+
+// TestBrokerIPFollowsListenHost: without --broker-ip, a broker bound to one
+// address advertises that address; a wildcard or host-name listen falls
+// back to detection, and --broker-ip always wins.
+func TestBrokerIPFollowsListenHost(t *testing.T) {
+	c, err := parse(t, []string{"--listen=127.0.0.1:32911"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1", c.BrokerIP)
+	require.Equal(t, "127.0.0.1:32911", c.BrokerAddr())
+
+	c, err = parse(t, []string{"--listen=127.0.0.1:32911", "--broker-ip=10.1.2.3"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "10.1.2.3", c.BrokerIP)
+
+	c, err = parse(t, nil, map[string]string{"POPSHIM_LISTEN": "[::1]:10911"})
+	require.NoError(t, err)
+	require.Equal(t, "::1", c.BrokerIP)
+
+	for _, listen := range []string{":10911", "0.0.0.0:10911", "[::]:10911", "localhost:10911"} {
+		c, err = parse(t, []string{"--listen=" + listen}, nil)
+		require.NoError(t, err)
+		require.Equal(t, DetectBrokerIP(), c.BrokerIP, listen)
+	}
+	require.Equal(t, "", ListenBrokerIP("no-port"))
+}

@@ -68,7 +68,8 @@ type Config struct {
 	// default "DefaultCluster".
 	ClusterName string
 	// BrokerIP is the address clients are told to connect to (brokerIP1).
-	// Empty: the first non-loopback IPv4 address of this host, else
+	// Empty: the --listen host when it is one IP address (ListenBrokerIP),
+	// else the first non-loopback IPv4 address of this host, else
 	// 127.0.0.1 (filled in by Load). --broker-ip.
 	BrokerIP string
 	// AutoCreateTopic creates unknown topics on first SEND

@@ -34,7 +34,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "largest message body accepted on SEND, bytes")
 	fs.StringVar(&c.BrokerName, "broker-name", c.BrokerName, "broker name (brokerName), part of every receipt handle")
 	fs.StringVar(&c.ClusterName, "cluster-name", c.ClusterName, "cluster name (brokerClusterName)")
-	fs.StringVar(&c.BrokerIP, "broker-ip", c.BrokerIP, "advertised broker IP (brokerIP1); empty = first non-loopback IPv4, else 127.0.0.1")
+	fs.StringVar(&c.BrokerIP, "broker-ip", c.BrokerIP, "advertised broker IP (brokerIP1); empty = the --listen host when it is one IP address, else the first non-loopback IPv4, else 127.0.0.1")
 	fs.BoolVar(&c.AutoCreateTopic, "auto-create-topic", c.AutoCreateTopic, "create unknown topics on first SEND (autoCreateTopicEnable)")
 	fs.IntVar(&c.DefaultTopicQueueNums, "default-topic-queue-nums", c.DefaultTopicQueueNums, "queue count of auto-created topics (defaultTopicQueueNums)")
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long messages are kept (fileReservedTime)")
@@ -88,9 +88,29 @@ func (c *Config) Load(fs *pflag.FlagSet, lookup func(string) (string, bool)) err
 		return fmt.Errorf("conf: bad environment: %s", strings.Join(errs, "; "))
 	}
 	if c.BrokerIP == "" {
+		c.BrokerIP = ListenBrokerIP(c.Listen)
+	}
+	if c.BrokerIP == "" {
 		c.BrokerIP = DetectBrokerIP()
 	}
 	return c.Validate()
+}
+
+// ListenBrokerIP returns the IP of listen (host:port) when it names one
+// specific address, e.g. "127.0.0.1" for "127.0.0.1:10911", and "" when the
+// host is empty, unspecified (0.0.0.0, ::), a name, or listen does not parse:
+// a broker bound to one address is reachable only there, so that is the
+// address to advertise (brokerIP1) when --broker-ip is not given.
+func ListenBrokerIP(listen string) string {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return ""
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || ip.IsUnspecified() {
+		return ""
+	}
+	return ip.String()
 }
 
 // DetectBrokerIP returns the first non-loopback, non-link-local IPv4
