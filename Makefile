@@ -52,6 +52,7 @@ test: deps vet unit fuzz-quick
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@if ! $(GO) mod tidy -diff >/dev/null 2>&1; then echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; fi
 	$(GO) vet ./...
 
 unit:
