@@ -95,8 +95,18 @@ const (
 	RequestGetAllTopicConfig int32 = 21
 	// RequestGetBrokerRuntimeInfo is GET_BROKER_RUNTIME_INFO (28).
 	RequestGetBrokerRuntimeInfo int32 = 28
+	// RequestUpdateAndCreateSubscriptionGroup is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200); body SubscriptionGroupConfig.
+	RequestUpdateAndCreateSubscriptionGroup int32 = 200
 	// RequestGetAllSubscriptionGroupConfig is GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201).
 	RequestGetAllSubscriptionGroupConfig int32 = 201
+	// RequestDeleteSubscriptionGroup is DELETE_SUBSCRIPTIONGROUP (207).
+	RequestDeleteSubscriptionGroup int32 = 207
+	// RequestUpdateAndCreateSubscriptionGroupList is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225);
+	// body {"groupConfigList":[SubscriptionGroupConfig...]}.
+	RequestUpdateAndCreateSubscriptionGroupList int32 = 225
+	// RequestDeleteSubscriptionGroupList is DELETE_SUBSCRIPTION_GROUP_LIST (5003);
+	// body {"cleanOffset":bool,"groupNameList":[...]}.
+	RequestDeleteSubscriptionGroupList int32 = 5003
 	// RequestDeleteTopicInBroker is DELETE_TOPIC_IN_BROKER (215).
 	RequestDeleteTopicInBroker int32 = 215
 	// RequestGetTopicConfig is GET_TOPIC_CONFIG (351).
@@ -161,8 +171,12 @@ var requestNames = map[int32]string{
 	RequestPollingInfo: "POLLING_INFO", RequestPopRollback: "POP_ROLLBACK",
 	RequestBatchAckMessage: "BATCH_ACK_MESSAGE", RequestUpdateAndCreateTopic: "UPDATE_AND_CREATE_TOPIC",
 	RequestGetAllTopicConfig: "GET_ALL_TOPIC_CONFIG", RequestGetBrokerRuntimeInfo: "GET_BROKER_RUNTIME_INFO",
-	RequestGetAllSubscriptionGroupConfig: "GET_ALL_SUBSCRIPTIONGROUP_CONFIG",
-	RequestDeleteTopicInBroker:           "DELETE_TOPIC_IN_BROKER", RequestGetTopicConfig: "GET_TOPIC_CONFIG",
+	RequestGetAllSubscriptionGroupConfig:        "GET_ALL_SUBSCRIPTIONGROUP_CONFIG",
+	RequestUpdateAndCreateSubscriptionGroup:     "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP",
+	RequestDeleteSubscriptionGroup:              "DELETE_SUBSCRIPTIONGROUP",
+	RequestUpdateAndCreateSubscriptionGroupList: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST",
+	RequestDeleteSubscriptionGroupList:          "DELETE_SUBSCRIPTION_GROUP_LIST",
+	RequestDeleteTopicInBroker:                  "DELETE_TOPIC_IN_BROKER", RequestGetTopicConfig: "GET_TOPIC_CONFIG",
 	RequestGetSubscriptionGroupConfig: "GET_SUBSCRIPTIONGROUP_CONFIG", RequestRegisterBroker: "REGISTER_BROKER",
 	RequestUnregisterBroker: "UNREGISTER_BROKER", RequestGetRouteInfoByTopic: "GET_ROUTEINFO_BY_TOPIC",
 	RequestGetBrokerClusterInfo: "GET_BROKER_CLUSTER_INFO", RequestGetAllTopicListFromNameServer: "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",

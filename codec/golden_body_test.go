@@ -2,6 +2,8 @@ package codec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -54,6 +56,25 @@ func describeBody(t *testing.T, kind string, b []byte) ([]string, []byte) {
 		}
 		add("HeartbeatData: %+v", h)
 		return out, nil
+	case "subgroup":
+		c, err := DecodeSubscriptionGroupConfig(b)
+		if err != nil {
+			t.Fatalf("DecodeSubscriptionGroupConfig: %v", err)
+		}
+		return append(out, describeSubscriptionGroup(c)...), AppendSubscriptionGroupConfig(nil, &c)
+	case "subgroup-table":
+		w, err := DecodeSubscriptionGroupWrapper(b)
+		if err != nil {
+			t.Fatalf("DecodeSubscriptionGroupWrapper: %v", err)
+		}
+		add("dataVersion: %+v", w.DataVersion)
+		add("forbiddenTable: %v", w.ForbiddenTable)
+		for _, g := range slices.Sorted(maps.Keys(w.SubscriptionGroupTable)) {
+			for _, l := range describeSubscriptionGroup(w.SubscriptionGroupTable[g]) {
+				add("table %s: %s", g, l)
+			}
+		}
+		return out, AppendSubscriptionGroupWrapper(nil, &w)
 	case "route-legacy":
 		r, err := DecodeTopicRouteData(b)
 		if err != nil {

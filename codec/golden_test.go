@@ -133,7 +133,7 @@ func describeGolden(t *testing.T, g *golden) ([]string, []byte) {
 			return out, AppendFrameBinary(nil, cmd)
 		}
 		return out, AppendFrame(nil, cmd)
-	case "records", "batch":
+	case "records", "batch", "subgroup", "subgroup-table":
 		lines, re := describeBody(t, g.dir["kind"], g.data)
 		return append(out, lines...), re
 	}
