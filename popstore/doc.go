@@ -10,9 +10,10 @@
 //	                                                      → checkpoint value
 //	offsets   group 0x00 topic 0x00 queueId(u32)          → consume offset (i64)
 //	meta      "t/" topic                                  → TopicMeta JSON
-//	          "g/" group                                  → GroupMeta JSON
+//	          "g/" group                                  → GroupMeta as SubscriptionGroupConfig JSON
 //	          "q/" topic 0x00 queueId(u32)                → minOffset(i64) maxOffset(i64)
 //	          "s/phys"                                    → next physical offset (i64)
+//	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
 //
 // A message value is RocketMQ's stored-message record (CommitLog layout), so
@@ -37,7 +38,8 @@
 //
 // # Reads
 //
-// MaxOffset, MinOffset, ConsumerOffset, Topic(s), Group(s) are in-memory and
+// MaxOffset, MinOffset, ConsumerOffset, Topic(s), Group(s), GroupNames,
+// GroupTable and GroupsDataVersion are in-memory and
 // safe on the gnet event loop. ReadMessages, ReadMessage,
 // MessageByPhysicalOffset, SearchOffsetByTimestamp, ScanCheckpoints,
 // Checkpoint and MetaValue read RocksDB and must run on a reader goroutine.

@@ -27,6 +27,8 @@ const (
 	metaQueuePrefix = "q/"
 	metaUserPrefix  = "x/"
 	metaPhysKey     = "s/phys"
+	// metaGroupsVersionKey holds the group table's version stamp (groupsVersion).
+	metaGroupsVersionKey = "s/groups"
 )
 
 // checkName reports ErrBadName for names that would make keys ambiguous.

@@ -119,6 +119,9 @@ type Store struct {
 	offsets map[offsetID]int64
 	topics  map[string]TopicMeta
 	groups  map[string]GroupMeta
+	// groupsVer is the committed group table version; written by publish
+	// under both serialMu and mu, so a Txn holding serialMu may read it.
+	groupsVer groupsVersion
 
 	closeMu sync.RWMutex // held shared by reads, exclusively by Close
 	closed  bool
@@ -213,6 +216,7 @@ func Open(opts Options) (*Store, error) {
 	s.wo.SetSync(true)
 	s.wo.DisableWAL(false)
 	s.ro = grocksdb.NewDefaultReadOptions()
+	s.groupsVer.timestampMillis = s.now() // until a stored version is loaded
 	if err := s.load(); err != nil {
 		s.closeDB()
 		return nil, err
@@ -256,10 +260,16 @@ func (s *Store) load() error {
 				return fmt.Errorf("popstore: corrupt topic %q: %w", ks[2:], err)
 			}
 			s.topics[m.TopicName] = m
+		case ks == metaGroupsVersionKey:
+			gv, ok := decodeGroupsVersion(v)
+			if !ok {
+				return fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaGroupsVersionKey, len(v))
+			}
+			s.groupsVer = gv
 		case len(ks) > 2 && ks[:2] == metaGroupPrefix:
-			var g GroupMeta
-			if err := json.Unmarshal(v, &g); err != nil {
-				return fmt.Errorf("popstore: corrupt group %q: %w", ks[2:], err)
+			g, err := decodeGroupMeta(ks[2:], v)
+			if err != nil {
+				return err
 			}
 			s.groups[g.GroupName] = g
 		}

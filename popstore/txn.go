@@ -33,6 +33,8 @@ type Txn struct {
 	offsets  map[offsetID]offsetOverlay
 	topics   map[string]*TopicMeta // nil value: deleted
 	groups   map[string]*GroupMeta // nil value: deleted
+	gver     groupsVersion         // valid when gverSet: the group table version after this Txn
+	gverSet  bool
 	scratch  []byte
 }
 

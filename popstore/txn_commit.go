@@ -219,6 +219,9 @@ func (t *Txn) publish() {
 				s.groups[name] = *g
 			}
 		}
+		if t.gverSet {
+			s.groupsVer = t.gver
+		}
 		s.mu.Unlock()
 	}
 	if fn := s.onApp.Load(); fn != nil {
