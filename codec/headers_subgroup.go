@@ -53,10 +53,10 @@ func (h DeleteSubscriptionGroupRequestHeader) Encode(c *Command) {
 // ignore the paging fields and answer the whole table (see
 // GetAllSubscriptionGroupResponseHeader).
 type GetAllSubscriptionGroupRequestHeader struct {
-	GroupSeq       int32  // first table index (name order) wanted; valid when HasGroupSeq
-	HasGroupSeq    bool   //
-	MaxGroupNum    int32  // page size the client wants (5.5 client: 2000); valid when HasMaxGroupNum
-	HasMaxGroupNum bool   //
+	GroupSeq       int32 // first table index (name order) wanted; valid when HasGroupSeq
+	HasGroupSeq    bool
+	MaxGroupNum    int32 // page size the client wants (5.5 client: 2000); valid when HasMaxGroupNum
+	HasMaxGroupNum bool
 	DataVersion    string // DataVersion JSON of the previous page, "" on the first
 }
 

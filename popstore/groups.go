@@ -24,17 +24,17 @@ import (
 // empty Attributes map is kept as nil in memory (written as {}).
 type GroupMeta struct {
 	GroupName                      string
-	ConsumeEnable                  bool  // false: POP/PULL answer NO_PERMISSION
-	ConsumeFromMinEnable           bool  //
-	ConsumeBroadcastEnable         bool  //
+	ConsumeEnable                  bool // false: POP/PULL answer NO_PERMISSION
+	ConsumeFromMinEnable           bool
+	ConsumeBroadcastEnable         bool
 	ConsumeMessageOrderly          bool  // read by the proxy to choose FIFO
 	RetryQueueNums                 int32 // queues of %RETRY%<group>
 	RetryMaxTimes                  int32 // redeliveries before the DLQ
-	BrokerId                       int64 //
-	WhichBrokerWhenConsumeSlowly   int64 //
-	NotifyConsumerIdsChangedEnable bool  //
-	GroupSysFlag                   int32 //
-	ConsumeTimeoutMinute           int32 //
+	BrokerId                       int64
+	WhichBrokerWhenConsumeSlowly   int64
+	NotifyConsumerIdsChangedEnable bool
+	GroupSysFlag                   int32
+	ConsumeTimeoutMinute           int32
 	Attributes                     map[string]string
 	GroupRetryPolicy               codec.GroupRetryPolicy         // Type "" reads as CUSTOMIZED
 	SubscriptionDataSet            []codec.SimpleSubscriptionData // nil: Java null
