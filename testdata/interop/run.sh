@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Real-client interop suite: the Apache RocketMQ Java client (Maven, JUnit 5) and rocketmq-client-go v2
-# against a freshly built popshim.
+# against a freshly built popshim; rocketmq-proxy 5.5.0 in cluster mode in front of popshim with the v5
+# gRPC clients (Java and Go); a cluster of two popshim brokers under an Apache name server; mqadmin.
 #
-# Usage: testdata/interop/run.sh [java|go|all]          (default all)
+# Usage: testdata/interop/run.sh [java|go|proxy|cluster|mqadmin|all]     (default all)
+#   java     Java remoting client 5.5.0 against popshim (testdata/interop/java)
+#   go       rocketmq-client-go v2 against popshim (testdata/interop/go)
+#   proxy    popshim (embedded name server) + rocketmq-proxy: rocketmq-client-java 5.x (testdata/interop/proxy,
+#            P*Test) and the Go v5 client (testdata/interop/gov5, its own Go module)
+#   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
+#            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: subscription groups, deleteTopic (mqadmin_test.sh)
 # Env:   INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
+#        INTEROP_PROXY_TESTS=P1*  the same for the proxy suite (INTEROP_CLUSTER_TESTS for the cluster suite)
 #        INTEROP_KEEP=1           keep the work directory (popshim logs, data, client logs)
 #        POPSHIM_BIN=path         use this popshim binary instead of building one (make interop does)
 #        POPSHIM_EXTRA_ARGS="…"   extra flags for every `popshim serve` the Java suite starts
@@ -17,7 +26,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 what=${1:-all}
-case "$what" in java|go|all) ;; *) echo "usage: $0 [java|go|all]" >&2; exit 2 ;; esac
+case "$what" in java|go|proxy|cluster|mqadmin|all) ;; *) echo "usage: $0 [java|go|proxy|cluster|mqadmin|all]" >&2; exit 2 ;; esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/popshim-interop.XXXXXX")
 mkdir -p "$work/pids"
@@ -46,6 +55,44 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# Apache RocketMQ parts (jar cache, free ports, start_bg/stop_bg with pid files in $work/pids)
+# shellcheck source=rmq.sh
+. "$here/rmq.sh"
+
+# surefire_summary DIR LABEL: one plain line from surefire's XML reports (mvn -q hides its own summary)
+surefire_summary() {
+  python3 - "$1" "$2" <<'PY' || true
+import glob, sys, xml.etree.ElementTree as ET
+t = f = e = s = 0
+for p in glob.glob(sys.argv[1] + "/TEST-*.xml"):
+    r = ET.parse(p).getroot()
+    t += int(r.get("tests", 0)); f += int(r.get("failures", 0)); e += int(r.get("errors", 0)); s += int(r.get("skipped", 0))
+print(f"{sys.argv[2]}: {t - f - e - s} passed, {f + e} failed, {s} skipped")
+PY
+}
+
+# popshim_script NAME PORT ARGS...: writes $work/NAME/start.sh, which starts popshim NAME on
+# 127.0.0.1:PORT with its data in $work/NAME/data (kept across starts), a new log file per start, pid in
+# $work/pids/NAME.pid, and waits until it listens; prints the script's path. The cluster suite runs it
+# again to restart a killed broker.
+popshim_script() {
+  local name=$1 port=$2 dir=$work/$1 q
+  shift 2
+  mkdir -p "$dir/data"
+  # shellcheck disable=SC2086
+  q=$(printf '%q ' "$bin" serve --listen "127.0.0.1:$port" --broker-ip 127.0.0.1 \
+    --metrics-listen "127.0.0.1:$(free_port)" --data-dir "$dir/data" --log-format console ${POPSHIM_EXTRA_ARGS:-} "$@")
+  {
+    echo '#!/usr/bin/env bash'
+    echo 'set -euo pipefail'
+    echo "work=$(printf '%q' "$work")"
+    echo ". $(printf '%q' "$here/rmq.sh")"
+    echo "n=\$(find $(printf '%q' "$dir") -maxdepth 1 -name 'popshim-*.log' | wc -l)"
+    echo "start_bg $name $(printf '%q' "$dir")/popshim-\$n.log $q >/dev/null"
+    echo "wait_port $port 30 $name"
+  } >"$dir/start.sh"
+  echo "$dir/start.sh"
+}
 
 start=$(date +%s)
 if [ -n "${POPSHIM_BIN:-}" ]; then
@@ -93,6 +140,101 @@ if [ "$what" = go ] || [ "$what" = all ]; then
     failed+=(go)
     echo "interop: Go suite failed" >&2
   fi
+fi
+
+want() { [ "$what" = "$1" ] || [ "$what" = all ]; }
+
+if want proxy; then
+  t0=$(date +%s)
+  echo "interop: proxy suite (rocketmq-proxy $RMQ_VERSION in cluster mode on popshim; rocketmq-client-java, Go v5 client)"
+  ok=1
+  bp=$(free_port); np=$(free_port); gp=$(free_port); rp=$(free_port)
+  rm -rf "$here/proxy/target/surefire-reports"
+  if bash "$(popshim_script popshim-p "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-p \
+      && rmq_proxy proxy-p "127.0.0.1:$np" "$gp" "$rp"; then
+    echo "interop: proxy on 127.0.0.1:$gp (jars: $(rmq_jars proxy)), popshim on 127.0.0.1:$bp, name server 127.0.0.1:$np"
+    mvn_args=(-B -q -f "$here/proxy/pom.xml" "-Dtest=${INTEROP_PROXY_TESTS:-P*Test}" -Dsurefire.failIfNoSpecifiedTests=false
+      "-Dinterop.proxy=127.0.0.1:$gp" "-Dinterop.namesrv=127.0.0.1:$np"
+      "-Dinterop.logs=$work/popshim-p/popshim-0.log:$work/proxy-p/proxy.out:$work/proxy-p/logs/rocketmqlogs/proxy.log")
+    mvn "${mvn_args[@]}" test || { ok=0; echo "interop: proxy Java suite failed; per-class output: $here/proxy/target/surefire-reports/" >&2; }
+    surefire_summary "$here/proxy/target/surefire-reports" proxy-java-interop
+    # The Go test needs an existing topic (through an Apache name server a v5 producer cannot create one).
+    gotopic=gov5_$(date +%s)
+    if "$here/mqadmin.sh" -n "127.0.0.1:$np" updateTopic -c DefaultCluster -t "$gotopic" -r 4 -w 4 >"$work/gov5-topic.log" 2>&1 \
+        && (cd "$here/gov5" && INTEROP_PROXY="127.0.0.1:$gp" INTEROP_TOPIC="$gotopic" \
+          go test -count=1 -timeout 5m -v -run 'TestV5' . >"$work/gov5-test.log" 2>&1); then
+      grep -E '^(--- |ok|FAIL)' "$work/gov5-test.log" || true
+      echo "proxy-go-interop: 1 passed, 0 failed"
+    else
+      ok=0
+      grep -E '^(--- |ok|FAIL)|_test.go:[0-9]+:' "$work/gov5-test.log" 2>/dev/null | head -20 || true
+      echo "proxy-go-interop: 0 passed, 1 failed (go test log: $work/gov5-test.log, topic creation: $work/gov5-topic.log)"
+    fi
+  else
+    ok=0
+    echo "interop: could not start popshim and the proxy (logs under $work/popshim-p, $work/proxy-p)" >&2
+  fi
+  stop_bg proxy-p 20
+  stop_bg popshim-p 20
+  [ "$ok" = 1 ] || failed+=(proxy)
+  echo "interop: proxy suite took $(( $(date +%s) - t0 )) s"
+fi
+
+if want cluster; then
+  t0=$(date +%s)
+  echo "interop: cluster suite (Apache name server $RMQ_VERSION, two popshim brokers, rocketmq-proxy on that name server)"
+  ok=1
+  cns=$(free_port); pa=$(free_port); pb=$(free_port); gp=$(free_port); rp=$(free_port)
+  rm -rf "$here/proxy/target/surefire-reports"
+  sa=$(popshim_script popshim-a "$pa" --namesrv-addr "127.0.0.1:$cns" --broker-name popshim-a --namesrv-listen '')
+  sb=$(popshim_script popshim-b "$pb" --namesrv-addr "127.0.0.1:$cns" --broker-name popshim-b --namesrv-listen '')
+  proxy_up() {
+    rmq_proxy proxy-c "127.0.0.1:$cns" "$gp" "$rp" && return 0
+    # A proxy's first start creates DefaultHeartBeatSyncerTopic with UPDATE_AND_CREATE_TOPIC and checks the
+    # name server for its route right away, three times without a pause; a Java broker registers the topic
+    # before it answers, so that check passes. Counted as a failure, then retried once so that the rest of
+    # the suite still runs (the topic is registered by then).
+    ok=0
+    echo "cluster-interop: FAIL the proxy did not start on the cluster (first start; see $work/proxy-c/proxy.out):" >&2
+    grep -m1 -E 'ProxyException|Exception:' "$work/proxy-c/proxy.out" >&2 || true
+    stop_bg proxy-c 10
+    mv "$work/proxy-c" "$work/proxy-c.first"
+    sleep 2
+    rmq_proxy proxy-c "127.0.0.1:$cns" "$gp" "$rp"
+  }
+  if rmq_namesrv namesrv-c "$cns" && bash "$sa" && bash "$sb" && wait_brokers "$cns" 2 60 && proxy_up; then
+    mvn_args=(-B -q -f "$here/proxy/pom.xml" "-Dtest=${INTEROP_CLUSTER_TESTS:-C*Test}" -Dsurefire.failIfNoSpecifiedTests=false
+      "-Dinterop.proxy=127.0.0.1:$gp" "-Dinterop.namesrv=127.0.0.1:$cns"
+      "-Dinterop.brokers=popshim-a=127.0.0.1:$pa,popshim-b=127.0.0.1:$pb" "-Dinterop.pids=$work/pids"
+      "-Dinterop.start.popshim-a=$sa" "-Dinterop.start.popshim-b=$sb"
+      "-Dinterop.logs=$work/popshim-a/popshim-0.log:$work/popshim-b/popshim-0.log:$work/proxy-c/proxy.out")
+    mvn "${mvn_args[@]}" test || { ok=0; echo "interop: cluster suite failed; per-class output: $here/proxy/target/surefire-reports/" >&2; }
+    surefire_summary "$here/proxy/target/surefire-reports" cluster-interop
+  else
+    ok=0
+    echo "interop: could not start the name server, the brokers and the proxy (logs under $work)" >&2
+  fi
+  stop_bg proxy-c 20
+  stop_bg popshim-a 20
+  stop_bg popshim-b 20
+  stop_bg namesrv-c 20
+  [ "$ok" = 1 ] || failed+=(cluster)
+  echo "interop: cluster suite took $(( $(date +%s) - t0 )) s"
+fi
+
+if want mqadmin; then
+  t0=$(date +%s)
+  echo "interop: mqadmin suite (org.apache.rocketmq:rocketmq-tools $RMQ_VERSION)"
+  bp=$(free_port); np=$(free_port)
+  if bash "$(popshim_script popshim-m "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-m \
+      && rmq_lib tools >/dev/null; then
+    bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || failed+=(mqadmin)
+  else
+    failed+=(mqadmin)
+    echo "mqadmin-interop: could not start popshim or fetch rocketmq-tools" >&2
+  fi
+  stop_bg popshim-m 20
+  echo "interop: mqadmin suite took $(( $(date +%s) - t0 )) s"
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# mqadmin suite: the real org.apache.rocketmq:rocketmq-tools 5.5.0 (through mqadmin.sh) against a name
+# server and its brokers, asserting on mqadmin's output as a RocketMQ operator would read it.
+#
+# Usage: mqadmin_test.sh NAMESRV BROKER_ADDR...   (run.sh starts popshim and passes its addresses)
+#
+#   M1 updateSubGroup -c DefaultCluster -g G -r 3 -q 1: "create subscription group to ADDR success." for
+#      every broker, and getConsumerConfig -g G then shows retryMaxTimes = 3 for every broker
+#   M2 exportMetadata -b ADDR -g (GET_ALL_SUBSCRIPTIONGROUP_CONFIG): G is listed with retryMaxTimes 3
+#   M3 deleteSubGroup -c DefaultCluster -g G: "delete subscription group [G] from broker [ADDR] in cluster
+#      [DefaultCluster] success." for every broker; exportMetadata no longer lists G
+#   M4 updateTopic -c DefaultCluster -t T, topicRoute -t T lists every broker; deleteTopic -c DefaultCluster
+#      -t T prints "delete topic [T] from cluster [DefaultCluster] success."; topicRoute -t T then fails with
+#      CODE: 17 (TOPIC_NOT_EXIST), and still does 5 s later (no route refresh re-creates it)
+#   M5 topicRoute of a topic nobody created fails with CODE: 17
+#
+# Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ns=$1
+shift
+brokers=("$@")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mqadmin-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export MQADMIN_HOME=$tmp/home
+mkdir -p "$MQADMIN_HOME"
+passed=0
+failed=0
+suffix=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+group=mq_cg_$suffix
+topic=mq_t_$suffix
+
+# mq NAME ARGS...: runs mqadmin, output in $tmp/NAME.out / .err, exit code in $tmp/NAME.rc
+mq() {
+  local name=$1
+  shift
+  local rc=0
+  "$here/mqadmin.sh" -n "$ns" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  echo "$rc" >"$tmp/$name.rc"
+}
+rc() { cat "$tmp/$1.rc"; }
+out() { cat "$tmp/$1.out"; }
+show() {
+  echo "    \$ mqadmin $2 (exit $(rc "$1"))"
+  awk '{print "    out: " $0}' "$tmp/$1.out" | head -20
+  grep -v '^\s*at ' "$tmp/$1.err" | awk '{print "    err: " $0}' | head -12
+}
+pass() { passed=$((passed + 1)); echo "  ok   $1"; }
+fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
+
+# check NAME DESCRIPTION CONDITION-COMMAND...: pass when the condition command succeeds
+check() {
+  local label=$1
+  shift
+  if "$@"; then pass "$label"; else fail "$label"; return 1; fi
+}
+
+# M1
+m1() {
+  mq m1_update updateSubGroup -c DefaultCluster -g "$group" -r 3 -q 1
+  [ "$(rc m1_update)" = 0 ] || { show m1_update "updateSubGroup -c DefaultCluster -g $group -r 3 -q 1"; return 1; }
+  local b
+  for b in "${brokers[@]}"; do
+    grep -qF "create subscription group to $b success." "$tmp/m1_update.out" \
+      || { echo "    no 'create subscription group to $b success.'"; show m1_update updateSubGroup; return 1; }
+  done
+  mq m1_get getConsumerConfig -g "$group"
+  local n
+  n=$(grep -cE '^retryMaxTimes +=  3$' "$tmp/m1_get.out")
+  [ "$(rc m1_get)" = 0 ] && [ "$n" = "${#brokers[@]}" ] \
+    || { echo "    want retryMaxTimes = 3 for ${#brokers[@]} broker(s), found $n"; show m1_get "getConsumerConfig -g $group"; return 1; }
+}
+
+# export_has ADDR GROUP RETRY: exportMetadata -b ADDR -g lists GROUP (with retryMaxTimes RETRY), or, with
+# RETRY "absent", does not list it
+export_has() {
+  local addr=$1 g=$2 want=$3 dir=$tmp/export_$RANDOM
+  mq export exportMetadata -b "$addr" -g -f "$dir"
+  [ "$(rc export)" = 0 ] && [ -s "$dir/subscriptionGroup.json" ] \
+    || { show export "exportMetadata -b $addr -g -f $dir"; return 1; }
+  python3 - "$dir/subscriptionGroup.json" "$g" "$want" <<'PY'
+import json, sys
+path, g, want = sys.argv[1:]
+table = json.load(open(path)).get("subscriptionGroupTable") or {}
+c = table.get(g)
+if want == "absent":
+    if c is not None:
+        sys.exit(f"    {g} still listed: {json.dumps(c)}")
+elif c is None:
+    sys.exit(f"    {g} not listed; groups: {sorted(table)[:20]}")
+elif str(c.get("retryMaxTimes")) != want:
+    sys.exit(f"    {g} has retryMaxTimes {c.get('retryMaxTimes')}, want {want}: {json.dumps(c)}")
+PY
+}
+
+m2() {
+  local b
+  for b in "${brokers[@]}"; do export_has "$b" "$group" 3 || return 1; done
+}
+
+m3() {
+  mq m3_delete deleteSubGroup -c DefaultCluster -g "$group"
+  [ "$(rc m3_delete)" = 0 ] || { show m3_delete "deleteSubGroup -c DefaultCluster -g $group"; return 1; }
+  local b
+  for b in "${brokers[@]}"; do
+    grep -qF "delete subscription group [$group] from broker [$b] in cluster [DefaultCluster] success." "$tmp/m3_delete.out" \
+      || { show m3_delete "deleteSubGroup -c DefaultCluster -g $group"; return 1; }
+    export_has "$b" "$group" absent || return 1
+  done
+}
+
+m4() {
+  mq m4_create updateTopic -c DefaultCluster -t "$topic" -r 4 -w 4
+  [ "$(rc m4_create)" = 0 ] || { show m4_create "updateTopic -c DefaultCluster -t $topic"; return 1; }
+  local b ok=0
+  for _ in $(seq 1 20); do   # a broker registers a new topic with its name servers within seconds
+    mq m4_route topicRoute -t "$topic"
+    ok=1
+    for b in "${brokers[@]}"; do grep -qF "\"$b\"" "$tmp/m4_route.out" || ok=0; done
+    [ "$(rc m4_route)" = 0 ] && [ "$ok" = 1 ] && break
+    sleep 1
+  done
+  [ "$ok" = 1 ] || { echo "    topicRoute does not list every broker (${brokers[*]})"; show m4_route "topicRoute -t $topic"; return 1; }
+  mq m4_delete deleteTopic -c DefaultCluster -t "$topic"
+  [ "$(rc m4_delete)" = 0 ] && grep -qF "delete topic [$topic] from cluster [DefaultCluster] success." "$tmp/m4_delete.out" \
+    || { show m4_delete "deleteTopic -c DefaultCluster -t $topic"; return 1; }
+  mq m4_gone topicRoute -t "$topic"
+  [ "$(rc m4_gone)" = 1 ] && grep -q "CODE: 17" "$tmp/m4_gone.err" \
+    || { echo "    want topicRoute to fail with CODE: 17 (TOPIC_NOT_EXIST) after deleteTopic"; show m4_gone "topicRoute -t $topic"; return 1; }
+  sleep 5
+  mq m4_still topicRoute -t "$topic"
+  [ "$(rc m4_still)" = 1 ] && grep -q "CODE: 17" "$tmp/m4_still.err" \
+    || { echo "    the deleted topic came back 5 s later"; show m4_still "topicRoute -t $topic"; return 1; }
+}
+
+m5() {
+  mq m5_route topicRoute -t "never_created_$suffix"
+  [ "$(rc m5_route)" = 1 ] && grep -q "CODE: 17" "$tmp/m5_route.err" \
+    || { echo "    want CODE: 17 (TOPIC_NOT_EXIST) for a topic nobody created"; show m5_route "topicRoute -t never_created_$suffix"; return 1; }
+}
+
+echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
+check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
+check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
+check "M3 deleteSubGroup, then the group is gone" m3
+check "M4 updateTopic, topicRoute, deleteTopic, then topicRoute fails with CODE: 17" m4
+check "M5 topicRoute of an unknown topic fails with CODE: 17" m5
+echo "mqadmin-interop: $passed passed, $failed failed"
+[ "$failed" = 0 ]
