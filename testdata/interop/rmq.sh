@@ -11,8 +11,8 @@
 #   broker   org.apache.rocketmq:rocketmq-broker 5.5.1 with 5.5.0 for the modules 5.5.1 lacks (as
 #            testdata/bench/anchor.sh); only used to check a suite against a Java broker by hand
 #
-# Processes are started with start_bg (own session, pid in $work/pids/NAME.pid) so that run.sh's EXIT
-# trap kills them whatever happens. The caller sets $work.
+# Processes are started with start_bg (setsid: each leads its own process group; pid in
+# $work/pids/NAME.pid), so that run.sh's EXIT trap kills them whatever happens. The caller sets $work.
 
 RMQ_CACHE=${RMQ_CACHE:-$HOME/.cache/popshim-interop/rocketmq}
 RMQ_VERSION=5.5.0
@@ -104,7 +104,7 @@ else:
 PY
 }
 
-# start_bg NAME LOG CMD...: CMD in its own session (so its pid is its process group), output to LOG,
+# start_bg NAME LOG CMD...: CMD under setsid (so its pid is its process group id), output to LOG,
 # pid in $work/pids/NAME.pid; prints the pid.
 start_bg() {
   local name=$1 log=$2

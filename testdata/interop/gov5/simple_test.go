@@ -85,7 +85,6 @@ func (r *received) count(pred func([]delivery) bool) int {
 // receiveUntil receives until done() or the timeout; each message is recorded, then handed to each.
 func receiveUntil(t *testing.T, c rmq.SimpleConsumer, r *received, timeout time.Duration, done func() bool,
 	each func(*rmq.MessageView) error) []*rmq.MessageView {
-	t.Helper()
 	var got []*rmq.MessageView
 	deadline := time.Now().Add(timeout)
 	for !done() && time.Now().Before(deadline) {
