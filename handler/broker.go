@@ -14,6 +14,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -33,7 +34,7 @@ type Broker struct {
 	Log     zerolog.Logger
 	Store   *popstore.Store
 	Writer  *batch.Writer
-	Topics  *TopicTable
+	Topics  *meta.TopicTable
 	Clients *ClientTable
 
 	pop popSettings
@@ -90,7 +91,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	}
 	b.hbLimits = hbLimits
 	b.hbCache = newHeartbeatCache()
-	topics, err := NewTopicTable(cfg, store, w, log)
+	topics, err := meta.NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err
 	}

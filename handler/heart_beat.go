@@ -77,8 +77,10 @@ package handler
 
 import (
 	"fmt"
+
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -92,7 +94,7 @@ func defaultGroupMeta(group string, retryMaxTimes int32) popstore.GroupMeta {
 		ConsumeEnable:                  true,
 		ConsumeFromMinEnable:           true,
 		ConsumeBroadcastEnable:         true,
-		RetryQueueNums:                 retryQueueNums,
+		RetryQueueNums:                 meta.RetryQueueNums,
 		RetryMaxTimes:                  retryMaxTimes,
 		WhichBrokerWhenConsumeSlowly:   1,
 		NotifyConsumerIdsChangedEnable: true,

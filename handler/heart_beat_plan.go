@@ -10,6 +10,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/meta"
 )
 
 // heartbeatLimits are the HEART_BEAT bounds from conf. All are ≥ 1.
@@ -97,7 +98,7 @@ func planHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, sk
 			ConsumeFromWhere: cd.ConsumeFromWhere, Subscriptions: make([]Subscription, 0, len(cd.SubscriptionDataSet)),
 		}
 		for _, s := range cd.SubscriptionDataSet {
-			if err := validateTopicName(s.Topic); err != nil {
+			if err := meta.ValidateTopicName(s.Topic); err != nil {
 				skipped.add("subscription of consumer group "+cd.GroupName, err)
 				continue
 			}

@@ -34,6 +34,7 @@ import (
 	"slices"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -74,16 +75,16 @@ func (b *Broker) assign(q codec.QueryAssignmentRequestBody) []codec.MessageQueue
 	if codec.IsRetryTopic(q.Topic) {
 		return []codec.MessageQueueAssignment{}
 	}
-	meta, ok := b.Topics.Get(q.Topic)
+	tm, ok := b.Topics.Get(q.Topic)
 	if !ok {
 		return nil
 	}
-	mode := RequestMode{Topic: q.Topic, ConsumerGroup: q.ConsumerGroup, Mode: codec.MessageRequestModePop, PopShareQueueNum: defaultPopShareQueueNum}
+	mode := meta.RequestMode{Topic: q.Topic, ConsumerGroup: q.ConsumerGroup, Mode: codec.MessageRequestModePop, PopShareQueueNum: defaultPopShareQueueNum}
 	if m, ok := b.Topics.RequestMode(q.Topic, q.ConsumerGroup); ok {
 		mode = m
 	}
-	queues := int(meta.ReadQueueNums)
-	if meta.Perm&codec.PermRead == 0 {
+	queues := int(tm.ReadQueueNums)
+	if tm.Perm&codec.PermRead == 0 {
 		queues = 0
 	}
 	wrap := func(ids []int) []codec.MessageQueueAssignment {

@@ -42,6 +42,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -102,33 +103,33 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 // sendTargetOf validates topic and queue of a SEND and applies the retry →
 // DLQ diversion. It returns a response code other than SUCCESS to refuse.
 func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) (sendTarget, int32, string) {
-	if err := validateTopicName(h.Topic); err != nil {
+	if err := meta.ValidateTopicName(h.Topic); err != nil {
 		return sendTarget{}, codec.SystemError, err.Error()
 	}
 	if strings.HasPrefix(h.Topic, codec.SystemTopicPrefix) || h.Topic == codec.AutoCreateTopicKey {
 		return sendTarget{}, codec.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", h.Topic)
 	}
-	meta, err := b.Topics.GetOrCreate(h.Topic)
+	tm, err := b.Topics.GetOrCreate(h.Topic)
 	switch {
-	case errors.Is(err, ErrTopicNotExist):
+	case errors.Is(err, meta.ErrTopicNotExist):
 		return sendTarget{}, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)
 	case isBusy(err):
 		return sendTarget{}, codec.SystemBusy, busyRemark
 	case err != nil:
 		return sendTarget{}, codec.SystemError, err.Error()
 	}
-	if meta.Perm&codec.PermWrite == 0 {
+	if tm.Perm&codec.PermWrite == 0 {
 		return sendTarget{}, codec.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", h.Topic)
 	}
 	t := sendTarget{topic: h.Topic, queueID: h.QueueID, props: codec.DeleteProperty(h.Properties, codec.PropertyPopCK)}
-	if limit := max(meta.ReadQueueNums, meta.WriteQueueNums); t.queueID >= limit {
-		return sendTarget{}, codec.InvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]", t.queueID, h.Topic, meta.WriteQueueNums)
+	if limit := max(tm.ReadQueueNums, tm.WriteQueueNums); t.queueID >= limit {
+		return sendTarget{}, codec.InvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]", t.queueID, h.Topic, tm.WriteQueueNums)
 	}
 	if t.queueID < 0 {
-		if meta.WriteQueueNums <= 0 {
+		if tm.WriteQueueNums <= 0 {
 			return sendTarget{}, codec.NoPermission, fmt.Sprintf("topic[%s] has no writable queue", h.Topic)
 		}
-		t.queueID = rand.Int32N(meta.WriteQueueNums)
+		t.queueID = rand.Int32N(tm.WriteQueueNums)
 	}
 	if codec.IsRetryTopic(h.Topic) {
 		group := retryTopicGroup(h.Topic)

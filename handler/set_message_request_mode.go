@@ -19,6 +19,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -51,7 +52,7 @@ func (b *Broker) handleSetMessageRequestMode(c remoting.Conn, req *codec.Command
 		respondCode(c, req, codec.TopicNotExist, "topic "+body.Topic+" not exist")
 		return
 	}
-	m := RequestMode{Topic: body.Topic, ConsumerGroup: body.ConsumerGroup, Mode: body.Mode, PopShareQueueNum: body.PopShareQueueNum}
+	m := meta.RequestMode{Topic: body.Topic, ConsumerGroup: body.ConsumerGroup, Mode: body.Mode, PopShareQueueNum: body.PopShareQueueNum}
 	if err := b.Topics.SetRequestMode(m, func(err error) { respondDone(c, req, err) }); err != nil {
 		respondSubmitError(c, req, err)
 	}

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -139,7 +140,7 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 // as the Java broker's TopicValidator answers; a system topic →
 // INVALID_PARAMETER (29). Event loop; reads the topic table only.
 func (b *Broker) refuseAdminTopic(c remoting.Conn, req *codec.Command, topic string) bool {
-	if err := validateTopicName(topic); err != nil {
+	if err := meta.ValidateTopicName(topic); err != nil {
 		respondCode(c, req, codec.SystemError, err.Error())
 		return true
 	}

@@ -1,4 +1,4 @@
-package handler
+package meta
 
 import (
 	"errors"
@@ -30,7 +30,10 @@ var (
 // Queue counts and permissions of the topics a broker makes by itself
 // (broker/.../topic/TopicConfigManager.java, MixAll.java).
 const (
-	retryQueueNums   int32 = 1  // %RETRY%<group>, SubscriptionGroupConfig.retryQueueNums default
+	// RetryQueueNums is the queue count of %RETRY%<group> topics
+	// (SubscriptionGroupConfig.retryQueueNums default); HEART_BEAT reports
+	// it to clients.
+	RetryQueueNums   int32 = 1
 	dlqQueueNums     int32 = 1  // %DLQ%<group>, MixAll.DLQ_NUMS_PER_GROUP
 	clusterQueueNums int32 = 16 // the cluster-name topic: TopicConfig's default queue count
 	permReadWrite          = codec.PermRead | codec.PermWrite
@@ -202,9 +205,11 @@ func (t *TopicTable) bumpLocked() {
 	t.dv.Timestamp = time.Now().UnixMilli()
 }
 
-// validateTopicName checks a client-supplied name; %RETRY% names may hold
-// the broker-made '+' of V2 pop retry topics.
-func validateTopicName(topic string) error {
+// ValidateTopicName checks a client-supplied topic name as
+// TopicValidator.validateTopic does (codec.ValidateTopic; errors wrap
+// codec.ErrBadName); %RETRY% names may hold the broker-made '+' of V2 pop
+// retry topics. Pure, any goroutine.
+func ValidateTopicName(topic string) error {
 	if codec.IsRetryTopic(topic) {
 		return codec.ValidateTopic(strings.ReplaceAll(topic, codec.PopRetrySeparatorV2, "_"))
 	}
@@ -230,7 +235,7 @@ func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
 	var queues int32
 	switch {
 	case codec.IsRetryTopic(topic):
-		queues = retryQueueNums
+		queues = RetryQueueNums
 	case codec.IsDLQTopic(topic) && t.set.AutoCreate:
 		queues = dlqQueueNums
 	case t.set.AutoCreate && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey:
@@ -238,7 +243,7 @@ func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
 	default:
 		return popstore.TopicMeta{}, ErrTopicNotExist
 	}
-	if err := validateTopicName(topic); err != nil {
+	if err := ValidateTopicName(topic); err != nil {
 		return popstore.TopicMeta{}, err
 	}
 	return t.ensure(popstore.TopicMeta{TopicName: topic, ReadQueueNums: queues, WriteQueueNums: queues,
@@ -259,7 +264,7 @@ func (t *TopicTable) EnsureDLQTopic(group string) (popstore.TopicMeta, error) {
 	if m, ok := t.Get(name); ok {
 		return m, nil
 	}
-	if err := validateTopicName(name); err != nil {
+	if err := ValidateTopicName(name); err != nil {
 		return popstore.TopicMeta{}, err
 	}
 	return t.ensure(popstore.TopicMeta{TopicName: name, ReadQueueNums: dlqQueueNums, WriteQueueNums: dlqQueueNums,
