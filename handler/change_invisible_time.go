@@ -61,6 +61,7 @@ package handler
 import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -68,16 +69,16 @@ import (
 func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeChangeInvisibleTimeRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	rc, rerr := b.checkReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, true)
 	if rerr != nil {
-		respondCode(c, req, rerr.code, rerr.remark)
+		reply.Code(c, req, rerr.code, rerr.remark)
 		return
 	}
 	if rerr := checkInvisibleTime(h.InvisibleTime); rerr != nil {
-		respondCode(c, req, rerr.code, rerr.remark)
+		reply.Code(c, req, rerr.code, rerr.remark)
 		return
 	}
 	now := b.nowMillis()
@@ -94,7 +95,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 	j.handle.InvisibleTime = h.InvisibleTime
 	j.op = batch.Op{Lane: batch.LaneBulk, Bytes: 128, Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("change invisible time", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("change invisible time", err))
 	}
 }
 
@@ -131,12 +132,12 @@ func (j *changeJob) Apply(tx *popstore.Txn) error {
 // Done answers SUCCESS with the new handle once durable (the writer's completer goroutine).
 func (j *changeJob) Done(err error) {
 	if err != nil {
-		respondCode(j.c, j.req, writeErrorCode(err), "change invisible time failed: "+err.Error())
+		reply.Code(j.c, j.req, writeErrorCode(err), "change invisible time failed: "+err.Error())
 		return
 	}
 	j.b.revive.noteDurable(j.ck.Key.VisibleAtMillis)
 	resp := codec.NewResponse(j.req, codec.Success, "")
 	codec.ChangeInvisibleTimeResponseHeader{PopTime: j.now, InvisibleTime: j.invisible, ReviveQid: j.reviveQid}.Encode(resp)
 	resp.SetExt("extraInfo", j.handle.String())
-	respond(j.c, j.req, resp)
+	reply.Respond(j.c, j.req, resp)
 }

@@ -34,6 +34,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -51,16 +52,16 @@ var delayLevelMillis = [...]int64{1e3, 5e3, 10e3, 30e3, 60e3, 120e3, 180e3, 240e
 func (b *Broker) handleConsumerSendMsgBack(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeConsumerSendMsgBackRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	if err := codec.ValidateGroup(h.Group); err != nil {
-		respondCode(c, req, codec.SystemError, err.Error())
+		reply.Code(c, req, codec.SystemError, err.Error())
 		return
 	}
 	version := req.Version
 	if !b.submitRead(func() { b.sendBack(c, req, h, version) }) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
 
@@ -72,12 +73,12 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		if !errors.Is(err, popstore.ErrNotFound) {
 			remark += ": " + err.Error()
 		}
-		respondCode(c, req, codec.SystemError, remark)
+		reply.Code(c, req, codec.SystemError, remark)
 		return
 	}
 	m, _, err := codec.DecodeMessage(rec)
 	if err != nil {
-		respondCode(c, req, codec.SystemError, "stored message undecodable: "+err.Error())
+		reply.Code(c, req, codec.SystemError, "stored message undecodable: "+err.Error())
 		return
 	}
 	limit := b.groupRetryMax(h.Group)
@@ -95,7 +96,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	level = min(max(level, 1), int32(len(delayLevelMillis)))
 	delay := delayLevelMillis[level-1]
 	if _, err := b.Topics.EnsureRetryTopic(h.Group); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
 		return
 	}
 	now := b.nowMillis()
@@ -109,14 +110,14 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		Apply: func(tx *popstore.Txn) error { return tx.PutCheckpoint(ck) },
 		Done: func(err error) {
 			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "send back failed: "+err.Error())
+				reply.Code(c, req, writeErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
 			b.revive.noteDurable(ck.Key.VisibleAtMillis)
-			respondCode(c, req, codec.Success, "")
+			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("send back", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("send back", err))
 	}
 }
 
@@ -124,17 +125,17 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string, m *codec.MessageExt) {
 	dlq, err := b.Topics.EnsureDLQTopic(group)
 	if err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("topic["+codec.DLQTopic(group)+"] not exist", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.DLQTopic(group)+"] not exist", err))
 		return
 	}
 	origin := m.Topic
 	if err := b.prepareSendBackCopy(m, dlq.TopicName); err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	rec, err := codec.AppendMessage(nil, m)
 	if err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	op := &batch.Op{Lane: batch.LaneProduce, Bytes: len(rec),
@@ -144,14 +145,14 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 		},
 		Done: func(err error) {
 			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "send to DLQ failed: "+err.Error())
+				reply.Code(c, req, writeErrorCode(err), "send to DLQ failed: "+err.Error())
 				return
 			}
 			b.metrics.sendToDLQ.WithLabelValues(origin, group, isSystemTopic(origin)).Inc()
-			respondCode(c, req, codec.Success, "")
+			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("send to DLQ", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("send to DLQ", err))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -28,5 +29,5 @@ func (b *Broker) handleGetAllTopicConfig(c remoting.Conn, req *codec.Command) {
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.SetExt("totalTopicNum", strconv.Itoa(len(all)))
 	resp.Body = codec.EncodeTopicConfigWrapper(&w)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

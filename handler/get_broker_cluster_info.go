@@ -17,6 +17,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -27,5 +28,5 @@ func (b *Broker) handleGetBrokerClusterInfo(c remoting.Conn, req *codec.Command)
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.AppendClusterInfo(nil, &info, req.Version < 401)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

@@ -28,6 +28,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -67,20 +68,20 @@ func (b *Broker) routeOf(m popstore.TopicMeta) codec.TopicRouteData {
 func (b *Broker) handleGetRouteInfoByTopic(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetRouteInfoRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	m, err := b.Topics.GetOrCreate(h.Topic)
 	if err != nil {
-		if isWriterErr(err) {
-			respondSubmitError(c, req, err)
+		if reply.IsWriterErr(err) {
+			reply.SubmitError(c, req, err)
 			return
 		}
-		respondCode(c, req, codec.TopicNotExist, "No topic route info in name server for the topic: "+h.Topic)
+		reply.Code(c, req, codec.TopicNotExist, "No topic route info in name server for the topic: "+h.Topic)
 		return
 	}
 	route := b.routeOf(m)
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.AppendTopicRouteData(nil, &route, !codec.RouteUsesStandardJSON(req.Version, h))
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

@@ -81,6 +81,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -116,7 +117,7 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	}
 	if len(req.Body) > maxHeartbeatBodyBytes {
 		b.hbCache.forget(connID)
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("heartbeat body of %d bytes exceeds %d", len(req.Body), maxHeartbeatBodyBytes))
+		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("heartbeat body of %d bytes exceeds %d", len(req.Body), maxHeartbeatBodyBytes))
 		return
 	}
 	hb, err := codec.DecodeHeartbeatData(req.Body)
@@ -125,13 +126,13 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	}
 	if err != nil {
 		b.hbCache.forget(connID)
-		respondCode(c, req, codec.SystemError, "heartbeat: "+err.Error())
+		reply.Code(c, req, codec.SystemError, "heartbeat: "+err.Error())
 		return
 	}
 	if remark := b.hbLimits.exceeded(&hb); remark != "" {
 		b.hbCache.forget(connID)
 		b.Log.Warn().Str("clientId", clipLog(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
-		respondCode(c, req, codec.InvalidParameter, remark)
+		reply.Code(c, req, codec.InvalidParameter, remark)
 		return
 	}
 	ch := ClientChannel{ClientID: hb.ClientID, ConnID: connID, Language: req.Language, Version: req.Version}
@@ -143,7 +144,7 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.connChannels); err != nil {
 		b.hbCache.forget(connID)
 		b.Log.Warn().Err(err).Str("clientId", clipLog(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
-		respondCode(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
+		reply.Code(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
 		return
 	}
 	b.hbCache.remember(connID, req, reg, skipped)
@@ -173,7 +174,7 @@ func (b *Broker) heartbeatAccepted(c remoting.Conn, req *codec.Command, reg *Hea
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.HeartbeatResponseHeader{}.Encode(resp)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }
 
 // ensureGroup stores the default configuration of consumerGroup unless the

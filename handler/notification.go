@@ -27,6 +27,7 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -34,7 +35,7 @@ import (
 func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeNotificationRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	now := b.nowMillis()
@@ -43,20 +44,20 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 		born = now
 	}
 	if now-born-h.PollTime > popTimeoutSlackMillis {
-		respondCode(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
+		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
 	if !ok {
-		respondCode(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		reply.Code(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
 		return
 	}
 	if meta.Perm&codec.PermRead == 0 {
-		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] peeking message is forbidden", h.Topic))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] peeking message is forbidden", h.Topic))
 		return
 	}
 	if h.QueueID >= meta.ReadQueueNums || h.QueueID < anyQueue {
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
 	n := &notifyJob{b: b, c: c, req: req, h: h, meta: meta, deadlineMillis: pollDeadline(born, h.PollTime),
@@ -144,5 +145,5 @@ func (n *notifyJob) hasMsg() bool {
 func (n *notifyJob) reply(hasMsg, full bool) {
 	resp := codec.NewResponse(n.req, codec.Success, "")
 	codec.NotificationResponseHeader{HasMsg: hasMsg, PollingFull: full}.Encode(resp)
-	respond(n.c, n.req, resp)
+	reply.Respond(n.c, n.req, resp)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -57,7 +58,7 @@ func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 // rerun queues the request again on the reader pool.
 func (j *popJob) rerun() {
 	if !j.b.resubmitRead(j.run) {
-		j.replyCode(codec.SystemBusy, busyRemark)
+		j.replyCode(codec.SystemBusy, reply.BusyRemark)
 	}
 }
 
@@ -68,7 +69,7 @@ func (j *popJob) replyCode(code int32, remark string) {
 	j.endTaking()
 	resp := codec.NewResponse(j.req, code, remark)
 	codec.PopMessageResponseHeader{PopTime: j.b.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
-	respond(j.c, j.req, resp)
+	reply.Respond(j.c, j.req, resp)
 }
 
 // replySuccess answers with the messages of o.
@@ -81,7 +82,7 @@ func (j *popJob) replySuccess(o *popOutcome) {
 		StartOffsetInfo: string(o.startInfo), MsgOffsetInfo: string(o.msgInfo),
 	}.Encode(resp)
 	resp.Body = o.body
-	respond(j.c, j.req, resp)
+	reply.Respond(j.c, j.req, resp)
 	sys := isSystemTopic(j.h.Topic)
 	if n := o.found - o.foundRetry; n > 0 {
 		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "false").Add(float64(n))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -166,7 +167,7 @@ func (j *popJob) run() {
 	}
 	if err := b.Writer.Submit(op); err != nil {
 		j.release(o)
-		j.replyCode(submitCode(err), submitRemark("pop", err))
+		j.replyCode(reply.SubmitCode(err), reply.SubmitRemark("pop", err))
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -50,20 +51,20 @@ const maxPullBatch = 32
 func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodePullMessageRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
 	if !ok {
-		respondCode(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		reply.Code(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
 		return
 	}
 	if meta.Perm&codec.PermRead == 0 {
-		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] pulling message is forbidden", h.Topic))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] pulling message is forbidden", h.Topic))
 		return
 	}
 	if h.QueueID < 0 || h.QueueID >= meta.ReadQueueNums {
-		respondCode(c, req, codec.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		reply.Code(c, req, codec.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
 	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
@@ -71,7 +72,7 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 		// illegal group name. Checked before the group reaches the store
 		// (offset commit) or a metrics label (Prometheus panics on a label
 		// that is not UTF-8).
-		respondCode(c, req, codec.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
+		reply.Code(c, req, codec.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
 		return
 	}
 	expType, exp := h.ExpressionType, h.Subscription
@@ -87,10 +88,10 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 	switch err {
 	case nil:
 	case errSQL92:
-		respondCode(c, req, codec.RequestCodeNotSupported, err.Error())
+		reply.Code(c, req, codec.RequestCodeNotSupported, err.Error())
 		return
 	default:
-		respondCode(c, req, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: "+err.Error())
+		reply.Code(c, req, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: "+err.Error())
 		return
 	}
 	if h.SysFlag&codec.PullSysFlagCommitOffset != 0 && h.CommitOffset >= 0 {
@@ -100,7 +101,7 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 		deadlineMillis: pollDeadline(b.nowMillis(), h.SuspendTimeoutMillis),
 		keys:           []pollKey{{h.Topic, h.QueueID}}}
 	if !b.submitRead(j.run) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
 
@@ -110,7 +111,7 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 func (b *Broker) commitPullOffset(group, topic string, queueID int32, offset int64) {
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 32,
 		Apply: func(tx *popstore.Txn) error { return tx.SetConsumerOffset(group, topic, queueID, offset) }}
-	if err := b.Writer.Submit(op); err != nil && !isBusy(err) {
+	if err := b.Writer.Submit(op); err != nil && !reply.IsBusy(err) {
 		b.Log.Debug().Err(err).Str("group", group).Str("topic", topic).Msg("pull: offset commit not queued")
 	}
 }
@@ -161,7 +162,7 @@ func (j *pullJob) run() {
 		for scanned := 0; !full && found < want && next < maxOff && scanned < b.pop.maxScanPerQueue; {
 			recs, nxt, err := st.ReadMessages(h.Topic, h.QueueID, next, want-found, limit-len(body))
 			if err != nil {
-				respondCode(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
+				reply.Code(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
 				return
 			}
 			if len(recs) == 0 {
@@ -206,7 +207,7 @@ func (j *pullJob) park(seen []uint64) bool {
 	p := &parkedPoll{keys: j.keys, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
 		onWake: func() {
 			if !b.resubmitRead(j.run) {
-				respondCode(j.c, j.req, codec.SystemBusy, busyRemark)
+				reply.Code(j.c, j.req, codec.SystemBusy, reply.BusyRemark)
 			}
 		},
 		onExpire: func() {
@@ -222,7 +223,7 @@ func (j *pullJob) park(seen []uint64) bool {
 		p.onWake()
 		return true
 	case parkFull:
-		respondCode(j.c, j.req, codec.PollingFull, "pull polling table is full")
+		reply.Code(j.c, j.req, codec.PollingFull, "pull polling table is full")
 		return true
 	}
 	return false
@@ -232,7 +233,7 @@ func (j *pullJob) reply(code int32, next, minOff, maxOff int64, body []byte, fou
 	resp := codec.NewResponse(j.req, code, pullRemark(code))
 	codec.PullMessageResponseHeader{NextBeginOffset: next, MinOffset: minOff, MaxOffset: maxOff}.Encode(resp)
 	resp.Body = body
-	respond(j.c, j.req, resp)
+	reply.Respond(j.c, j.req, resp)
 	if found > 0 {
 		sys := isSystemTopic(j.h.Topic)
 		retry := boolLabel(codec.IsRetryTopic(j.h.Topic))

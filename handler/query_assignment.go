@@ -35,6 +35,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -61,13 +62,13 @@ func (b *Broker) handleQueryAssignment(c remoting.Conn, req *codec.Command) {
 		}
 	}
 	if err != nil {
-		respondCode(c, req, codec.SystemError, "query assignment: "+err.Error())
+		reply.Code(c, req, codec.SystemError, "query assignment: "+err.Error())
 		return
 	}
 	out := codec.QueryAssignmentResponseBody{MessageQueueAssignments: b.assign(body)}
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.EncodeQueryAssignmentResponseBody(&out)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }
 
 // assign computes the assignment list; nil means "keep current".

@@ -10,6 +10,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -307,7 +308,7 @@ func (r *reviver) commitChunk(items []reviveItem) error {
 		if err == nil {
 			break
 		}
-		if !isBusy(err) {
+		if !reply.IsBusy(err) {
 			return err
 		}
 		select { // background lane full: wait a little, revive is not urgent

@@ -43,6 +43,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -58,20 +59,20 @@ type sendTarget struct {
 func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeSendRequestHeader(req.Code, req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	if len(req.Body) > b.pop.maxMessageBytes {
-		respondCode(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.maxMessageBytes))
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.maxMessageBytes))
 		return
 	}
 	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyTransactionPrepared); strings.EqualFold(v, "true") {
-		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.brokerName))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.brokerName))
 		return
 	}
 	t, code, remark := b.sendTargetOf(&h, req.Version)
 	if code != codec.Success {
-		respondCode(c, req, code, remark)
+		reply.Code(c, req, code, remark)
 		return
 	}
 	now := b.nowMillis()
@@ -79,7 +80,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, b.uniq.Next(now))
 	}
 	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.pop.clusterName); err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	m := codec.MessageExt{
@@ -94,7 +95,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 	}
 	rec, err := codec.AppendMessage(nil, &m)
 	if err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	b.appendRecords(c, req, t, [][]byte{rec}, len(req.Body))
@@ -113,8 +114,8 @@ func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) 
 	switch {
 	case errors.Is(err, meta.ErrTopicNotExist):
 		return sendTarget{}, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)
-	case isBusy(err):
-		return sendTarget{}, codec.SystemBusy, busyRemark
+	case reply.IsBusy(err):
+		return sendTarget{}, codec.SystemBusy, reply.BusyRemark
 	case err != nil:
 		return sendTarget{}, codec.SystemError, err.Error()
 	}
@@ -140,7 +141,7 @@ func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) 
 		if h.ReconsumeTimes > limit {
 			dlq, err := b.Topics.EnsureDLQTopic(group)
 			if err != nil {
-				return sendTarget{}, submitCode(err), submitRemark("topic["+codec.DLQTopic(group)+"] not exist", err)
+				return sendTarget{}, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.DLQTopic(group)+"] not exist", err)
 			}
 			t.topic, t.queueID, t.dlq = dlq.TopicName, 0, true
 		}
@@ -188,7 +189,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 		},
 		Done: func(err error) {
 			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "store message failed: "+err.Error())
+				reply.Code(c, req, writeErrorCode(err), "store message failed: "+err.Error())
 				return
 			}
 			ids := make([]string, len(recs))
@@ -197,7 +198,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 			}
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: t.queueID, QueueOffset: offsets[0]}.Encode(resp)
-			respond(c, req, resp)
+			reply.Respond(c, req, resp)
 			sys := isSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) && !t.dlq {
 				b.metrics.messagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
@@ -206,7 +207,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("store message", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("store message", err))
 	}
 }
 
