@@ -14,6 +14,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/popstore"
 )
@@ -35,15 +36,15 @@ type Broker struct {
 	Store   *popstore.Store
 	Writer  *batch.Writer
 	Topics  *meta.TopicTable
-	Clients *ClientTable
+	Clients *clients.ClientTable
 
 	pop popSettings
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
 	// --max-heartbeat-subscriptions, --max-conn-client-channels).
-	hbLimits heartbeatLimits
+	hbLimits clients.Limits
 	// hbCache remembers each connection's last accepted HEART_BEAT for the
 	// fast path of an unchanged repeat (heart_beat.go).
-	hbCache *heartbeatCache
+	hbCache *clients.HeartbeatCache
 	// skewMillis is added to the wall clock to form the broker clock; 0 in
 	// production, moved by tests to jump over invisible times (or step the
 	// clock back) without sleeping.
@@ -76,7 +77,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	if err != nil {
 		return nil, err
 	}
-	hbLimits, err := heartbeatLimitsFromConfig(cfg)
+	hbLimits, err := clients.LimitsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +91,13 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
 	b.hbLimits = hbLimits
-	b.hbCache = newHeartbeatCache()
+	b.hbCache = clients.NewHeartbeatCache()
 	topics, err := meta.NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err
 	}
 	b.Topics = topics
-	b.Clients = NewClientTable(log)
+	b.Clients = clients.NewClientTable(log)
 	if reg != nil {
 		if err := b.metrics.register(reg); err != nil {
 			return nil, fmt.Errorf("handler: register metrics: %w", err)
@@ -145,4 +146,21 @@ func (b *Broker) Close() {
 		}
 		b.Store.SetAppendListener(nil)
 	})
+}
+
+// onConnClose is the broker server's remoting close hook: a client whose
+// connection closed leaves its producer and consumer groups at once (as a
+// Java broker's ClientHousekeepingService does on channel close), instead
+// of after the 120 s expiry, its parked long polls (POP, PULL,
+// NOTIFICATION) are released without an answer, and the heartbeat it last
+// sent is forgotten (heartbeatCache). Runs on the connection's event loop,
+// after the last handler call for that connection.
+func (b *Broker) onConnClose(connID uint64) {
+	b.hbCache.Forget(connID)
+	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
+		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
+	}
+	if n := b.polls.dropConn(connID); n > 0 {
+		b.Log.Debug().Uint64("conn", connID).Int("polls", n).Msg("connection closed, parked polls released")
+	}
 }

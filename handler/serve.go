@@ -18,6 +18,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -136,7 +137,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, reg); err != nil {
 		return nil, err
 	}
-	if err = reg.Register(newTableCollector(st.Broker)); err != nil {
+	if err = reg.Register(clients.NewCollector(st.Broker.Clients, func() int { return len(st.Broker.Topics.All()) })); err != nil {
 		return nil, fmt.Errorf("handler: table metrics: %w", err)
 	}
 	rm, err := remoting.NewMetrics(st.Registry, labels)

@@ -1,6 +1,6 @@
-package handler
+package clients
 
-// ClientTable's side of the HEART_BEAT fast path (heart_beat.go): refresh
+// ClientTable's side of the HEART_BEAT fast path (handler/heart_beat.go): refresh
 // the registrations a connection's unchanged heartbeat made, provided they
 // are all still there.
 

@@ -1,4 +1,4 @@
-package handler
+package clients
 
 import (
 	"errors"
@@ -56,7 +56,7 @@ func TestClientTableConnChannelAccounting(t *testing.T) {
 
 	// Expiry: connection 2's channel goes silent past 120 s; the next
 	// registration sweeps it.
-	now = now.Add(ClientChannelExpiry + sweepInterval + time.Millisecond)
+	now = now.Add(ClientChannelExpiry + SweepInterval + time.Millisecond)
 	require.NoError(t, ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c9", ConnID: 9}, Producers: []string{"P9"}}, 3))
 	assert.Equal(t, 0, ct.ConnChannels(2))
 	assert.Equal(t, 1, ct.ConnChannels(9))
@@ -65,12 +65,12 @@ func TestClientTableConnChannelAccounting(t *testing.T) {
 	assert.Equal(t, 0, c)
 }
 
-// clipLog keeps short names as they are and cuts long ones on a rune
+// ClipLog keeps short names as they are and cuts long ones on a rune
 // boundary, without adding quotes (zerolog quotes the field).
 func TestClipLog(t *testing.T) {
-	require.Equal(t, "cidA", clipLog("cidA"))
+	require.Equal(t, "cidA", ClipLog("cidA"))
 	long := strings.Repeat("a", 63) + "é" + strings.Repeat("b", 10) // é spans bytes 63-64
-	got := clipLog(long)
+	got := ClipLog(long)
 	require.Equal(t, strings.Repeat("a", 63)+"…", got)
 	require.True(t, utf8.ValidString(got))
 }

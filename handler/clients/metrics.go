@@ -1,4 +1,4 @@
-package handler
+package clients
 
 import (
 	"strconv"
@@ -9,7 +9,7 @@ import (
 	"github.com/popshim/popshim/codec"
 )
 
-// tableCollector exports the topic and client tables as the Java broker's
+// Collector exports the topic and client tables as the Java broker's
 // gauges (metrics-conventions §3), computed at scrape time:
 //
 //	rocketmq_topic_number                     topics held (system topics included)
@@ -22,16 +22,21 @@ import (
 // consume_mode "push", "pull" or "pop", protocol_type "remoting". One
 // connection is one live (client, group) registration. Cardinality is bounded
 // by the number of consumer groups.
-type tableCollector struct {
-	b                                    *Broker
+type Collector struct {
+	clients                              *ClientTable
+	topicCount                           func() int
 	topics, groups, producers, consumers *prometheus.Desc
 }
 
-func newTableCollector(b *Broker) *tableCollector {
-	return &tableCollector{
-		b:      b,
-		topics: prometheus.NewDesc("rocketmq_topic_number", "Topics held by this broker.", nil, nil),
-		groups: prometheus.NewDesc("rocketmq_consumer_group_number", "Consumer groups with a live member.", nil, nil),
+// NewCollector returns the collector of clients; topicCount reports
+// the number of topics held (rocketmq_topic_number), called at scrape time
+// from the scraping goroutine.
+func NewCollector(clients *ClientTable, topicCount func() int) *Collector {
+	return &Collector{
+		clients:    clients,
+		topicCount: topicCount,
+		topics:     prometheus.NewDesc("rocketmq_topic_number", "Topics held by this broker.", nil, nil),
+		groups:     prometheus.NewDesc("rocketmq_consumer_group_number", "Consumer groups with a live member.", nil, nil),
 		producers: prometheus.NewDesc("rocketmq_producer_connections", "Live producer registrations.",
 			[]string{"language", "version", "protocol_type"}, nil),
 		consumers: prometheus.NewDesc("rocketmq_consumer_connections", "Live consumer registrations.",
@@ -40,7 +45,7 @@ func newTableCollector(b *Broker) *tableCollector {
 }
 
 // Describe implements prometheus.Collector.
-func (tc *tableCollector) Describe(ch chan<- *prometheus.Desc) {
+func (tc *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- tc.topics
 	ch <- tc.groups
 	ch <- tc.producers
@@ -70,20 +75,20 @@ func isSystemGroup(g string) bool {
 
 // Collect implements prometheus.Collector. It runs on the scraping
 // goroutine and only takes the tables' read locks.
-func (tc *tableCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(tc.topics, prometheus.GaugeValue, float64(len(tc.b.Topics.All())))
-	groups := tc.b.Clients.ConsumerGroups()
+func (tc *Collector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(tc.topics, prometheus.GaugeValue, float64(tc.topicCount()))
+	groups := tc.clients.ConsumerGroups()
 	ch <- prometheus.MustNewConstMetric(tc.groups, prometheus.GaugeValue, float64(len(groups)))
 	type pkey struct{ lang, ver string }
 	prod := map[pkey]int{}
-	for _, ch := range tc.b.Clients.ProducerChannels() {
+	for _, ch := range tc.clients.ProducerChannels() {
 		prod[pkey{strings.ToLower(ch.Language), strconv.Itoa(int(ch.Version))}]++
 	}
 	for k, n := range prod {
 		ch <- prometheus.MustNewConstMetric(tc.producers, prometheus.GaugeValue, float64(n), k.lang, k.ver, "remoting")
 	}
 	for _, g := range groups {
-		info, ok := tc.b.Clients.Consumer(g)
+		info, ok := tc.clients.Consumer(g)
 		if !ok {
 			continue
 		}

@@ -1,4 +1,4 @@
-package handler
+package clients
 
 import (
 	"slices"
@@ -13,10 +13,10 @@ import (
 // in broker/.../client/ConsumerManager.java and ProducerManager.java.
 const ClientChannelExpiry = 120 * time.Second
 
-// sweepInterval bounds how often a mutating call scans the whole table for
+// SweepInterval bounds how often a mutating call scans the whole table for
 // expired channels (RocketMQ scans every 10 s from a scheduled thread;
 // popshim does it lazily inside the next registration, so no goroutine runs).
-const sweepInterval = 10 * time.Second
+const SweepInterval = 10 * time.Second
 
 // ClientChannel is one client instance as seen on one connection: the
 // clientID from HEART_BEAT (`ip@instanceName`), the connection it used,
@@ -235,21 +235,4 @@ func (t *ClientTable) ProducerChannels() []ClientChannel {
 		}
 	}
 	return out
-}
-
-// onConnClose is the broker server's remoting close hook: a client whose
-// connection closed leaves its producer and consumer groups at once (as a
-// Java broker's ClientHousekeepingService does on channel close), instead
-// of after the 120 s expiry, its parked long polls (POP, PULL,
-// NOTIFICATION) are released without an answer, and the heartbeat it last
-// sent is forgotten (heartbeatCache). Runs on the connection's event loop,
-// after the last handler call for that connection.
-func (b *Broker) onConnClose(connID uint64) {
-	b.hbCache.forget(connID)
-	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
-		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
-	}
-	if n := b.polls.dropConn(connID); n > 0 {
-		b.Log.Debug().Uint64("conn", connID).Int("polls", n).Msg("connection closed, parked polls released")
-	}
 }

@@ -1,4 +1,4 @@
-package handler
+package clients
 
 // The mutating side of ClientTable: registration from HEART_BEAT, removal by
 // UNREGISTER_CLIENT, connection close and expiry, and the per-connection
@@ -54,7 +54,7 @@ type Heartbeat struct {
 // settings and subscriptions (last heartbeat wins, as RegisterConsumer) and
 // every channel's LastUpdateMillis is set to now. Channels idle past
 // ClientChannelExpiry may still count until the next sweep (at most
-// sweepInterval later). Safe on the event loop.
+// SweepInterval later). Safe on the event loop.
 func (t *ClientTable) RegisterHeartbeat(hb Heartbeat, maxConnChannels int) error {
 	nowT := t.now()
 	ch := hb.Channel
@@ -268,7 +268,7 @@ func (t *ClientTable) RemoveConn(connID uint64) []string {
 // sweepLocked removes channels idle for longer than ClientChannelExpiry, at
 // most once per sweepInterval. REQUIRES: t.mu held for writing.
 func (t *ClientTable) sweepLocked(nowT time.Time) {
-	if nowT.Sub(t.lastSweep) < sweepInterval {
+	if nowT.Sub(t.lastSweep) < SweepInterval {
 		return
 	}
 	t.lastSweep = nowT

@@ -1,6 +1,6 @@
-package handler
+package clients
 
-// HEART_BEAT bounds and name checks (see heart_beat.go for the behaviour):
+// HEART_BEAT bounds and name checks (see handler/heart_beat.go for the behaviour):
 // what a decoded HeartbeatData may contain, and the Heartbeat the
 // ClientTable registers from it.
 
@@ -13,37 +13,39 @@ import (
 	"github.com/popshim/popshim/handler/meta"
 )
 
-// heartbeatLimits are the HEART_BEAT bounds from conf. All are ≥ 1.
-type heartbeatLimits struct {
+// Limits are the HEART_BEAT bounds from conf. All are ≥ 1.
+type Limits struct {
 	groups        int // --max-heartbeat-groups: consumerDataSet and producerDataSet entries, each
 	subscriptions int // --max-heartbeat-subscriptions: subscriptionDataSet entries per consumer group
-	connChannels  int // --max-conn-client-channels: group memberships per connection
+	// ConnChannels is --max-conn-client-channels: group memberships per
+	// connection, the bound passed to ClientTable.RegisterHeartbeat.
+	ConnChannels int
 }
 
-// heartbeatLimitsFromConfig reads the bounds from cfg. It errors, naming the
+// LimitsFromConfig reads the bounds from cfg. It errors, naming the
 // flag, when one is below 1 (conf.Validate refuses that too; this guards
 // configurations built without it).
-func heartbeatLimitsFromConfig(cfg *conf.Config) (heartbeatLimits, error) {
-	l := heartbeatLimits{
+func LimitsFromConfig(cfg *conf.Config) (Limits, error) {
+	l := Limits{
 		groups:        cfg.MaxHeartbeatGroups,
 		subscriptions: cfg.MaxHeartbeatSubscriptions,
-		connChannels:  cfg.MaxConnClientChannels,
+		ConnChannels:  cfg.MaxConnClientChannels,
 	}
 	for _, f := range []struct {
 		flag string
 		n    int
-	}{{"max-heartbeat-groups", l.groups}, {"max-heartbeat-subscriptions", l.subscriptions}, {"max-conn-client-channels", l.connChannels}} {
+	}{{"max-heartbeat-groups", l.groups}, {"max-heartbeat-subscriptions", l.subscriptions}, {"max-conn-client-channels", l.ConnChannels}} {
 		if f.n < 1 {
-			return heartbeatLimits{}, fmt.Errorf("handler: --%s must be ≥ 1, got %d", f.flag, f.n)
+			return Limits{}, fmt.Errorf("handler: --%s must be ≥ 1, got %d", f.flag, f.n)
 		}
 	}
 	return l, nil
 }
 
-// exceeded returns the remark of the first per-heartbeat bound hb breaks
+// Exceeded returns the remark of the first per-heartbeat bound hb breaks
 // (counted as sent, before invalid entries are skipped), or "" when it
 // breaks none. The remark names the flag, the count and the bound.
-func (l heartbeatLimits) exceeded(hb *codec.HeartbeatData) string {
+func (l Limits) Exceeded(hb *codec.HeartbeatData) string {
 	if n := len(hb.ConsumerDataSet); n > l.groups {
 		return fmt.Sprintf("heartbeat lists %d consumer groups, above --max-heartbeat-groups %d", n, l.groups)
 	}
@@ -60,21 +62,21 @@ func (l heartbeatLimits) exceeded(hb *codec.HeartbeatData) string {
 	return ""
 }
 
-// skippedEntries counts the heartbeat entries planHeartbeat dropped and
+// SkippedEntries counts the heartbeat entries PlanHeartbeat dropped and
 // describes the first, for one log line per heartbeat.
-type skippedEntries struct {
-	count int
-	first string
+type SkippedEntries struct {
+	Count int    // entries dropped
+	First string // what the first dropped entry was and why, at most 200 runes of cause
 }
 
-func (s *skippedEntries) add(what string, err error) {
-	if s.count == 0 {
-		s.first = fmt.Sprintf("%s: %.200s", what, err.Error()) // runes, not bytes
+func (s *SkippedEntries) add(what string, err error) {
+	if s.Count == 0 {
+		s.First = fmt.Sprintf("%s: %.200s", what, err.Error()) // runes, not bytes
 	}
-	s.count++
+	s.Count++
 }
 
-// planHeartbeat turns a decoded heartbeat into what the ClientTable
+// PlanHeartbeat turns a decoded heartbeat into what the ClientTable
 // registers for ch: consumer groups and producer groups whose names pass
 // codec.ValidateGroup, and per consumer group the subscriptions whose topic
 // passes RocketMQ's topic rules (validateTopicName: %RETRY% names may carry
@@ -83,7 +85,7 @@ func (s *skippedEntries) add(what string, err error) {
 // listed twice is registered once, with its later entry (as successive
 // registrations would leave it), so it costs one retry-topic and
 // group-config check.
-func planHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, skipped skippedEntries) {
+func PlanHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, skipped SkippedEntries) {
 	reg.Channel = ch
 	reg.Consumers = make([]ConsumerRegistration, 0, len(hb.ConsumerDataSet))
 	at := make(map[string]int, len(hb.ConsumerDataSet)) // group → index in reg.Consumers
@@ -124,9 +126,9 @@ func planHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, sk
 	return reg, skipped
 }
 
-// clipLog cuts a client-supplied name to 64 bytes (on a rune boundary,
+// ClipLog cuts a client-supplied name to 64 bytes (on a rune boundary,
 // "…" appended) for a log field, which zerolog quotes itself.
-func clipLog(s string) string {
+func ClipLog(s string) string {
 	if len(s) <= 64 {
 		return s
 	}

@@ -1,6 +1,6 @@
-package handler
+package clients
 
-// The HEART_BEAT fast path's memory (see heart_beat.go): per connection, the
+// The HEART_BEAT fast path's memory (see handler/heart_beat.go): per connection, the
 // last heartbeat accepted on it, so a byte-identical repeat is served
 // without decoding its JSON body or planning its registration again.
 
@@ -11,46 +11,49 @@ import (
 	"github.com/popshim/popshim/codec"
 )
 
-// maxCachedHeartbeatBytes bounds the heartbeat body remembered per
+// MaxCachedHeartbeatBytes bounds the heartbeat body remembered per
 // connection (8 KiB; a Java client with a few groups sends well under
 // 2 KiB). A larger heartbeat always takes the full path and leaves nothing
 // behind, so the cache holds at most this much body per open connection.
-const maxCachedHeartbeatBytes = 8 << 10
+const MaxCachedHeartbeatBytes = 8 << 10
 
-// acceptedHeartbeat is the last heartbeat accepted on one connection:
+// AcceptedHeartbeat is the last heartbeat accepted on one connection:
 // an owned copy of its body, the remoting header fields that went into its
 // ClientChannel (language, version), the registration planned from it (its
 // Channel carries the connection, clientID and remote address; its
 // LastUpdateMillis is unused) and what the plan skipped. Immutable once
 // stored, so any goroutine holding the pointer may read it.
-type acceptedHeartbeat struct {
+type AcceptedHeartbeat struct {
 	body     []byte
 	language string
 	version  int32
-	reg      Heartbeat
-	skipped  skippedEntries
+	Reg      Heartbeat
+	Skipped  SkippedEntries
 }
 
-// heartbeatCache maps connection IDs (remoting Conn.ID) to the last
+// HeartbeatCache maps connection IDs (remoting Conn.ID) to the last
 // heartbeat accepted on that connection. The handler only reads and writes
 // its own connection's entry, and every gnet event loop may run handlers,
 // so the map is guarded by mu; entries are replaced, never modified.
-// onConnClose drops a closed connection's entry.
-type heartbeatCache struct {
+// The broker's connection-close hook (handler.Broker.onConnClose) drops
+// a closed connection's entry with Forget. Every method is safe on any
+// goroutine, the event loops included.
+type HeartbeatCache struct {
 	mu     sync.Mutex
-	byConn map[uint64]*acceptedHeartbeat
+	byConn map[uint64]*AcceptedHeartbeat
 	// remembered counts remember calls, i.e. heartbeats that took the full
 	// path and were accepted (tests tell the two paths apart by it).
 	remembered int
 }
 
-func newHeartbeatCache() *heartbeatCache {
-	return &heartbeatCache{byConn: make(map[uint64]*acceptedHeartbeat)}
+// NewHeartbeatCache returns an empty cache.
+func NewHeartbeatCache() *HeartbeatCache {
+	return &HeartbeatCache{byConn: make(map[uint64]*AcceptedHeartbeat)}
 }
 
-// match returns the heartbeat remembered for connID when req repeats it
+// Match returns the heartbeat remembered for connID when req repeats it
 // byte for byte (body, language and version), or nil.
-func (hc *heartbeatCache) match(connID uint64, req *codec.Command) *acceptedHeartbeat {
+func (hc *HeartbeatCache) Match(connID uint64, req *codec.Command) *AcceptedHeartbeat {
 	hc.mu.Lock()
 	e := hc.byConn[connID]
 	hc.mu.Unlock()
@@ -60,24 +63,24 @@ func (hc *heartbeatCache) match(connID uint64, req *codec.Command) *acceptedHear
 	return e
 }
 
-// remember records reg, planned from req and registered over connID, as the
+// Remember records reg, planned from req and registered over connID, as the
 // connection's last accepted heartbeat. A body above
-// maxCachedHeartbeatBytes forgets the connection's entry instead. reg's
+// MaxCachedHeartbeatBytes forgets the connection's entry instead. reg's
 // subscriptions are normalized (normalizeSubscriptions) in the copy kept.
-func (hc *heartbeatCache) remember(connID uint64, req *codec.Command, reg Heartbeat, skipped skippedEntries) {
-	if len(req.Body) > maxCachedHeartbeatBytes {
+func (hc *HeartbeatCache) Remember(connID uint64, req *codec.Command, reg Heartbeat, skipped SkippedEntries) {
+	if len(req.Body) > MaxCachedHeartbeatBytes {
 		hc.mu.Lock()
 		delete(hc.byConn, connID)
 		hc.remembered++
 		hc.mu.Unlock()
 		return
 	}
-	e := &acceptedHeartbeat{body: bytes.Clone(req.Body), language: req.Language, version: req.Version,
-		reg: reg, skipped: skipped}
-	e.reg.Consumers = make([]ConsumerRegistration, len(reg.Consumers))
+	e := &AcceptedHeartbeat{body: bytes.Clone(req.Body), language: req.Language, version: req.Version,
+		Reg: reg, Skipped: skipped}
+	e.Reg.Consumers = make([]ConsumerRegistration, len(reg.Consumers))
 	for i, cr := range reg.Consumers {
 		cr.Subscriptions = normalizeSubscriptions(cr.Subscriptions)
-		e.reg.Consumers[i] = cr
+		e.Reg.Consumers[i] = cr
 	}
 	hc.mu.Lock()
 	hc.byConn[connID] = e
@@ -85,16 +88,16 @@ func (hc *heartbeatCache) remember(connID uint64, req *codec.Command, reg Heartb
 	hc.mu.Unlock()
 }
 
-// forget drops connID's entry, if any.
-func (hc *heartbeatCache) forget(connID uint64) {
+// Forget drops connID's entry, if any.
+func (hc *HeartbeatCache) Forget(connID uint64) {
 	hc.mu.Lock()
 	delete(hc.byConn, connID)
 	hc.mu.Unlock()
 }
 
-// stats returns the number of connections with an entry and the
+// Stats returns the number of connections with an entry and the
 // remembered count (tests).
-func (hc *heartbeatCache) stats() (entries, remembered int) {
+func (hc *HeartbeatCache) Stats() (entries, remembered int) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	return len(hc.byConn), hc.remembered
