@@ -15,6 +15,7 @@ import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/popstore"
 )
@@ -50,7 +51,7 @@ type Broker struct {
 	// clock back) without sleeping.
 	skewMillis atomic.Int64
 	locks      queueLocks
-	polls      *pollRegistry
+	polls      *longpoll.Registry
 	readers    *readerPool
 	metrics    *popMetrics
 	uniq       *codec.UniqIDGenerator
@@ -103,7 +104,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 			return nil, fmt.Errorf("handler: register metrics: %w", err)
 		}
 	}
-	b.polls = newPollRegistry(int64(set.maxParkedPolls), b.nowMillis, func(n int64) { b.metrics.parkedPolls.Set(float64(n)) })
+	b.polls = longpoll.NewRegistry(int64(set.maxParkedPolls), b.nowMillis, func(n int64) { b.metrics.parkedPolls.Set(float64(n)) })
 	b.revive = newReviver(b)
 	store.SetAppendListener(b.onAppend)
 	return b, nil
@@ -116,7 +117,7 @@ func (b *Broker) nowMillis() int64 { return time.Now().UnixMilli() + b.skewMilli
 // onAppend is the store's AppendListener: new messages in (topic, queueId)
 // wake the long polls waiting for them. Runs on the writer goroutine.
 func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
-	b.polls.appended(topic, queueID, maxOffset)
+	b.polls.Appended(topic, queueID, maxOffset)
 }
 
 // Start launches the reader pool and the revive loop. Call once, after
@@ -140,7 +141,7 @@ func (b *Broker) Start() {
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
 		b.revive.stop()
-		b.polls.close()
+		b.polls.Close()
 		if b.readers != nil {
 			b.readers.close()
 		}
@@ -160,7 +161,7 @@ func (b *Broker) onConnClose(connID uint64) {
 	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
 		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
 	}
-	if n := b.polls.dropConn(connID); n > 0 {
+	if n := b.polls.DropConn(connID); n > 0 {
 		b.Log.Debug().Uint64("conn", connID).Int("polls", n).Msg("connection closed, parked polls released")
 	}
 }

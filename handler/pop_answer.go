@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
@@ -35,21 +36,21 @@ func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 		return true
 	}
 	remoting.MarkLongPolling(j.c)
-	p := &parkedPoll{
-		keys: j.keys, group: j.h.ConsumerGroup, filter: j.filter, src: b, seeds: o.seen,
-		deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
-		onWake:   j.rerun,
-		onExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
-		onDrop:   j.endTaking, // the client is gone: it takes nothing any more
+	p := &longpoll.Poll{
+		Keys: j.keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: b, Seeds: o.seen,
+		DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
+		OnWake:   j.rerun,
+		OnExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
+		OnDrop:   j.endTaking, // the client is gone: it takes nothing any more
 	}
-	switch b.polls.park(p, seen) {
-	case parked:
-	case parkFull:
+	switch b.polls.Park(p, seen) {
+	case longpoll.Parked:
+	case longpoll.ParkFull:
 		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", b.pop.brokerName))
-	case parkChanged:
+	case longpoll.ParkChanged:
 		j.rerun()
 		return false
-	case parkExpired:
+	case longpoll.ParkExpired:
 		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
 	}
 	return true
@@ -96,6 +97,6 @@ func (j *popJob) replySuccess(o *popOutcome) {
 		// More is waiting: let as many other parked consumers of the group
 		// take it as their batches need.
 		per := int64(max(j.h.MaxMsgNums, 1))
-		b.polls.wakeSome(j.h.Topic, anyQueue, j.h.ConsumerGroup, int(min((o.rest+per-1)/per, 1<<20)))
+		b.polls.WakeSome(j.h.Topic, longpoll.AnyQueue, j.h.ConsumerGroup, int(min((o.rest+per-1)/per, 1<<20)))
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -20,15 +21,15 @@ type popJob struct {
 	req            *codec.Command
 	h              codec.PopMessageRequestHeader
 	meta           popstore.TopicMeta
-	filter         *tagFilter
-	deadlineMillis int64     // end of the long poll, broker clock
-	keys           []pollKey // what wakes it: the topic and its pop retry topics
-	seqStripe      int       // popSeq stripe of (group, topic)
+	filter         *longpoll.TagFilter
+	deadlineMillis int64          // end of the long poll, broker clock
+	keys           []longpoll.Key // what wakes it: the topic and its pop retry topics
+	seqStripe      int            // popSeq stripe of (group, topic)
 	// taker stands for this request in the registry's takerTable from its
 	// arrival until it is answered, queued for a reader, running or parked,
 	// so a peer POP of the group scanning meanwhile leaves the messages its
 	// filter matches (taking is true while registered).
-	taker  *parkedPoll
+	taker  *longpoll.Poll
 	taking atomic.Bool
 }
 
@@ -36,7 +37,7 @@ type popJob struct {
 // fallback, at its first run). Event loop or reader.
 func (j *popJob) startTaking() {
 	if j.taking.CompareAndSwap(false, true) {
-		j.b.polls.takers.add(j.taker)
+		j.b.polls.AddTaker(j.taker)
 	}
 }
 
@@ -44,22 +45,22 @@ func (j *popJob) startTaking() {
 // connection is gone. Any goroutine; idempotent.
 func (j *popJob) endTaking() {
 	if j.taking.CompareAndSwap(true, false) {
-		j.b.polls.takers.remove(j.taker)
+		j.b.polls.RemoveTaker(j.taker)
 	}
 }
 
 func newPopJob(b *Broker, c remoting.Conn, req *codec.Command, h codec.PopMessageRequestHeader,
-	meta popstore.TopicMeta, filter *tagFilter, deadline int64) *popJob {
+	meta popstore.TopicMeta, filter *longpoll.TagFilter, deadline int64) *popJob {
 	j := &popJob{
 		b: b, c: c, req: req, h: h, meta: meta, filter: filter, deadlineMillis: deadline,
-		keys: []pollKey{
-			{h.Topic, h.QueueID},
-			{codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), anyQueue},
-			{codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), anyQueue},
+		keys: []longpoll.Key{
+			{Topic: h.Topic, QueueID: h.QueueID},
+			{Topic: codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
+			{Topic: codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
 		},
 		seqStripe: stripeOf(h.ConsumerGroup + "@" + h.Topic),
 	}
-	j.taker = &parkedPoll{keys: j.keys, group: h.ConsumerGroup, filter: filter}
+	j.taker = &longpoll.Poll{Keys: j.keys, Group: h.ConsumerGroup, Filter: filter}
 	return j
 }
 
@@ -101,18 +102,18 @@ type popOutcome struct {
 	readErr     error // first store read error
 	// seen holds the maxOffset of every queue looked at, for the long-poll
 	// registry (parkedPoll.seeds).
-	seen []queueMax
+	seen []longpoll.QueueMax
 	// handoff lists the queues where a filtered scan stopped at a message
 	// an outstanding POP of the group wants (see handoff).
-	handoff []pollKey
+	handoff []longpoll.Key
 }
 
 // run executes the POP on a reader goroutine.
 func (j *popJob) run() {
 	b := j.b
 	j.startTaking()
-	b.polls.popRuns.Add(1)
-	seen := b.polls.snapshot(j.keys)
+	b.polls.CountPopRun()
+	seen := b.polls.Snapshot(j.keys)
 	o := j.collect()
 	if len(o.cks) == 0 && len(o.commits) == 0 {
 		j.release(o)
@@ -203,8 +204,8 @@ func (j *popJob) retrySources() []popSource {
 		name string
 		flag codec.RetryFlag
 	}{
-		{j.keys[1].topic, codec.RetryFlagV2},
-		{j.keys[2].topic, codec.RetryFlagV1},
+		{j.keys[1].Topic, codec.RetryFlagV2},
+		{j.keys[2].Topic, codec.RetryFlagV1},
 	} {
 		m, ok := j.b.Topics.Get(s.name)
 		if !ok {
@@ -234,7 +235,7 @@ func (j *popJob) unlockQueue(k queueLockKey) {
 	if j.b.locks.unlock(k) {
 		// One waiter of the group is enough: if it finds more than it takes
 		// it wakes the next (replySuccess), if it finds nothing it parks again.
-		j.b.polls.wakeSome(k.topic, k.queueID, k.group, 1)
+		j.b.polls.WakeSome(k.topic, k.queueID, k.group, 1)
 	}
 }
 
@@ -245,7 +246,7 @@ func (j *popJob) unlockQueue(k queueLockKey) {
 // its own handoff would re-run and stop at the same message again.
 func (j *popJob) handoff(o *popOutcome) {
 	for _, k := range o.handoff {
-		j.b.polls.wakeSome(k.topic, k.queueID, j.h.ConsumerGroup, 1)
+		j.b.polls.WakeSome(k.Topic, k.QueueID, j.h.ConsumerGroup, 1)
 	}
 }
 

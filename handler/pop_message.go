@@ -64,6 +64,7 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
@@ -115,7 +116,7 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		refuse(codec.NoPermission, fmt.Sprintf("the topic[%s] pop message is forbidden", h.Topic))
 		return
 	}
-	if h.QueueID >= meta.ReadQueueNums || h.QueueID < anyQueue {
+	if h.QueueID >= meta.ReadQueueNums || h.QueueID < longpoll.AnyQueue {
 		refuse(codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
@@ -129,17 +130,17 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	} else if !ok {
 		b.ensureGroup(h.ConsumerGroup) // autoCreateSubscriptionGroup, as a Java broker
 	}
-	filter, err := parseTagFilter(h.ExpType, h.Exp)
+	filter, err := longpoll.ParseTagFilter(h.ExpType, h.Exp)
 	switch err {
 	case nil:
-	case errSQL92:
+	case longpoll.ErrSQL92:
 		refuse(codec.RequestCodeNotSupported, err.Error())
 		return
 	default:
 		refuse(codec.SubscriptionParseFailed, fmt.Sprintf("parse the consumer's subscription failed: %s %q", err, h.ExpType))
 		return
 	}
-	job := newPopJob(b, c, req, h, meta, filter, pollDeadline(born, h.PollTime))
+	job := newPopJob(b, c, req, h, meta, filter, longpoll.Deadline(born, h.PollTime))
 	// The request reserves its tags from arrival, also while it waits for a
 	// reader, so a peer's scan in that time does not skip its messages.
 	job.startTaking()

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -12,7 +13,7 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	k := queueLockKey{group, s.topic, s.queueID}
 	if remaining <= 0 || len(o.body) >= b.pop.maxPopBytes || !b.locks.tryLock(k) {
 		maxOff := st.MaxOffset(s.topic, s.queueID)
-		o.seen = append(o.seen, queueMax{s.topic, s.queueID, maxOff})
+		o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: maxOff})
 		if stored, ok := st.ConsumerOffset(group, s.topic, s.queueID); ok && maxOff > stored {
 			o.rest += maxOff - stored
 		}
@@ -22,7 +23,7 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	// only after its offset advance was durable and published.
 	stored, hasStored := st.ConsumerOffset(group, s.topic, s.queueID)
 	minOff, maxOff := st.MinOffset(s.topic, s.queueID), st.MaxOffset(s.topic, s.queueID)
-	o.seen = append(o.seen, queueMax{s.topic, s.queueID, maxOff})
+	o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: maxOff})
 	start := stored
 	if !hasStored {
 		start = j.initOffset(s, minOff, maxOff)
@@ -36,9 +37,9 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	// past it, as in RocketMQ). It stops instead at a message another
 	// outstanding POP request of its group would take (wantsOf), and leaves
 	// it to that POP (handoff).
-	var peers *peerWants
+	var peers *longpoll.PeerWants
 	if j.filter != nil {
-		peers = b.polls.wantsOf(group, s.topic, s.queueID)
+		peers = b.polls.WantsOf(group, s.topic, s.queueID)
 	}
 	handedOff, full := false, false
 	for !handedOff && !full && remaining > 0 && next < maxOff && scanned < b.pop.maxScanPerQueue && len(o.body) < b.pop.maxPopBytes {
@@ -68,10 +69,10 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 				continue
 			}
 			next = m.QueueOffset + 1
-			if !j.filter.matchProps(m.Properties) {
-				if peers.wantsProps(m.Properties) {
+			if !j.filter.MatchProps(m.Properties) {
+				if peers.WantsProps(m.Properties) {
 					next = m.QueueOffset
-					o.handoff = append(o.handoff, pollKey{s.topic, s.queueID})
+					o.handoff = append(o.handoff, longpoll.Key{Topic: s.topic, QueueID: s.queueID})
 					handedOff = true
 					break
 				}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
 )
 
 // probeMaxBytes bounds the record bytes one tag probe reads per queue.
@@ -19,9 +20,9 @@ const probeMaxBytes = 1 << 20
 // reports that pending messages were left uninspected. Read errors end the
 // scan of that queue (the wake-up then works with what was read). Runs on
 // a reader goroutine.
-func (b *Broker) pendingTags(group, topic string, queueID int32, from, to int64, limit int) ([]pendingTag, bool) {
+func (b *Broker) PendingTags(group, topic string, queueID int32, from, to int64, limit int) ([]longpoll.PendingTag, bool) {
 	queues := []int32{queueID}
-	if queueID == anyQueue {
+	if queueID == longpoll.AnyQueue {
 		meta, ok := b.Topics.Get(topic)
 		if !ok || meta.ReadQueueNums <= 0 {
 			return nil, false
@@ -34,7 +35,7 @@ func (b *Broker) pendingTags(group, topic string, queueID int32, from, to int64,
 		limit = max(limit/len(queues), 8)
 	}
 	st := b.Store
-	var out []pendingTag
+	var out []longpoll.PendingTag
 	truncated := false
 	for _, q := range queues {
 		end := to
@@ -64,7 +65,7 @@ func (b *Broker) pendingTags(group, topic string, queueID int32, from, to int64,
 					continue
 				}
 				tag, has := codec.PropertyValue(m.Properties, codec.PropertyTags)
-				out = append(out, pendingTag{queueID: q, tag: strings.Clone(tag), hasTag: has})
+				out = append(out, longpoll.PendingTag{QueueID: q, Tag: strings.Clone(tag), HasTag: has})
 				n++
 			}
 			start = next
@@ -78,54 +79,4 @@ func (b *Broker) pendingTags(group, topic string, queueID int32, from, to int64,
 
 // submitProbe implements tagSource: job runs on the reader pool (the queue
 // of fresh requests); false when the pool is full or not running.
-func (b *Broker) submitProbe(job func()) bool { return b.submitRead(job) }
-
-// peerWants is what the outstanding POP requests of one group want from
-// one queue: everything (a peer without a filter) or the tags their
-// filters name. Built under a takerStripe lock, then read by one POP run
-// only.
-type peerWants struct {
-	all  bool
-	tags map[string]struct{}
-}
-
-// wantsProps reports whether a parked peer would take a message with the
-// given properties string; false on a nil receiver (no peer parked).
-func (w *peerWants) wantsProps(props string) bool {
-	if w == nil {
-		return false
-	}
-	if w.all {
-		return true
-	}
-	tag, ok := codec.PropertyValue(props, codec.PropertyTags)
-	if !ok {
-		return false
-	}
-	_, hit := w.tags[tag]
-	return hit
-}
-
-// add merges what poll p wants into w (allocated when nil) and returns it.
-func (w *peerWants) add(p *parkedPoll) *peerWants {
-	if w == nil {
-		w = &peerWants{tags: make(map[string]struct{})}
-	}
-	if p.filter == nil {
-		w.all = true
-		return w
-	}
-	for t := range p.filter.tags {
-		w.tags[t] = struct{}{}
-	}
-	return w
-}
-
-// wantsOf returns what the POP requests of group outstanding on (topic,
-// queueID) or on every queue of topic want: every request from its arrival
-// until it is answered, parked or not, is in the takerTable, so a peer's
-// scan must leave their messages alone. nil when there is none. Any
-// goroutine; takes one takerStripe mutex (never one the writer holds).
-func (r *pollRegistry) wantsOf(group, topic string, queueID int32) *peerWants {
-	return r.takers.addWants(nil, group, topic, queueID)
-}
+func (b *Broker) SubmitProbe(job func()) bool { return b.submitRead(job) }

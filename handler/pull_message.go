@@ -39,6 +39,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -84,10 +85,10 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 			}
 		}
 	}
-	filter, err := parseTagFilter(expType, exp)
+	filter, err := longpoll.ParseTagFilter(expType, exp)
 	switch err {
 	case nil:
-	case errSQL92:
+	case longpoll.ErrSQL92:
 		reply.Code(c, req, codec.RequestCodeNotSupported, err.Error())
 		return
 	default:
@@ -98,8 +99,8 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 		b.commitPullOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 	j := &pullJob{b: b, c: c, req: req, h: h, filter: filter,
-		deadlineMillis: pollDeadline(b.nowMillis(), h.SuspendTimeoutMillis),
-		keys:           []pollKey{{h.Topic, h.QueueID}}}
+		deadlineMillis: longpoll.Deadline(b.nowMillis(), h.SuspendTimeoutMillis),
+		keys:           []longpoll.Key{{Topic: h.Topic, QueueID: h.QueueID}}}
 	if !b.submitRead(j.run) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
@@ -122,14 +123,14 @@ type pullJob struct {
 	c              remoting.Conn
 	req            *codec.Command
 	h              codec.PullMessageRequestHeader
-	filter         *tagFilter
+	filter         *longpoll.TagFilter
 	deadlineMillis int64
-	keys           []pollKey
+	keys           []longpoll.Key
 }
 
 func (j *pullJob) run() {
 	b, h := j.b, j.h
-	seen := b.polls.snapshot(j.keys)
+	seen := b.polls.Snapshot(j.keys)
 	st := b.Store
 	minOff, maxOff := st.MinOffset(h.Topic, h.QueueID), st.MaxOffset(h.Topic, h.QueueID)
 	off := h.QueueOffset
@@ -173,7 +174,7 @@ func (j *pullJob) run() {
 			for _, rec := range recs {
 				scanned++
 				m, _, err := codec.UnsafeDecodeMessage(rec)
-				if err != nil || !j.filter.matchProps(m.Properties) {
+				if err != nil || !j.filter.MatchProps(m.Properties) {
 					continue
 				}
 				if len(body) > 0 && len(body)+len(rec) > limit {
@@ -204,25 +205,25 @@ func (j *pullJob) run() {
 func (j *pullJob) park(seen []uint64) bool {
 	b := j.b
 	remoting.MarkLongPolling(j.c)
-	p := &parkedPoll{keys: j.keys, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
-		onWake: func() {
+	p := &longpoll.Poll{Keys: j.keys, DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
+		OnWake: func() {
 			if !b.resubmitRead(j.run) {
 				reply.Code(j.c, j.req, codec.SystemBusy, reply.BusyRemark)
 			}
 		},
-		onExpire: func() {
+		OnExpire: func() {
 			st := b.Store
 			minOff, maxOff := st.MinOffset(j.h.Topic, j.h.QueueID), st.MaxOffset(j.h.Topic, j.h.QueueID)
 			j.reply(codec.PullNotFound, j.h.QueueOffset, minOff, maxOff, nil, 0)
 		},
 	}
-	switch b.polls.park(p, seen) {
-	case parked:
+	switch b.polls.Park(p, seen) {
+	case longpoll.Parked:
 		return true
-	case parkChanged:
-		p.onWake()
+	case longpoll.ParkChanged:
+		p.OnWake()
 		return true
-	case parkFull:
+	case longpoll.ParkFull:
 		reply.Code(j.c, j.req, codec.PollingFull, "pull polling table is full")
 		return true
 	}

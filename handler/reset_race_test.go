@@ -165,7 +165,7 @@ func TestRESET_WakesParkedPop(t *testing.T) {
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 2, invisible: 60000})
 	require.Len(t, ms, 2)
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 60000, poll: lpPollMillis})
-	eventually(t, func() bool { return h.b().polls.parkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
 	r := call(t, c, resetReq("G", "T", 0, 0))
 	require.Equal(t, codec.Success, r.Code, r.Remark)
 	select {

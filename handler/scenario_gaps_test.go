@@ -33,7 +33,7 @@ func TestPOLL05_RetryViaNamedQueue(t *testing.T) {
 	require.EqualValues(t, 1, got[0].m.ReconsumeTimes)
 
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 1, max: 1, invisible: 5000, poll: 15000})
-	eventually(t, func() bool { return h.b().polls.parkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
 	h.advance(6 * time.Second)
 	h.reviveNow()
 	r := p.wait(t)
@@ -222,7 +222,7 @@ func TestPOLL05_FilteredParkedPopWokenByRevive(t *testing.T) {
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000, exp: "A"})
 	require.Len(t, ms, 1)
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000, poll: 15000, exp: "A"})
-	eventually(t, func() bool { return h.b().polls.parkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
 	h.advance(6 * time.Second)
 	h.reviveNow()
 	r := p.wait(t)

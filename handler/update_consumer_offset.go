@@ -62,7 +62,7 @@ func (b *Broker) handleUpdateConsumerOffset(c remoting.Conn, req *codec.Command)
 		},
 		Done: func(err error) {
 			if err == nil {
-				b.polls.wakeSome(h.Topic, h.QueueID, h.ConsumerGroup, 1)
+				b.polls.WakeSome(h.Topic, h.QueueID, h.ConsumerGroup, 1)
 			}
 			reply.Done(c, req, err)
 		},

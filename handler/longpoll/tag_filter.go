@@ -1,4 +1,4 @@
-package handler
+package longpoll
 
 import (
 	"errors"
@@ -13,38 +13,38 @@ const (
 	expTypeSQL92 = "SQL92"
 )
 
-// errSQL92 marks a subscription popshim cannot evaluate; POP and PULL answer
+// ErrSQL92 marks a subscription popshim cannot evaluate; POP and PULL answer
 // REQUEST_CODE_NOT_SUPPORTED (3) naming the expression type.
-var errSQL92 = errors.New("SQL92 filtering is not supported by popshim, use TAG expressions")
+var ErrSQL92 = errors.New("SQL92 filtering is not supported by popshim, use TAG expressions")
 
-// errBadExpType marks an expression type that is neither TAG nor SQL92.
-var errBadExpType = errors.New("unknown expression type")
+// ErrBadExpType marks an expression type that is neither TAG nor SQL92.
+var ErrBadExpType = errors.New("unknown expression type")
 
-// tagFilter decides whether a stored message matches a TAG subscription
+// TagFilter decides whether a stored message matches a TAG subscription
 // ("*", "" or "a || b || c"), as the broker's ExpressionMessageFilter does
 // for tag types, but on the tag string itself rather than its hash: a
 // message matches when its TAGS property equals one of the tags. A nil
 // *tagFilter matches everything. Immutable after parse, safe to share.
-type tagFilter struct {
+type TagFilter struct {
 	tags map[string]struct{}
 }
 
-// parseTagFilter builds the filter of (expType, exp). expType "" means TAG;
+// ParseTagFilter builds the filter of (expType, exp). expType "" means TAG;
 // exp "" or "*" means all messages (nil filter). SQL92 returns errSQL92, any
 // other type errBadExpType.
-func parseTagFilter(expType, exp string) (*tagFilter, error) {
+func ParseTagFilter(expType, exp string) (*TagFilter, error) {
 	switch {
 	case expType == "" || strings.EqualFold(expType, expTypeTag):
 	case strings.EqualFold(expType, expTypeSQL92):
-		return nil, errSQL92
+		return nil, ErrSQL92
 	default:
-		return nil, errBadExpType
+		return nil, ErrBadExpType
 	}
 	exp = strings.TrimSpace(exp)
 	if exp == "" || exp == "*" {
 		return nil, nil
 	}
-	f := &tagFilter{tags: make(map[string]struct{})}
+	f := &TagFilter{tags: make(map[string]struct{})}
 	for _, t := range strings.Split(exp, "||") {
 		if t = strings.TrimSpace(t); t != "" {
 			f.tags[t] = struct{}{}
@@ -56,9 +56,9 @@ func parseTagFilter(expType, exp string) (*tagFilter, error) {
 	return f, nil
 }
 
-// matchProps reports whether a message with the given properties string
+// MatchProps reports whether a message with the given properties string
 // passes the filter.
-func (f *tagFilter) matchProps(props string) bool {
+func (f *TagFilter) MatchProps(props string) bool {
 	if f == nil {
 		return true
 	}

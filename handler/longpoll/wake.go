@@ -1,4 +1,4 @@
-package handler
+package longpoll
 
 import (
 	"cmp"
@@ -58,25 +58,25 @@ func (w *wakeReq) merge(o wakeReq) {
 	}
 }
 
-// pendingTag is the TAGS property of one pending message of a queue.
-type pendingTag struct {
-	queueID int32
-	tag     string
-	hasTag  bool // the message carries a TAGS property
+// PendingTag is the TAGS property of one pending message of a queue.
+type PendingTag struct {
+	QueueID int32  // the queue of the message
+	Tag     string // its TAGS property ("" when HasTag is false)
+	HasTag  bool   // the message carries a TAGS property
 }
 
-// tagSource reads what tag-aware wake-ups need; the Broker implements it
-// (pop_tag_probe.go) and every parked POP carries it.
-type tagSource interface {
-	// pendingTags returns the tags of up to limit messages of
+// TagSource reads what tag-aware wake-ups need; the Broker implements it
+// (handler/pop_tag_probe.go) and every parked POP carries it.
+type TagSource interface {
+	// PendingTags returns the tags of up to limit messages of
 	// (topic, queueID) not yet consumed by group, in queue order, starting
 	// at max(from, consume offset) and ending before to (< 0: maxOffset);
 	// truncated reports that more pending messages follow. Blocks on
 	// RocksDB: reader goroutines only.
-	pendingTags(group, topic string, queueID int32, from, to int64, limit int) (tags []pendingTag, truncated bool)
-	// submitProbe queues job on a reader goroutine without blocking; false
+	PendingTags(group, topic string, queueID int32, from, to int64, limit int) (tags []PendingTag, truncated bool)
+	// SubmitProbe queues job on a reader goroutine without blocking; false
 	// when it cannot be queued.
-	submitProbe(job func()) bool
+	SubmitProbe(job func()) bool
 }
 
 // probeLimit bounds the pending messages one tag-aware wake-up inspects.
@@ -84,32 +84,32 @@ const probeLimit = 64
 
 // matchesTag reports whether a POP with filter f would take a message with
 // tag t (a nil filter takes everything; a filter needs a TAGS property).
-func matchesTag(f *tagFilter, t pendingTag) bool {
+func matchesTag(f *TagFilter, t PendingTag) bool {
 	if f == nil {
 		return true
 	}
-	if !t.hasTag {
+	if !t.HasTag {
 		return false
 	}
-	_, hit := f.tags[t.tag]
+	_, hit := f.tags[t.Tag]
 	return hit
 }
 
-// wake bumps the epoch of topic and wakes every request waiting for
+// Wake bumps the epoch of topic and wakes every request waiting for
 // (topic, queueID) and for (topic, any queue); queueID anyQueue matches
 // every waiter of the topic. Used where all waiters must look (tests,
 // diagnostics); the hot paths use wakeSome and appended.
-func (r *pollRegistry) wake(topic string, queueID int32) {
+func (r *Registry) Wake(topic string, queueID int32) {
 	r.wakeFor(wakeReq{topic: topic, queueID: queueID, from: -1, to: -1, all: true})
 }
 
-// appended is the store's append listener: (topic, queueID) now has
+// Appended is the store's append listener: (topic, queueID) now has
 // maxOffset as its next queueOffset. It wakes as many parked requests per
 // consumerGroup as messages arrived since the last call for that queue
 // (all of them when the queue is unknown or its offsets went back), by tag
 // for groups with filtered POPs. Runs on the writer goroutine; never blocks
 // beyond short mutexes.
-func (r *pollRegistry) appended(topic string, queueID int32, maxOffset int64) {
+func (r *Registry) Appended(topic string, queueID int32, maxOffset int64) {
 	s := r.stripe(topic)
 	s.mu.Lock()
 	if s.perTopic[topic] == 0 {
@@ -142,41 +142,41 @@ func (r *pollRegistry) appended(topic string, queueID int32, maxOffset int64) {
 	r.wakeFor(req)
 }
 
-// wakeSome bumps the epoch of topic and wakes at most n POPs per
+// WakeSome bumps the epoch of topic and wakes at most n POPs per
 // consumerGroup among those waiting for (topic, queueID) or (topic, any
 // queue), and every waiting PULL and NOTIFICATION. group "" matches every
 // group; n <= 0 wakes all matching requests. Groups with a filtered POP
-// parked are woken by the tags of their pending messages (see the top of
+// Parked are woken by the tags of their pending messages (see the top of
 // this file). Called by POP when it released a contended queue lock or
 // left messages behind (on a reader or the writer). The woken requests'
 // onWake run inline (tag-aware ones on a reader), after the poll left the
 // registry.
-func (r *pollRegistry) wakeSome(topic string, queueID int32, group string, n int) {
+func (r *Registry) WakeSome(topic string, queueID int32, group string, n int) {
 	r.wakeFor(wakeReq{topic: topic, queueID: queueID, group: group, n: n, from: -1, to: -1})
 }
 
 // wakeFor bumps the epoch of req.topic, wakes the chosen waiters of groups
 // without a filtered POP parked now, and queues a tag-aware probe for each
 // group with one (see the top of this file).
-func (r *pollRegistry) wakeFor(req wakeReq) {
+func (r *Registry) wakeFor(req wakeReq) {
 	s := r.stripe(req.topic)
-	var tagGroups map[string]tagSource
+	var tagGroups map[string]TagSource
 	s.mu.Lock()
 	s.bump(req.topic)
 	cands := s.candidates(req)
 	if !req.all {
 		for _, c := range cands {
-			if c.p.group != "" && c.p.filter != nil && c.p.src != nil {
+			if c.p.Group != "" && c.p.Filter != nil && c.p.Src != nil {
 				if tagGroups == nil {
-					tagGroups = make(map[string]tagSource)
+					tagGroups = make(map[string]TagSource)
 				}
-				tagGroups[c.p.group] = c.p.src
+				tagGroups[c.p.Group] = c.p.Src
 			}
 		}
 	}
-	direct := make([]*parkedPoll, 0, len(cands))
+	direct := make([]*Poll, 0, len(cands))
 	for _, c := range cands {
-		if _, byTag := tagGroups[c.p.group]; !byTag {
+		if _, byTag := tagGroups[c.p.Group]; !byTag {
 			direct = append(direct, c.p)
 		}
 	}
@@ -193,29 +193,29 @@ func (r *pollRegistry) wakeFor(req wakeReq) {
 
 // waiterRef is a parked poll with the queueId of its key for the topic.
 type waiterRef struct {
-	p       *parkedPoll
+	p       *Poll
 	queueID int32
 }
 
 // candidates lists the polls of req.group ("" every group) waiting for
 // req.topic on req.queueID, the topic's any-queue key, or (req.queueID
-// anyQueue) any queue, earliest deadline first. REQUIRES: s.mu held.
+// AnyQueue) any queue, earliest deadline first. REQUIRES: s.mu held.
 func (s *pollStripe) candidates(req wakeReq) []waiterRef {
 	var out []waiterRef
-	add := func(k pollKey, set map[*parkedPoll]struct{}) {
+	add := func(k Key, set map[*Poll]struct{}) {
 		for p := range set {
-			if req.group == "" || p.group == req.group {
-				out = append(out, waiterRef{p, k.queueID})
+			if req.group == "" || p.Group == req.group {
+				out = append(out, waiterRef{p, k.QueueID})
 			}
 		}
 	}
-	if req.queueID != anyQueue {
-		for _, k := range [2]pollKey{{req.topic, req.queueID}, {req.topic, anyQueue}} {
+	if req.queueID != AnyQueue {
+		for _, k := range [2]Key{{req.topic, req.queueID}, {req.topic, AnyQueue}} {
 			add(k, s.waiters[k])
 		}
 	} else {
 		for k, set := range s.waiters {
-			if k.topic == req.topic {
+			if k.Topic == req.topic {
 				add(k, set)
 			}
 		}
@@ -225,8 +225,8 @@ func (s *pollStripe) candidates(req wakeReq) []waiterRef {
 }
 
 // earlier orders polls by deadline, then park order.
-func earlier(a, b *parkedPoll) int {
-	if c := cmp.Compare(a.deadlineMillis, b.deadlineMillis); c != 0 {
+func earlier(a, b *Poll) int {
+	if c := cmp.Compare(a.DeadlineMillis, b.DeadlineMillis); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.seq, b.seq)
@@ -234,10 +234,10 @@ func earlier(a, b *parkedPoll) int {
 
 // take removes polls from the keys of topic in this stripe now, whoever
 // ends up claiming them, so no entry outlives its poll. REQUIRES: s.mu held.
-func (s *pollStripe) take(polls []*parkedPoll, topic string) {
+func (s *pollStripe) take(polls []*Poll, topic string) {
 	for _, p := range polls {
-		for _, k := range p.keys {
-			if k.topic == topic {
+		for _, k := range p.Keys {
+			if k.Topic == topic {
 				s.remove(k, p, true)
 			}
 		}
@@ -245,10 +245,10 @@ func (s *pollStripe) take(polls []*parkedPoll, topic string) {
 }
 
 // finish claims each poll and runs its onWake.
-func (r *pollRegistry) finish(polls []*parkedPoll) {
+func (r *Registry) finish(polls []*Poll) {
 	for _, p := range polls {
 		if r.claim(p, true) {
-			p.onWake()
+			p.OnWake()
 		}
 	}
 }
@@ -256,7 +256,7 @@ func (r *pollRegistry) finish(polls []*parkedPoll) {
 // pickWoken drops duplicates from cands (sorted by earlier) and, when
 // n > 0, keeps the first n per consumerGroup, plus every poll without a
 // group.
-func pickWoken(cands []*parkedPoll, n int) []*parkedPoll {
+func pickWoken(cands []*Poll, n int) []*Poll {
 	cands = slices.Compact(cands)
 	if n <= 0 {
 		return cands
@@ -264,8 +264,8 @@ func pickWoken(cands []*parkedPoll, n int) []*parkedPoll {
 	perGroup := make(map[string]int)
 	out := cands[:0]
 	for _, p := range cands {
-		if p.group == "" || perGroup[p.group] < n {
-			perGroup[p.group]++
+		if p.Group == "" || perGroup[p.Group] < n {
+			perGroup[p.Group]++
 			out = append(out, p)
 		}
 	}
@@ -280,7 +280,7 @@ type probeKey struct {
 }
 
 // probeQueue holds tag-aware wake-ups until a reader runs them; a second
-// wake-up of the same key merges into the queued one.
+// Wake-up of the same key merges into the queued one.
 type probeQueue struct {
 	mu      sync.Mutex
 	pending map[probeKey]*wakeReq // REQUIRES: mu held
@@ -288,7 +288,7 @@ type probeQueue struct {
 
 // start queues req (one group) for a tag-aware wake-up on a reader. When no
 // reader can take it, the group is woken without looking at tags.
-func (q *probeQueue) start(r *pollRegistry, src tagSource, req wakeReq) {
+func (q *probeQueue) start(r *Registry, src TagSource, req wakeReq) {
 	k := probeKey{req.topic, req.queueID, req.group}
 	q.mu.Lock()
 	if cur, ok := q.pending[k]; ok {
@@ -301,7 +301,7 @@ func (q *probeQueue) start(r *pollRegistry, src tagSource, req wakeReq) {
 	}
 	q.pending[k] = &req
 	q.mu.Unlock()
-	if src.submitProbe(func() { r.probe(src, k) }) {
+	if src.SubmitProbe(func() { r.probe(src, k) }) {
 		return
 	}
 	if taken, ok := q.take(k); ok {
@@ -330,22 +330,22 @@ func (q *probeQueue) queued() int {
 
 // probe runs on a reader: it reads the pending tags of the queued wake-up
 // of k and wakes the matching polls.
-func (r *pollRegistry) probe(src tagSource, k probeKey) {
+func (r *Registry) probe(src TagSource, k probeKey) {
 	req, ok := r.probes.take(k)
 	if !ok {
 		return
 	}
-	tags, truncated := src.pendingTags(req.group, req.topic, req.queueID, req.from, req.to, probeLimit)
+	tags, truncated := src.PendingTags(req.group, req.topic, req.queueID, req.from, req.to, probeLimit)
 	r.wakeMatching(req, tags, truncated)
 }
 
 // wakeDirect wakes req.n polls of req.group, earliest deadline first,
 // without looking at tags (no reader could run the probe).
-func (r *pollRegistry) wakeDirect(req wakeReq) {
+func (r *Registry) wakeDirect(req wakeReq) {
 	s := r.stripe(req.topic)
 	s.mu.Lock()
 	cands := s.candidates(req)
-	polls := make([]*parkedPoll, len(cands))
+	polls := make([]*Poll, len(cands))
 	for i, c := range cands {
 		polls[i] = c.p
 	}
@@ -361,17 +361,17 @@ func (r *pollRegistry) wakeDirect(req wakeReq) {
 // matches and more messages follow than were inspected, the first waiter
 // is woken anyway: the inspected messages are wanted by no parked POP, so
 // it may scan past them to what follows.
-func (r *pollRegistry) wakeMatching(req wakeReq, tags []pendingTag, truncated bool) {
+func (r *Registry) wakeMatching(req wakeReq, tags []PendingTag, truncated bool) {
 	s := r.stripe(req.topic)
 	s.mu.Lock()
 	cands := s.candidates(req)
-	var picked []*parkedPoll
+	var picked []*Poll
 	for _, t := range tags {
 		if req.n > 0 && len(picked) >= req.n {
 			break
 		}
 		for i, c := range cands {
-			if c.p == nil || (c.queueID != anyQueue && c.queueID != t.queueID) || !matchesTag(c.p.filter, t) {
+			if c.p == nil || (c.queueID != AnyQueue && c.queueID != t.QueueID) || !matchesTag(c.p.Filter, t) {
 				continue
 			}
 			picked = append(picked, c.p)

@@ -1,4 +1,4 @@
-package handler
+package longpoll
 
 import "sync"
 
@@ -28,7 +28,7 @@ type connPolls struct {
 
 type connStripe struct {
 	mu    sync.Mutex
-	polls map[uint64]map[*parkedPoll]struct{} // REQUIRES: mu held
+	polls map[uint64]map[*Poll]struct{} // REQUIRES: mu held
 }
 
 func (c *connPolls) stripe(connID uint64) *connStripe {
@@ -37,30 +37,30 @@ func (c *connPolls) stripe(connID uint64) *connStripe {
 
 // add indexes p under p.connID and reports false when that connection has
 // already closed (the caller then releases p itself).
-func (c *connPolls) add(p *parkedPoll) bool {
-	s := c.stripe(p.connID)
+func (c *connPolls) add(p *Poll) bool {
+	s := c.stripe(p.ConnID)
 	s.mu.Lock()
 	if s.polls == nil {
-		s.polls = make(map[uint64]map[*parkedPoll]struct{})
+		s.polls = make(map[uint64]map[*Poll]struct{})
 	}
-	set := s.polls[p.connID]
+	set := s.polls[p.ConnID]
 	if set == nil {
-		set = make(map[*parkedPoll]struct{})
-		s.polls[p.connID] = set
+		set = make(map[*Poll]struct{})
+		s.polls[p.ConnID] = set
 	}
 	set[p] = struct{}{}
 	s.mu.Unlock()
-	return !c.isClosed(p.connID)
+	return !c.isClosed(p.ConnID)
 }
 
 // remove drops p from the index (no-op when absent).
-func (c *connPolls) remove(p *parkedPoll) {
-	s := c.stripe(p.connID)
+func (c *connPolls) remove(p *Poll) {
+	s := c.stripe(p.ConnID)
 	s.mu.Lock()
-	if set := s.polls[p.connID]; set != nil {
+	if set := s.polls[p.ConnID]; set != nil {
 		delete(set, p)
 		if len(set) == 0 {
-			delete(s.polls, p.connID)
+			delete(s.polls, p.ConnID)
 		}
 	}
 	s.mu.Unlock()
@@ -75,7 +75,7 @@ func (c *connPolls) isClosed(connID uint64) bool {
 
 // markClosed records connID as closed and returns the polls indexed under
 // it, removing them from the index.
-func (c *connPolls) markClosed(connID uint64) []*parkedPoll {
+func (c *connPolls) markClosed(connID uint64) []*Poll {
 	c.mu.Lock()
 	if c.closed == nil {
 		c.closed = make(map[uint64]struct{}, recentClosedConns)
@@ -93,24 +93,24 @@ func (c *connPolls) markClosed(connID uint64) []*parkedPoll {
 	set := s.polls[connID]
 	delete(s.polls, connID)
 	s.mu.Unlock()
-	out := make([]*parkedPoll, 0, len(set))
+	out := make([]*Poll, 0, len(set))
 	for p := range set {
 		out = append(out, p)
 	}
 	return out
 }
 
-// dropConn releases every poll parked by connection connID without
+// DropConn releases every poll parked by connection connID without
 // answering it (the connection is gone): registry slots and timers are
 // freed now. Called from the remoting OnClose hook on the connection's
 // event loop; never blocks beyond short mutexes. Returns how many polls it
 // released.
-func (r *pollRegistry) dropConn(connID uint64) int {
+func (r *Registry) DropConn(connID uint64) int {
 	n := 0
 	for _, p := range r.conns.markClosed(connID) {
 		if r.claim(p, false) {
-			if p.onDrop != nil {
-				p.onDrop()
+			if p.OnDrop != nil {
+				p.OnDrop()
 			}
 			n++
 		}

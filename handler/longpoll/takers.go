@@ -1,4 +1,4 @@
-package handler
+package longpoll
 
 import "sync"
 
@@ -22,25 +22,25 @@ func (t *takerTable) stripe(topic string) *takerStripe { return &t.stripes[strip
 
 type takerStripe struct {
 	mu  sync.Mutex
-	set map[pollKey]map[*parkedPoll]struct{} // REQUIRES: mu held
+	set map[Key]map[*Poll]struct{} // REQUIRES: mu held
 }
 
 // add registers p under each of its keys. Requests without a group (PULL,
 // NOTIFICATION) take nothing from each other and are not registered. Any
 // goroutine, including the event loop.
-func (t *takerTable) add(p *parkedPoll) {
-	if p.group == "" {
+func (t *takerTable) add(p *Poll) {
+	if p.Group == "" {
 		return
 	}
-	for _, k := range p.keys {
-		s := t.stripe(k.topic)
+	for _, k := range p.Keys {
+		s := t.stripe(k.Topic)
 		s.mu.Lock()
 		if s.set == nil {
-			s.set = make(map[pollKey]map[*parkedPoll]struct{})
+			s.set = make(map[Key]map[*Poll]struct{})
 		}
 		ps := s.set[k]
 		if ps == nil {
-			ps = make(map[*parkedPoll]struct{})
+			ps = make(map[*Poll]struct{})
 			s.set[k] = ps
 		}
 		ps[p] = struct{}{}
@@ -50,12 +50,12 @@ func (t *takerTable) add(p *parkedPoll) {
 
 // remove unregisters p (its request was answered or its connection is
 // gone). Any goroutine.
-func (t *takerTable) remove(p *parkedPoll) {
-	if p.group == "" {
+func (t *takerTable) remove(p *Poll) {
+	if p.Group == "" {
 		return
 	}
-	for _, k := range p.keys {
-		s := t.stripe(k.topic)
+	for _, k := range p.Keys {
+		s := t.stripe(k.Topic)
 		s.mu.Lock()
 		if ps := s.set[k]; ps != nil {
 			delete(ps, p)
@@ -69,13 +69,13 @@ func (t *takerTable) remove(p *parkedPoll) {
 
 // addWants adds to w (allocated when nil) what the takers of group on
 // (topic, queueID) or on every queue of topic want, and returns it.
-func (t *takerTable) addWants(w *peerWants, group, topic string, queueID int32) *peerWants {
+func (t *takerTable) addWants(w *PeerWants, group, topic string, queueID int32) *PeerWants {
 	s := t.stripe(topic)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, k := range [2]pollKey{{topic, queueID}, {topic, anyQueue}} {
+	for _, k := range [2]Key{{topic, queueID}, {topic, AnyQueue}} {
 		for p := range s.set[k] {
-			if p.group != group {
+			if p.Group != group {
 				continue
 			}
 			if w = w.add(p); w.all {

@@ -1,4 +1,4 @@
-package handler
+package longpoll
 
 import (
 	"sync"
@@ -6,67 +6,71 @@ import (
 	"time"
 )
 
-// pollKey is what a parked request waits for: new messages in one queue of
+// Key is what a parked request waits for: new messages in one queue of
 // a topic, or in any queue when queueID is -1 (anyQueue).
-type pollKey struct {
-	topic   string
-	queueID int32
+type Key struct {
+	Topic   string
+	QueueID int32
 }
 
-// anyQueue is the queueId of a pollKey that waits for any queue of a topic.
-const anyQueue int32 = -1
+// AnyQueue is the queueId of a pollKey that waits for any queue of a topic.
+const AnyQueue int32 = -1
 
-// maxPollMillis caps how long one request stays parked: pollTime of POP and
+// MaxPollMillis caps how long one request stays parked: pollTime of POP and
 // NOTIFICATION, suspendTimeoutMillis of PULL (ms). RocketMQ clients send
 // 15-20 s (the proxy clamps to 20 s); a larger value is shortened to this
 // cap (the request is answered as timed out then, and the client polls
 // again), so a parked request cannot hold a registry slot for hours.
-const maxPollMillis int64 = 60_000
+const MaxPollMillis int64 = 60_000
 
-// pollDeadline returns the end of a long poll that starts at startMillis
+// Deadline returns the end of a long poll that starts at startMillis
 // (broker clock, Unix ms) and asks for pollMillis, capped at maxPollMillis.
-func pollDeadline(startMillis, pollMillis int64) int64 {
-	return startMillis + min(pollMillis, maxPollMillis)
+func Deadline(startMillis, pollMillis int64) int64 {
+	return startMillis + min(pollMillis, MaxPollMillis)
 }
 
-// queueMax is the maxOffset (next queueOffset) a request saw for one queue
+// QueueMax is the maxOffset (next queueOffset) a request saw for one queue
 // just before it parked.
-type queueMax struct {
-	topic     string
-	queueID   int32
-	maxOffset int64
+type QueueMax struct {
+	Topic     string
+	QueueID   int32
+	MaxOffset int64
 }
 
-// parkedPoll is one suspended request (an empty POP, a PULL with the
-// suspend bit, a NOTIFICATION). Exactly one of onWake / onExpire runs, once:
-// onWake when an awaited queue got new messages (or a held queue lock was
-// released), onExpire when the deadline passed or the registry closed.
+// Poll is one suspended request (an empty POP, a PULL with the
+// suspend bit, a NOTIFICATION). Exactly one of OnWake / OnExpire runs, once:
+// OnWake when an awaited queue got new messages (or a held queue lock was
+// released), OnExpire when the deadline passed or the registry closed.
 // Both run after the poll left the registry, on the waking goroutine (the
 // writer, a reader, a timer goroutine or Close), so they must not block:
 // they only re-submit the request to the reader pool or reply.
-type parkedPoll struct {
-	keys []pollKey
-	// group is the consumerGroup of a POP: POPs of one group compete for
+//
+// The caller fills the exported fields before Park and must not change
+// them afterwards.
+type Poll struct {
+	// Keys are the queues the request waits for.
+	Keys []Key
+	// Group is the consumerGroup of a POP: POPs of one group compete for
 	// messages, so wake-ups are counted per group. "" (PULL, NOTIFICATION,
 	// which take nothing from each other): always woken.
-	group string
-	// filter is the TAG subscription of a POP (nil: every message). A
+	Group string
+	// Filter is the TAG subscription of a POP (nil: every message). A
 	// group with a filtered POP parked is woken by tag (see wakeMatching).
-	filter *tagFilter
-	// src reads the tags of pending messages for tag-aware wake-ups; nil
+	Filter *TagFilter
+	// Src reads the tags of pending messages for tag-aware wake-ups; nil
 	// for requests without a group.
-	src tagSource
-	// seeds are the maxOffsets of the queues the request read before
+	Src TagSource
+	// Seeds are the maxOffsets of the queues the request read before
 	// parking; park records them for queues the registry does not know, so
 	// the next append wakes as many requests as messages arrived.
-	seeds          []queueMax
-	deadlineMillis int64  // broker clock, Unix ms
-	connID         uint64 // remoting.Conn.ID of the request; 0: none
-	onWake         func()
-	onExpire       func()
-	// onDrop, if set, runs instead of either when the poll is released
+	Seeds          []QueueMax
+	DeadlineMillis int64  // broker clock, Unix ms
+	ConnID         uint64 // remoting.Conn.ID of the request; 0: none
+	OnWake         func() // messages arrived: re-run the request (must not block)
+	OnExpire       func() // deadline passed or registry closed: answer the timeout (must not block)
+	// OnDrop, if set, runs instead of either when the poll is released
 	// without an answer because its connection closed (dropConn).
-	onDrop func()
+	OnDrop func()
 
 	seq   uint64      // park order, set by park
 	done  atomic.Bool // set by whoever removes the poll first
@@ -74,23 +78,23 @@ type parkedPoll struct {
 	timer *time.Timer
 }
 
-// parkResult is the outcome of pollRegistry.park.
-type parkResult int
+// ParkResult is the outcome of pollRegistry.park.
+type ParkResult int
 
 const (
 	// parked: the request waits; onWake or onExpire will run.
-	parked parkResult = iota
+	Parked ParkResult = iota
 	// parkFull: the registry holds its maximum; answer POLLING_FULL.
-	parkFull
+	ParkFull
 	// parkChanged: an awaited topic changed since the caller's snapshot, so
 	// a wake-up may have been missed; re-run the request now.
-	parkChanged
+	ParkChanged
 	// parkExpired: the deadline already passed (or the registry is closed,
 	// or the request's connection closed); answer the timeout now.
-	parkExpired
+	ParkExpired
 )
 
-// pollRegistry holds parked long polls, bounded by max (--max-parked-polls).
+// Registry holds parked long polls, bounded by max (--max-parked-polls).
 // Waiters are sharded into fixed stripes by topic. Each topic carries an
 // epoch that moves on every wake of it; a request snapshots the epochs of
 // its topics before reading the store and parks only if none moved, so a
@@ -104,7 +108,7 @@ const (
 // idle topics (beyond idleTopicsPerStripe); epochs of topics without
 // waiters are swept the same way. So memory follows the parked requests,
 // not the topics ever seen.
-type pollRegistry struct {
+type Registry struct {
 	max     int64
 	now     func() int64 // broker clock, Unix ms
 	count   atomic.Int64
@@ -115,7 +119,7 @@ type pollRegistry struct {
 	onCount func(n int64) // gauge update; may be nil
 	stripes [stripeCount]pollStripe
 	conns   connPolls  // parked polls by connection (released on close)
-	takers  takerTable // POP requests being served, by key (see long_poll_takers.go)
+	takers  takerTable // POP requests being served, by key (see takers.go)
 	probes  probeQueue // tag-aware wake-ups waiting for a reader
 }
 
@@ -134,18 +138,24 @@ type pollStripe struct {
 	// fields).
 	clock, floor uint64
 	epochs       map[string]uint64
-	waiters      map[pollKey]map[*parkedPoll]struct{}
+	waiters      map[Key]map[*Poll]struct{}
 	perTopic     map[string]int // waiter entries per topic
 	// maxOffsets is the last maxOffset reported per queue of a topic
 	// (appended computes how many messages arrived).
 	maxOffsets map[string]map[int32]int64
 }
 
-func newPollRegistry(max int64, now func() int64, onCount func(int64)) *pollRegistry {
-	return &pollRegistry{max: max, now: now, onCount: onCount}
+// NewRegistry returns an empty registry that holds at most max parked
+// requests (--max-parked-polls; beyond it Park answers ParkFull). now is the
+// broker clock (Unix ms) deadlines are measured on; onCount, if not nil,
+// receives the parked count after every change (the gauge), on the
+// goroutine that changed it. No goroutine runs until a request parks (its
+// deadline timer).
+func NewRegistry(max int64, now func() int64, onCount func(int64)) *Registry {
+	return &Registry{max: max, now: now, onCount: onCount}
 }
 
-func (r *pollRegistry) stripe(topic string) *pollStripe { return &r.stripes[stripeOf(topic)] }
+func (r *Registry) stripe(topic string) *pollStripe { return &r.stripes[stripeOf(topic)] }
 
 // epochOf returns the current epoch of topic. REQUIRES: s.mu held.
 func (s *pollStripe) epochOf(topic string) uint64 {
@@ -189,35 +199,35 @@ func (s *pollStripe) sweepOffsets() {
 
 // add registers p under k and records p's seeds for k's topic where the
 // queue's maxOffset is unknown. REQUIRES: s.mu held.
-func (s *pollStripe) add(k pollKey, p *parkedPoll) {
+func (s *pollStripe) add(k Key, p *Poll) {
 	if s.waiters == nil {
-		s.waiters = make(map[pollKey]map[*parkedPoll]struct{})
+		s.waiters = make(map[Key]map[*Poll]struct{})
 		s.perTopic = make(map[string]int)
 	}
 	set := s.waiters[k]
 	if set == nil {
-		set = make(map[*parkedPoll]struct{})
+		set = make(map[*Poll]struct{})
 		s.waiters[k] = set
 	}
 	if _, dup := set[p]; dup {
 		return
 	}
 	set[p] = struct{}{}
-	s.perTopic[k.topic]++
-	for _, sd := range p.seeds {
-		if sd.topic != k.topic {
+	s.perTopic[k.Topic]++
+	for _, sd := range p.Seeds {
+		if sd.Topic != k.Topic {
 			continue
 		}
 		if s.maxOffsets == nil {
 			s.maxOffsets = make(map[string]map[int32]int64)
 		}
-		qs := s.maxOffsets[sd.topic]
+		qs := s.maxOffsets[sd.Topic]
 		if qs == nil {
 			qs = make(map[int32]int64)
-			s.maxOffsets[sd.topic] = qs
+			s.maxOffsets[sd.Topic] = qs
 		}
-		if _, known := qs[sd.queueID]; !known {
-			qs[sd.queueID] = sd.maxOffset
+		if _, known := qs[sd.QueueID]; !known {
+			qs[sd.QueueID] = sd.MaxOffset
 		}
 	}
 }
@@ -226,7 +236,7 @@ func (s *pollStripe) add(k pollKey, p *parkedPoll) {
 // left, its maxOffsets go too unless keepOffsets (a wake-up: the woken
 // requests usually park again at once, and the next append needs them).
 // REQUIRES: s.mu held.
-func (s *pollStripe) remove(k pollKey, p *parkedPoll, keepOffsets bool) {
+func (s *pollStripe) remove(k Key, p *Poll, keepOffsets bool) {
 	set := s.waiters[k]
 	if _, ok := set[p]; !ok {
 		return
@@ -235,67 +245,67 @@ func (s *pollStripe) remove(k pollKey, p *parkedPoll, keepOffsets bool) {
 	if len(set) == 0 {
 		delete(s.waiters, k)
 	}
-	if s.perTopic[k.topic]--; s.perTopic[k.topic] > 0 {
+	if s.perTopic[k.Topic]--; s.perTopic[k.Topic] > 0 {
 		return
 	}
-	delete(s.perTopic, k.topic)
+	delete(s.perTopic, k.Topic)
 	if keepOffsets {
 		s.sweepOffsets()
 	} else {
-		delete(s.maxOffsets, k.topic)
+		delete(s.maxOffsets, k.Topic)
 	}
 }
 
-// snapshot returns the current epochs of the topics of keys, in order, for
+// Snapshot returns the current epochs of the topics of keys, in order, for
 // a later park.
-func (r *pollRegistry) snapshot(keys []pollKey) []uint64 {
+func (r *Registry) Snapshot(keys []Key) []uint64 {
 	out := make([]uint64, len(keys))
 	for i, k := range keys {
-		s := r.stripe(k.topic)
+		s := r.stripe(k.Topic)
 		s.mu.Lock()
-		out[i] = s.epochOf(k.topic)
+		out[i] = s.epochOf(k.Topic)
 		s.mu.Unlock()
 	}
 	return out
 }
 
-// park registers p under its keys unless the registry is full, closed, the
+// Park registers p under its keys unless the registry is full, closed, the
 // deadline passed, p's connection closed, or an epoch differs from seen (as
 // returned by snapshot for the same keys). Safe from any goroutine; never
 // blocks.
-func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
-	if r.closed.Load() || (p.connID != 0 && r.conns.isClosed(p.connID)) {
-		return parkExpired
+func (r *Registry) Park(p *Poll, seen []uint64) ParkResult {
+	if r.closed.Load() || (p.ConnID != 0 && r.conns.isClosed(p.ConnID)) {
+		return ParkExpired
 	}
-	wait := p.deadlineMillis - r.now()
+	wait := p.DeadlineMillis - r.now()
 	if wait <= 0 {
-		return parkExpired
+		return ParkExpired
 	}
 	if n := r.count.Add(1); n > r.max {
 		r.count.Add(-1)
-		return parkFull
+		return ParkFull
 	}
 	p.seq = r.seq.Add(1)
-	for i, k := range p.keys {
-		s := r.stripe(k.topic)
+	for i, k := range p.Keys {
+		s := r.stripe(k.Topic)
 		s.mu.Lock()
 		if p.done.Load() {
 			// Woken through an earlier key while being registered: the
 			// waker owns the poll (it ran onWake and gave the slot back).
 			s.mu.Unlock()
-			r.detach(p, p.keys[:i], true)
-			return parked
+			r.detach(p, p.Keys[:i], true)
+			return Parked
 		}
-		if s.epochOf(k.topic) != seen[i] {
+		if s.epochOf(k.Topic) != seen[i] {
 			s.mu.Unlock()
-			r.detach(p, p.keys[:i], true)
+			r.detach(p, p.Keys[:i], true)
 			if !p.done.CompareAndSwap(false, true) {
 				// A wake claimed it meanwhile and re-runs it: the caller
 				// must not re-run it a second time.
-				return parked
+				return Parked
 			}
 			r.count.Add(-1)
-			return parkChanged
+			return ParkChanged
 		}
 		s.add(k, p)
 		s.mu.Unlock()
@@ -307,11 +317,11 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 		p.timer = time.AfterFunc(time.Duration(wait)*time.Millisecond, func() { r.expire(p) })
 	}
 	p.mu.Unlock()
-	if p.connID != 0 && !r.conns.add(p) {
+	if p.ConnID != 0 && !r.conns.add(p) {
 		// The connection closed while the poll was being parked: release it
 		// without an answer (see connPolls).
-		if r.claim(p, false) && p.onDrop != nil {
-			p.onDrop()
+		if r.claim(p, false) && p.OnDrop != nil {
+			p.OnDrop()
 		}
 	}
 	// A close racing with this park: make sure the poll does not outlive it.
@@ -321,19 +331,19 @@ func (r *pollRegistry) park(p *parkedPoll, seen []uint64) parkResult {
 	if p.done.Load() {
 		// Claimed (woken) while it was being registered: drop the entries
 		// added after the claim's detach.
-		r.detach(p, p.keys, true)
-		if p.connID != 0 {
+		r.detach(p, p.Keys, true)
+		if p.ConnID != 0 {
 			r.conns.remove(p)
 		}
 	}
-	return parked
+	return Parked
 }
 
 // detach removes p from the stripes of keys (see pollStripe.remove for
 // keepOffsets).
-func (r *pollRegistry) detach(p *parkedPoll, keys []pollKey, keepOffsets bool) {
+func (r *Registry) detach(p *Poll, keys []Key, keepOffsets bool) {
 	for _, k := range keys {
-		s := r.stripe(k.topic)
+		s := r.stripe(k.Topic)
 		s.mu.Lock()
 		s.remove(k, p, keepOffsets)
 		s.mu.Unlock()
@@ -344,12 +354,12 @@ func (r *pollRegistry) detach(p *parkedPoll, keys []pollKey, keepOffsets bool) {
 // stripe and stops its timer. It reports false when someone else already
 // claimed p. woken: p leaves because messages arrived (keeps the per-queue
 // maxOffsets of its topics, see pollStripe.remove).
-func (r *pollRegistry) claim(p *parkedPoll, woken bool) bool {
+func (r *Registry) claim(p *Poll, woken bool) bool {
 	if !p.done.CompareAndSwap(false, true) {
 		return false
 	}
-	r.detach(p, p.keys, woken)
-	if p.connID != 0 {
+	r.detach(p, p.Keys, woken)
+	if p.ConnID != 0 {
 		r.conns.remove(p)
 	}
 	p.mu.Lock()
@@ -362,26 +372,26 @@ func (r *pollRegistry) claim(p *parkedPoll, woken bool) bool {
 	return true
 }
 
-func (r *pollRegistry) expire(p *parkedPoll) {
+func (r *Registry) expire(p *Poll) {
 	if r.claim(p, false) {
-		p.onExpire()
+		p.OnExpire()
 	}
 }
 
-// parkedCount returns how many requests are parked now.
-func (r *pollRegistry) parkedCount() int64 { return r.count.Load() }
+// ParkedCount returns how many requests are parked now.
+func (r *Registry) ParkedCount() int64 { return r.count.Load() }
 
-func (r *pollRegistry) gauge() {
+func (r *Registry) gauge() {
 	if r.onCount != nil {
 		r.onCount(r.count.Load())
 	}
 }
 
-// close expires every parked request (their onExpire runs on the calling
+// Close expires every parked request (their onExpire runs on the calling
 // goroutine) and makes later parks answer parkExpired.
-func (r *pollRegistry) close() {
+func (r *Registry) Close() {
 	r.closed.Store(true)
-	var all []*parkedPoll
+	var all []*Poll
 	for i := range r.stripes {
 		s := &r.stripes[i]
 		s.mu.Lock()
