@@ -17,6 +17,7 @@ import (
 	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/revive"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -39,7 +40,7 @@ type Broker struct {
 	Topics  *meta.TopicTable
 	Clients *clients.ClientTable
 
-	pop popSettings
+	pop *popSettings // tests change knobs before traffic; the reviver reads pop.revive
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
 	// --max-heartbeat-subscriptions, --max-conn-client-channels).
 	hbLimits clients.Limits
@@ -59,7 +60,7 @@ type Broker struct {
 	// the retry-first ratio and the round-robin start queue of queueId -1.
 	popSeq [stripeCount]atomic.Uint64
 
-	revive    *reviver
+	revive    *revive.Reviver
 	hostCache atomic.Pointer[cachedHost] // storeHost's parse of the advertised address
 
 	startOnce sync.Once
@@ -87,7 +88,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		Log:     log,
 		Store:   store,
 		Writer:  w,
-		pop:     set,
+		pop:     &set,
 		metrics: newPopMetrics(),
 		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
@@ -105,7 +106,14 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		}
 	}
 	b.polls = longpoll.NewRegistry(int64(set.maxParkedPolls), b.nowMillis, func(n int64) { b.metrics.parkedPolls.Set(float64(n)) })
-	b.revive = newReviver(b)
+	b.revive = revive.New(&b.pop.revive, revive.Deps{
+		Log: log, Store: store, Writer: w, Topics: topics,
+		Now: b.nowMillis, StoreHost: b.storeHost, RetryMax: b.groupRetryMax,
+		Metrics: revive.Metrics{
+			Passes: b.metrics.revivePasses, LagMillis: b.metrics.reviveLagMillis, Dropped: b.metrics.reviveDropped,
+			Retry: b.metrics.reviveRetry, SendToDLQ: b.metrics.sendToDLQ,
+		},
+	})
 	store.SetAppendListener(b.onAppend)
 	return b, nil
 }
@@ -126,10 +134,10 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 func (b *Broker) Start() {
 	b.startOnce.Do(func() {
 		b.readers = newReaderPool(b.pop.readers, b.pop.readerQueue, b.pop.maxParkedPolls+b.pop.readerQueue+64)
-		b.revive.start()
+		b.revive.Start()
 		b.started.Store(true)
 		b.Log.Info().Str("brokerName", b.pop.brokerName).Int("readers", b.pop.readers).
-			Int("maxParkedPolls", b.pop.maxParkedPolls).Bool("retryTopicV2", b.pop.retryTopicV2).
+			Int("maxParkedPolls", b.pop.maxParkedPolls).Bool("retryTopicV2", b.pop.revive.RetryTopicV2).
 			Msg("pop service started")
 	})
 }
@@ -140,7 +148,7 @@ func (b *Broker) Start() {
 // Idempotent; safe if Start was never called.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
-		b.revive.stop()
+		b.revive.Stop()
 		b.polls.Close()
 		if b.readers != nil {
 			b.readers.close()
@@ -164,4 +172,14 @@ func (b *Broker) onConnClose(connID uint64) {
 	if n := b.polls.DropConn(connID); n > 0 {
 		b.Log.Debug().Uint64("conn", connID).Int("polls", n).Msg("connection closed, parked polls released")
 	}
+}
+
+// groupRetryMax is the retry limit of consumerGroup: its stored
+// retryMaxTimes (auto-created groups store --max-reconsume-times), else
+// --max-reconsume-times (default 16). Any goroutine.
+func (b *Broker) groupRetryMax(group string) int32 {
+	if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
+		return g.RetryMaxTimes
+	}
+	return b.pop.maxReconsumeTimes
 }

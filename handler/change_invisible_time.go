@@ -135,7 +135,7 @@ func (j *changeJob) Done(err error) {
 		reply.Code(j.c, j.req, writeErrorCode(err), "change invisible time failed: "+err.Error())
 		return
 	}
-	j.b.revive.noteDurable(j.ck.Key.VisibleAtMillis)
+	j.b.revive.NoteDurable(j.ck.Key.VisibleAtMillis)
 	resp := codec.NewResponse(j.req, codec.Success, "")
 	codec.ChangeInvisibleTimeResponseHeader{PopTime: j.now, InvisibleTime: j.invisible, ReviveQid: j.reviveQid}.Encode(resp)
 	resp.SetExt("extraInfo", j.handle.String())

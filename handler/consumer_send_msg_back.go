@@ -35,14 +35,10 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/handler/revive"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
-
-// sendBackReviveQid marks a checkpoint written by CONSUMER_SEND_MSG_BACK:
-// revive delivers it to %RETRY%<group> (the pull retry topic) instead of a
-// pop retry topic. POP checkpoints carry reviveQid 0.
-const sendBackReviveQid int32 = -36
 
 // delayLevelMillis are RocketMQ's default delay levels
 // (messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h").
@@ -103,7 +99,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	ck := popstore.Checkpoint{
 		Key: popstore.CheckpointKey{VisibleAtMillis: now + delay, Group: h.Group, Topic: m.Topic,
 			QueueId: m.QueueID, QueueOffset: m.QueueOffset},
-		PopTimeMillis: now, InvisibleTimeMillis: delay, ReviveQid: sendBackReviveQid,
+		PopTimeMillis: now, InvisibleTimeMillis: delay, ReviveQid: revive.SendBackReviveQid,
 		PhysicalOffset: m.PhysicalOffset,
 	}
 	op := &batch.Op{Lane: batch.LaneForeground, Bytes: 64,
@@ -113,7 +109,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 				reply.Code(c, req, writeErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
-			b.revive.noteDurable(ck.Key.VisibleAtMillis)
+			b.revive.NoteDurable(ck.Key.VisibleAtMillis)
 			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
@@ -129,7 +125,7 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 		return
 	}
 	origin := m.Topic
-	if err := b.prepareSendBackCopy(m, dlq.TopicName); err != nil {
+	if err := revive.PrepareSendBackCopy(m, dlq.TopicName, b.storeHost(), b.nowMillis()); err != nil {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
@@ -154,31 +150,4 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 	if err := b.Writer.Submit(op); err != nil {
 		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("send to DLQ", err))
 	}
-}
-
-// prepareSendBackCopy turns the stored message m into its send-back copy
-// for target (in place): RETRY_TOPIC and ORIGIN_MESSAGE_ID when absent,
-// reconsumeTimes + 1, queue 0, store host and time of this broker (born
-// host and time kept, as the Java broker does).
-func (b *Broker) prepareSendBackCopy(m *codec.MessageExt, target string) error {
-	props := m.Properties
-	var err error
-	if _, ok := codec.PropertyValue(props, codec.PropertyRetryTopic); !ok {
-		if props, err = codec.SetProperty(props, codec.PropertyRetryTopic, m.Topic); err != nil {
-			return err
-		}
-	}
-	if _, ok := codec.PropertyValue(props, codec.PropertyOriginMessageID); !ok {
-		if props, err = codec.SetProperty(props, codec.PropertyOriginMessageID, m.OffsetMsgID()); err != nil {
-			return err
-		}
-	}
-	m.Properties = codec.DeleteProperty(codec.DeleteProperty(props, codec.PropertyPopCK), codec.PropertyDelayTimeLevel)
-	m.Topic = target
-	m.QueueID = 0
-	m.QueueOffset, m.PhysicalOffset = 0, 0
-	m.ReconsumeTimes++
-	m.StoreHost = b.storeHost()
-	m.StoreTimestamp = b.nowMillis()
-	return nil
 }

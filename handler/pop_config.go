@@ -36,7 +36,7 @@ func settingsFromConfig(cfg *conf.Config) (popSettings, error) {
 		s.readerQueue = cfg.PopReaderQueue
 	}
 	if cfg.ReviveInterval > 0 {
-		s.reviveInterval = cfg.ReviveInterval
+		s.revive.Interval = cfg.ReviveInterval
 	}
 	if cfg.MaxReconsumeTimes > 0 {
 		s.maxReconsumeTimes = int32(cfg.MaxReconsumeTimes)

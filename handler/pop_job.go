@@ -157,7 +157,7 @@ func (j *popJob) run() {
 				return
 			}
 			if len(o.cks) > 0 {
-				b.revive.noteDurable(o.popTime + j.h.InvisibleTime)
+				b.revive.NoteDurable(o.popTime + j.h.InvisibleTime)
 			}
 			if o.found > 0 {
 				j.replySuccess(o)

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"sync/atomic"
 	"time"
+
+	"github.com/popshim/popshim/handler/revive"
 )
 
 // popSettings are the knobs of the POP machinery, read from conf.Config once
@@ -34,22 +36,14 @@ type popSettings struct {
 	// single message larger than it is still sent alone). The default
 	// leaves maxReplyHeadroom below a client's 16 MiB frame limit.
 	maxPopBytes int
-	// retryTopicV2 names new pop retry topics %RETRY%group+topic
-	// (enableRetryTopicV2); false uses %RETRY%group_topic. POP reads both.
-	retryTopicV2 bool
 	// maxReconsumeTimes is the default retry limit (retryMaxTimes, 16)
 	// when neither the message's MAX_RECONSUME_TIMES property nor the group
 	// says otherwise; past it revive writes to %DLQ%group.
 	maxReconsumeTimes int32
-	// reviveInterval is the pause between revive passes that found less
-	// than a full batch (RocketMQ: 500 ms).
-	reviveInterval time.Duration
-	// reviveBatch is the most checkpoints one revive pass handles
-	// (popReviveMaxReturnSizePerRead, 16384).
-	reviveBatch int
-	// reviveMaxAttempts is how many failed revive attempts a checkpoint
-	// gets before it is dropped with an error log (popReviveMaxAttemptTimes).
-	reviveMaxAttempts int32
+	// revive are the revive loop's knobs (interval, batch, attempts,
+	// retry topic naming). The reviver keeps a pointer to them, so tests
+	// may change them before traffic.
+	revive revive.Settings
 	// retryFirstEvery makes every Nth POP per (group, topic) read the retry
 	// topics first (popFromRetryProbability 20% → every 5th).
 	retryFirstEvery uint64
@@ -90,13 +84,15 @@ func defaultPopSettings() popSettings {
 		readerQueue:       10000,
 		maxScanPerQueue:   4096,
 		maxPopBytes:       16<<20 - maxReplyHeadroom,
-		retryTopicV2:      true,
 		maxReconsumeTimes: 16,
-		reviveInterval:    500 * time.Millisecond,
-		reviveBatch:       16384,
-		reviveMaxAttempts: 16,
-		retryFirstEvery:   5,
-		maxMessageBytes:   4 << 20,
-		hooks:             &popHooks{},
+		revive: revive.Settings{
+			Interval:     500 * time.Millisecond,
+			Batch:        16384,
+			MaxAttempts:  16,
+			RetryTopicV2: true,
+		},
+		retryFirstEvery: 5,
+		maxMessageBytes: 4 << 20,
+		hooks:           &popHooks{},
 	}
 }

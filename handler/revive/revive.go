@@ -1,16 +1,17 @@
-package handler
+package revive
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -25,7 +26,7 @@ const (
 	reviveSlackMillis    = 50
 )
 
-// reviver is the background loop that turns expired checkpoints into
+// Reviver is the background loop that turns expired checkpoints into
 // retry-topic (or DLQ) copies. One pass at a time: scan, read the original
 // messages (on this goroutine, never the writer or an event loop), then ONE
 // background-lane op that, per checkpoint still present, appends the copy
@@ -41,8 +42,9 @@ const (
 // reports its deadline once durable (noteDurable); the next pass starts its
 // scan at the lowest one reported since the previous pass when that lies
 // below cursor − lookback.
-type reviver struct {
-	b      *Broker
+type Reviver struct {
+	d      Deps
+	set    *Settings // shared with the broker; read at each use
 	cursor int64 // REQUIRES: passMu held
 	// low is the lowest deadline (VisibleAtMillis) made durable since the
 	// last pass took it; math.MaxInt64: none.
@@ -76,19 +78,22 @@ type reviveItem struct {
 	rescheduledAt int64
 }
 
-func newReviver(b *Broker) *reviver {
-	r := &reviver{b: b, cursor: reviveLookbackMillis, kick: make(chan struct{}, 1),
+// New returns a stopped reviver over d with the knobs of *set, which it
+// reads at each use (the broker owns them; tests may change them before
+// traffic); Start launches its goroutine. d's fields must all be set.
+func New(set *Settings, d Deps) *Reviver {
+	r := &Reviver{d: d, set: set, cursor: reviveLookbackMillis, kick: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(math.MaxInt64)
 	return r
 }
 
-// noteDurable tells the reviver that a checkpoint with deadline
+// NoteDurable tells the reviver that a checkpoint with deadline
 // visibleAtMillis (broker clock, Unix ms) is now durable, so the next pass
 // scans from there if the cursor already moved past it. Call from the
 // batch.Op Done callback (after the fsync) of every write that puts or
 // replaces a checkpoint; any goroutine, never blocks.
-func (r *reviver) noteDurable(visibleAtMillis int64) {
+func (r *Reviver) NoteDurable(visibleAtMillis int64) {
 	for {
 		cur := r.low.Load()
 		if visibleAtMillis >= cur || r.low.CompareAndSwap(cur, visibleAtMillis) {
@@ -97,13 +102,16 @@ func (r *reviver) noteDurable(visibleAtMillis int64) {
 	}
 }
 
-func (r *reviver) start() {
+// Start launches the revive goroutine. Call once.
+func (r *Reviver) Start() {
 	r.began.Store(true)
 	go r.loop()
 }
 
-// stop ends the loop after its current pass; safe when never started.
-func (r *reviver) stop() {
+// Stop ends the loop after its current pass (whose writes still go
+// through the writer) and waits for it; safe when never started,
+// idempotent. Call before the writer closes.
+func (r *Reviver) Stop() {
 	r.once.Do(func() {
 		close(r.quit)
 		if r.began.Load() {
@@ -112,15 +120,16 @@ func (r *reviver) stop() {
 	})
 }
 
-// trigger asks for a pass now (non-blocking; tests and the injected clock).
-func (r *reviver) trigger() {
+// Trigger asks for a pass now (non-blocking; tests and the injected
+// clock). Any goroutine.
+func (r *Reviver) Trigger() {
 	select {
 	case r.kick <- struct{}{}:
 	default:
 	}
 }
 
-func (r *reviver) loop() {
+func (r *Reviver) loop() {
 	defer close(r.done)
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -132,8 +141,8 @@ func (r *reviver) loop() {
 		case <-r.kick:
 		}
 		n := r.pass()
-		wait := r.b.pop.reviveInterval
-		if n >= r.b.pop.reviveBatch {
+		wait := r.set.Interval
+		if n >= r.set.Batch {
 			wait = 0
 		}
 		t.Reset(wait)
@@ -141,69 +150,69 @@ func (r *reviver) loop() {
 }
 
 // pass runs one revive pass and returns how many checkpoints it scanned.
-func (r *reviver) pass() int {
+func (r *Reviver) pass() int {
 	r.passMu.Lock()
 	defer r.passMu.Unlock()
 	defer r.passes.Add(1)
-	b := r.b
+	d := r.d
 	low := r.low.Swap(math.MaxInt64)
-	upper := b.nowMillis() - reviveSlackMillis
-	cks, err := b.Store.ScanCheckpoints(min(r.cursor-reviveLookbackMillis, low), upper, b.pop.reviveBatch)
+	upper := d.Now() - reviveSlackMillis
+	cks, err := d.Store.ScanCheckpoints(min(r.cursor-reviveLookbackMillis, low), upper, r.set.Batch)
 	if err != nil {
-		b.Log.Error().Err(err).Int("scanned", len(cks)).Msg("revive: checkpoint scan failed")
+		d.Log.Error().Err(err).Int("scanned", len(cks)).Msg("revive: checkpoint scan failed")
 		if len(cks) == 0 {
-			r.noteDurable(low)
+			r.NoteDurable(low)
 			return 0
 		}
 	}
-	b.metrics.revivePasses.Inc()
+	d.Metrics.Passes.Inc()
 	if len(cks) == 0 {
 		r.cursor = upper
-		b.metrics.reviveLagMillis.Set(0)
+		d.Metrics.LagMillis.Set(0)
 		return 0
 	}
 	// Planned a chunk at a time and each chunk written before the next is
 	// planned: a plan holds a full retry copy, so planning the whole pass
 	// first held up to reviveBatch copies of messages up to 4 MiB each.
-	items := make([]reviveItem, 0, min(len(cks), reviveChunkItems))
+	items := make([]reviveItem, 0, min(len(cks), ChunkItems))
 	for done := 0; done < len(cks); {
 		items = items[:0]
 		bytes := 0
-		for done < len(cks) && len(items) < reviveChunkItems && bytes < reviveChunkBytes {
+		for done < len(cks) && len(items) < ChunkItems && bytes < reviveChunkBytes {
 			it := r.plan(cks[done])
 			done++
 			bytes += len(it.plan.record)
 			items = append(items, it)
 		}
 		if err := r.commitChunk(items); err != nil {
-			b.Log.Error().Err(err).Int("checkpoints", len(cks)-done+len(items)).Msg("revive: pass not written, retrying later")
-			r.noteDurable(low)
+			d.Log.Error().Err(err).Int("checkpoints", len(cks)-done+len(items)).Msg("revive: pass not written, retrying later")
+			r.NoteDurable(low)
 			return 0
 		}
 		for i := range items {
 			if items[i].rescheduledAt != 0 {
-				r.noteDurable(items[i].rescheduledAt)
+				r.NoteDurable(items[i].rescheduledAt)
 			}
 		}
 		r.account(items)
 		clear(items) // drop the retry copies before planning the next chunk
 	}
 	r.cursor = cks[len(cks)-1].Key.VisibleAtMillis
-	b.metrics.reviveLagMillis.Set(float64(max(upper-r.cursor, 0)))
+	d.Metrics.LagMillis.Set(float64(max(upper-r.cursor, 0)))
 	return len(cks)
 }
 
 // plan reads the message of one expired checkpoint and decides its fate.
-func (r *reviver) plan(ck popstore.Checkpoint) reviveItem {
-	b := r.b
+func (r *Reviver) plan(ck popstore.Checkpoint) reviveItem {
+	d := r.d
 	it := reviveItem{ck: ck, kind: reviveBackoff}
-	rec, err := b.Store.ReadMessage(ck.Key.Topic, ck.Key.QueueId, ck.Key.QueueOffset)
+	rec, err := d.Store.ReadMessage(ck.Key.Topic, ck.Key.QueueId, ck.Key.QueueOffset)
 	switch {
 	case errors.Is(err, popstore.ErrNotFound):
 		it.kind = reviveDrop
 		return it
 	case err != nil:
-		b.Log.Warn().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: read failed")
+		d.Log.Warn().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: read failed")
 		return it
 	}
 	// The checkpoint names the popped message's physical offset: when the
@@ -216,17 +225,17 @@ func (r *reviver) plan(ck popstore.Checkpoint) reviveItem {
 			return it
 		}
 	}
-	p, err := b.planRetry(&ck, rec)
+	p, err := r.planRetry(&ck, rec)
 	if err != nil {
-		b.Log.Error().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: cannot build retry copy")
+		d.Log.Error().Err(err).Str("topic", ck.Key.Topic).Int64("queueOffset", ck.Key.QueueOffset).Msg("revive: cannot build retry copy")
 		return it
 	}
-	create := func() error { _, err := b.Topics.GetOrCreate(p.topic); return err }
+	create := func() error { _, err := d.Topics.GetOrCreate(p.topic); return err }
 	if p.dlq {
-		create = func() error { _, err := b.Topics.EnsureDLQTopic(ck.Key.Group); return err }
+		create = func() error { _, err := d.Topics.EnsureDLQTopic(ck.Key.Group); return err }
 	}
 	if err := r.ensureTopic(p.topic, create); err != nil {
-		b.Log.Warn().Err(err).Str("topic", p.topic).Msg("revive: cannot create target topic")
+		d.Log.Warn().Err(err).Str("topic", p.topic).Msg("revive: cannot create target topic")
 		return it
 	}
 	it.kind, it.plan = reviveRetry, p
@@ -238,10 +247,10 @@ func (r *reviver) plan(ck popstore.Checkpoint) reviveItem {
 // not know (the TopicTable persists new topics asynchronously and forgets
 // them again when that write fails). Runs on the revive goroutine; waits
 // at most a few seconds.
-func (r *reviver) ensureTopic(name string, create func() error) error {
-	b := r.b
+func (r *Reviver) ensureTopic(name string, create func() error) error {
+	d := r.d
 	for range 3 {
-		if _, ok := b.Store.Topic(name); ok {
+		if _, ok := d.Store.Topic(name); ok {
 			return nil
 		}
 		if err := create(); err != nil {
@@ -249,10 +258,10 @@ func (r *reviver) ensureTopic(name string, create func() error) error {
 		}
 		deadline := time.Now().Add(2 * time.Second)
 		for time.Now().Before(deadline) {
-			if _, ok := b.Store.Topic(name); ok {
+			if _, ok := d.Store.Topic(name); ok {
 				return nil
 			}
-			if _, ok := b.Topics.Get(name); !ok {
+			if _, ok := d.Topics.Get(name); !ok {
 				break // its write failed and the table dropped it: create again
 			}
 			select {
@@ -262,18 +271,18 @@ func (r *reviver) ensureTopic(name string, create func() error) error {
 			}
 		}
 	}
-	return fmt.Errorf("handler: topic %s not persisted", name)
+	return fmt.Errorf("revive: topic %s not persisted", name)
 }
 
 // errReviveStopped: the broker is closing.
-var errReviveStopped = errors.New("handler: revive stopped")
+var errReviveStopped = errors.New("revive: stopped")
 
-// reviveChunkItems bounds the checkpoints revived by one writer op. Chunks
+// ChunkItems bounds the checkpoints revived by one writer op. Chunks
 // are planned and written one after another, so a batch holds at most one of them and a
 // large revive pass delays an ACK by one small op, not by the whole pass.
 // Each item is atomic on its own (retry copy + checkpoint delete), so a pass
 // that fails after some chunks leaves only unrevived checkpoints behind.
-const reviveChunkItems = 64
+const ChunkItems = 64
 
 // reviveChunkBytes also closes a chunk once its retry copies reach this
 // many bytes (the writer's default --batch-max-bytes), so a pass holds at
@@ -281,10 +290,10 @@ const reviveChunkItems = 64
 const reviveChunkBytes = 8 << 20
 
 // commitChunk writes one chunk as one background-lane op and waits for it.
-func (r *reviver) commitChunk(items []reviveItem) error {
-	b := r.b
+func (r *Reviver) commitChunk(items []reviveItem) error {
+	d := r.d
 	r.ops.Add(1)
-	now := b.nowMillis()
+	now := d.Now()
 	bytes := 0
 	for i := range items {
 		bytes += 64 + len(items[i].plan.record)
@@ -304,11 +313,11 @@ func (r *reviver) commitChunk(items []reviveItem) error {
 		Done: func(err error) { done <- err },
 	}
 	for {
-		err := b.Writer.Submit(op)
+		err := d.Writer.Submit(op)
 		if err == nil {
 			break
 		}
-		if !reply.IsBusy(err) {
+		if !errors.Is(err, batch.ErrBusy) {
 			return err
 		}
 		select { // background lane full: wait a little, revive is not urgent
@@ -321,7 +330,7 @@ func (r *reviver) commitChunk(items []reviveItem) error {
 }
 
 // apply is one item's share of the pass op. Runs on the writer goroutine.
-func (r *reviver) apply(tx *popstore.Txn, it *reviveItem, now int64) error {
+func (r *Reviver) apply(tx *popstore.Txn, it *reviveItem, now int64) error {
 	cur, ok, err := tx.GetCheckpoint(it.ck.Key)
 	if err != nil {
 		return err
@@ -336,7 +345,7 @@ func (r *reviver) apply(tx *popstore.Txn, it *reviveItem, now int64) error {
 		}
 		it.kind = reviveBackoff
 	}
-	if it.kind == reviveBackoff && cur.AttemptTimes < r.b.pop.reviveMaxAttempts {
+	if it.kind == reviveBackoff && cur.AttemptTimes < r.set.MaxAttempts {
 		next := cur
 		step := reviveBackoffSeconds[min(int(cur.AttemptTimes), len(reviveBackoffSeconds)-1)]
 		next.PopTimeMillis = now
@@ -351,31 +360,45 @@ func (r *reviver) apply(tx *popstore.Txn, it *reviveItem, now int64) error {
 }
 
 // account logs and counts the outcome of a written pass.
-func (r *reviver) account(items []reviveItem) {
-	b := r.b
+func (r *Reviver) account(items []reviveItem) {
+	d := r.d
 	for i := range items {
 		it := &items[i]
 		k := it.ck.Key
 		switch {
 		case it.skipped:
 		case it.dropped:
-			b.metrics.reviveDropped.Inc()
+			d.Metrics.Dropped.Inc()
 			if it.kind == reviveBackoff {
-				b.Log.Error().Str("group", k.Group).Str("topic", k.Topic).Int32("queueId", k.QueueId).
+				d.Log.Error().Str("group", k.Group).Str("topic", k.Topic).Int32("queueId", k.QueueId).
 					Int64("queueOffset", k.QueueOffset).Int32("attempts", it.ck.AttemptTimes).
 					Msg("revive: attempts exhausted, checkpoint dropped, message may be lost")
 			} else {
-				b.Log.Info().Str("group", k.Group).Str("topic", k.Topic).Int64("queueOffset", k.QueueOffset).
+				d.Log.Info().Str("group", k.Group).Str("topic", k.Topic).Int64("queueOffset", k.QueueOffset).
 					Msg("revive: message no longer stored, checkpoint dropped")
 			}
 		case it.kind == reviveBackoff:
-			b.metrics.reviveRetry.WithLabelValues(k.Group, k.Topic, "failed").Inc()
-			b.Log.Warn().Str("group", k.Group).Str("topic", k.Topic).Int64("queueOffset", k.QueueOffset).
+			d.Metrics.Retry.WithLabelValues(k.Group, k.Topic, "failed").Inc()
+			d.Log.Warn().Str("group", k.Group).Str("topic", k.Topic).Int64("queueOffset", k.QueueOffset).
 				Int32("attempts", it.ck.AttemptTimes+1).Msg("revive: failed, rescheduled with backoff")
 		case it.plan.dlq:
-			b.metrics.sendToDLQ.WithLabelValues(k.Topic, k.Group, isSystemTopic(k.Topic)).Inc()
+			d.Metrics.SendToDLQ.WithLabelValues(k.Topic, k.Group, isSystemTopic(k.Topic)).Inc()
 		default:
-			b.metrics.reviveRetry.WithLabelValues(k.Group, k.Topic, "put_ok").Inc()
+			d.Metrics.Retry.WithLabelValues(k.Group, k.Topic, "put_ok").Inc()
 		}
 	}
+}
+
+// Passes returns how many passes completed since New (tests wait on it).
+// Any goroutine.
+func (r *Reviver) Passes() uint64 { return r.passes.Load() }
+
+// Ops returns how many writer ops passes submitted since New, one per
+// chunk of at most ChunkItems checkpoints (tests). Any goroutine.
+func (r *Reviver) Ops() uint64 { return r.ops.Load() }
+
+// isSystemTopic returns the is_system label of a topic: "true" for
+// rmq_sys_ topics and TBW102 (as handler's POP metrics label it).
+func isSystemTopic(topic string) string {
+	return strconv.FormatBool(strings.HasPrefix(topic, codec.SystemTopicPrefix) || topic == codec.AutoCreateTopicKey)
 }

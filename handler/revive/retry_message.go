@@ -1,7 +1,8 @@
-package handler
+package revive
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 
 	"github.com/popshim/popshim/codec"
@@ -17,23 +18,13 @@ type retryPlan struct {
 
 // maxReconsumeFor returns the retry limit of a message: its
 // MAX_RECONSUME_TIMES property, else groupRetryMax.
-func (b *Broker) maxReconsumeFor(group string, m *codec.MessageExt) int32 {
+func (r *Reviver) maxReconsumeFor(group string, m *codec.MessageExt) int32 {
 	if v, ok := m.Property(codec.PropertyMaxReconsumeTimes); ok {
 		if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
 			return int32(n)
 		}
 	}
-	return b.groupRetryMax(group)
-}
-
-// groupRetryMax is the retry limit of consumerGroup: its stored
-// retryMaxTimes (auto-created groups store --max-reconsume-times), else
-// --max-reconsume-times (default 16). Any goroutine.
-func (b *Broker) groupRetryMax(group string) int32 {
-	if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
-		return g.RetryMaxTimes
-	}
-	return b.pop.maxReconsumeTimes
+	return r.d.RetryMax(group)
 }
 
 // planRetry builds the copy revive writes for an expired checkpoint whose
@@ -45,21 +36,21 @@ func (b *Broker) groupRetryMax(group string) int32 {
 // retry, born and store host this broker. Once the message has been
 // delivered maxReconsumeFor times it goes to %DLQ%<group> instead, with
 // DLQ_ORIGIN_TOPIC and DLQ_ORIGIN_MESSAGE_ID.
-func (b *Broker) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, error) {
+func (r *Reviver) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, error) {
 	m, _, err := codec.DecodeMessage(rec)
 	if err != nil {
 		return retryPlan{}, err
 	}
 	group := ck.Key.Group
-	if ck.ReviveQid == sendBackReviveQid {
-		return b.planSendBack(group, &m)
+	if ck.ReviveQid == SendBackReviveQid {
+		return r.planSendBack(group, &m)
 	}
 	origin := ck.Key.Topic
 	if t, _, ok := codec.ParsePopRetryTopic(origin, group); ok {
 		origin = t
 	}
 	var p retryPlan
-	if m.ReconsumeTimes >= b.maxReconsumeFor(group, &m) {
+	if m.ReconsumeTimes >= r.maxReconsumeFor(group, &m) {
 		p.dlq = true
 		p.topic = codec.DLQTopic(group)
 		m.Properties, err = setProps(m.Properties,
@@ -72,7 +63,7 @@ func (b *Broker) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, erro
 		switch {
 		case codec.IsRetryTopic(ck.Key.Topic):
 			p.topic = ck.Key.Topic
-		case b.pop.retryTopicV2:
+		case r.set.RetryTopicV2:
 			p.topic = codec.PopRetryTopicV2(group, ck.Key.Topic)
 		default:
 			p.topic = codec.PopRetryTopicV1(group, ck.Key.Topic)
@@ -87,12 +78,12 @@ func (b *Broker) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, erro
 	if !ck.Suspend {
 		m.ReconsumeTimes++
 	}
-	host := b.storeHost()
+	host := r.d.StoreHost()
 	m.Topic = p.topic
 	m.QueueID = 0
 	m.QueueOffset, m.PhysicalOffset = 0, 0
 	m.BornHost, m.StoreHost = host, host
-	m.StoreTimestamp = b.nowMillis()
+	m.StoreTimestamp = r.d.Now()
 	if p.record, err = codec.AppendMessage(nil, &m); err != nil {
 		return retryPlan{}, err
 	}
@@ -103,7 +94,7 @@ func (b *Broker) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, erro
 // properties string; empty values are skipped.
 func setProps(props string, kv ...string) (string, error) {
 	if len(kv)%2 != 0 {
-		return props, fmt.Errorf("handler: setProps needs key/value pairs")
+		return props, fmt.Errorf("revive: setProps needs key/value pairs")
 	}
 	var err error
 	for i := 0; i < len(kv); i += 2 {
@@ -120,9 +111,9 @@ func setProps(props string, kv ...string) (string, error) {
 // planSendBack builds the delayed copy of a CONSUMER_SEND_MSG_BACK
 // checkpoint: %RETRY%<group>, queue 0, with REAL_TOPIC / REAL_QID as the
 // Java schedule service leaves them after the delay.
-func (b *Broker) planSendBack(group string, m *codec.MessageExt) (retryPlan, error) {
+func (r *Reviver) planSendBack(group string, m *codec.MessageExt) (retryPlan, error) {
 	target := codec.RetryGroupTopic(group)
-	if err := b.prepareSendBackCopy(m, target); err != nil {
+	if err := PrepareSendBackCopy(m, target, r.d.StoreHost(), r.d.Now()); err != nil {
 		return retryPlan{}, err
 	}
 	var err error
@@ -134,4 +125,36 @@ func (b *Broker) planSendBack(group string, m *codec.MessageExt) (retryPlan, err
 		return retryPlan{}, err
 	}
 	return retryPlan{topic: target, record: rec}, nil
+}
+
+// SendBackReviveQid marks a checkpoint written by CONSUMER_SEND_MSG_BACK:
+// revive delivers it to %RETRY%<group> (the pull retry topic) instead of a
+// pop retry topic. POP checkpoints carry reviveQid 0.
+const SendBackReviveQid int32 = -36
+
+// PrepareSendBackCopy turns the stored message m into its send-back copy
+// for target (in place): RETRY_TOPIC and ORIGIN_MESSAGE_ID when absent,
+// reconsumeTimes + 1, queue 0, store host and time of this broker (born
+// host and time kept, as the Java broker does).
+func PrepareSendBackCopy(m *codec.MessageExt, target string, storeHost netip.AddrPort, nowMillis int64) error {
+	props := m.Properties
+	var err error
+	if _, ok := codec.PropertyValue(props, codec.PropertyRetryTopic); !ok {
+		if props, err = codec.SetProperty(props, codec.PropertyRetryTopic, m.Topic); err != nil {
+			return err
+		}
+	}
+	if _, ok := codec.PropertyValue(props, codec.PropertyOriginMessageID); !ok {
+		if props, err = codec.SetProperty(props, codec.PropertyOriginMessageID, m.OffsetMsgID()); err != nil {
+			return err
+		}
+	}
+	m.Properties = codec.DeleteProperty(codec.DeleteProperty(props, codec.PropertyPopCK), codec.PropertyDelayTimeLevel)
+	m.Topic = target
+	m.QueueID = 0
+	m.QueueOffset, m.PhysicalOffset = 0, 0
+	m.ReconsumeTimes++
+	m.StoreHost = storeHost
+	m.StoreTimestamp = nowMillis
+	return nil
 }
