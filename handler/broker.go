@@ -17,6 +17,7 @@ import (
 	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/handler/revive"
 	"github.com/popshim/popshim/popstore"
 )
@@ -62,6 +63,9 @@ type Broker struct {
 
 	revive    *revive.Reviver
 	hostCache atomic.Pointer[cachedHost] // storeHost's parse of the advertised address
+	// self is this broker in routes, cluster info and name-server
+	// registrations (its address is advertisedAddr).
+	self namesrv.Self
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -100,6 +104,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	}
 	b.Topics = topics
 	b.Clients = clients.NewClientTable(log)
+	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr}
 	if reg != nil {
 		if err := b.metrics.register(reg); err != nil {
 			return nil, fmt.Errorf("handler: register metrics: %w", err)
@@ -182,4 +187,13 @@ func (b *Broker) groupRetryMax(group string) int32 {
 		return g.RetryMaxTimes
 	}
 	return b.pop.maxReconsumeTimes
+}
+
+// advertisedAddr is the broker address put into routes: the bound address
+// once Serve set it, else --broker-ip with the port of --listen.
+func (b *Broker) advertisedAddr() string {
+	if a := b.Topics.BrokerAddr(); a != "" {
+		return a
+	}
+	return b.Cfg.BrokerAddr()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -46,7 +47,7 @@ type Stack struct {
 	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
 	// for its ?seconds= and holds Shutdown until the shutdown timeout.
 	metricsStop context.CancelFunc
-	registrar   *Registrar // nil without --namesrv-addr
+	registrar   *namesrv.Registrar // nil without --namesrv-addr
 
 	closeOnce sync.Once
 	closeErr  error
@@ -195,7 +196,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 		}(st.metrics, st.metricsLn, st.metricsWG)
 	}
 	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
-		st.registrar = NewRegistrar(st.Broker, addrs, cfg.RegisterInterval, log)
+		st.registrar = namesrv.NewRegistrar(st.Broker.self, st.Broker.Topics, addrs, cfg.RegisterInterval, log)
 		st.registrar.Start()
 	}
 	ev := log.Info().Str("brokerName", cfg.BrokerName).Str("cluster", cfg.ClusterName).

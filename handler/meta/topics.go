@@ -341,3 +341,13 @@ func (t *TopicTable) Create(m popstore.TopicMeta, done func(error)) error {
 	}
 	return t.w.Submit(op)
 }
+
+// TopicConfigOf converts stored metadata into the wire TopicConfig
+// (common/.../TopicConfig.java). Pure; it shares m.Attributes.
+func TopicConfigOf(m popstore.TopicMeta) codec.TopicConfig {
+	return codec.TopicConfig{
+		Attributes: m.Attributes, Order: m.Order, Perm: m.Perm, ReadQueueNums: m.ReadQueueNums,
+		TopicFilterType: m.TopicFilterType, TopicName: m.TopicName, TopicSysFlag: m.TopicSysFlag,
+		WriteQueueNums: m.WriteQueueNums,
+	}
+}

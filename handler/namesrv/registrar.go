@@ -1,4 +1,4 @@
-package handler
+package namesrv
 
 // REGISTER_BROKER (103) and UNREGISTER_BROKER (104) — sent by popshim to
 // external Apache RocketMQ name servers (--namesrv-addr); popshim does not
@@ -36,6 +36,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -48,17 +50,22 @@ const registerCheckInterval = time.Second
 // name server needs; 6 s keeps shutdown quick).
 const registerTimeout = 6 * time.Second
 
-// registerBrokerBody is body/RegisterBrokerBody.java (uncompressed form).
-type registerBrokerBody struct {
+// RegisterBrokerBody is body/RegisterBrokerBody.java (uncompressed form):
+// what REGISTER_BROKER carries.
+type RegisterBrokerBody struct {
+	// TopicConfigSerializeWrapper holds every topic and the table's data
+	// version.
 	TopicConfigSerializeWrapper codec.TopicConfigWrapper `json:"topicConfigSerializeWrapper"`
-	FilterServerList            []string                 `json:"filterServerList"`
+	FilterServerList            []string                 `json:"filterServerList"` // always empty
+
 }
 
 // Registrar keeps this broker registered with external name servers. Build
 // with NewRegistrar, Start once, Close once. Its goroutine owns the client
 // connections.
 type Registrar struct {
-	b        *Broker
+	self     Self
+	topics   Topics
 	addrs    []string
 	interval time.Duration
 	log      zerolog.Logger
@@ -71,16 +78,25 @@ type Registrar struct {
 	clients map[string]*remoting.Client // owned by the loop goroutine, then by Close
 }
 
-// NewRegistrar returns a registrar for the name servers addrs (host:port)
-// that re-registers every interval (≤ 0 means 30 s, RocketMQ's
-// registerNameServerPeriod).
-func NewRegistrar(b *Broker, addrs []string, interval time.Duration, log zerolog.Logger) *Registrar {
+// Topics is what the registrar needs of the topic table (handler/meta's
+// TopicTable implements it); called on the registrar's goroutine.
+type Topics interface {
+	// All returns every topic configuration.
+	All() []popstore.TopicMeta
+	// DataVersion changes whenever the table changes.
+	DataVersion() codec.DataVersion
+}
+
+// NewRegistrar returns a registrar of self with the name servers addrs
+// (host:port), registering every topic of topics, that re-registers every
+// interval (≤ 0 means 30 s, RocketMQ's registerNameServerPeriod).
+func NewRegistrar(self Self, topics Topics, addrs []string, interval time.Duration, log zerolog.Logger) *Registrar {
 	if interval <= 0 {
 		interval = 30 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Registrar{
-		b: b, addrs: addrs, interval: interval,
+		self: self, topics: topics, addrs: addrs, interval: interval,
 		log:     log.With().Str("component", "registrar").Logger(),
 		stop:    make(chan struct{}),
 		ctx:     ctx,
@@ -102,7 +118,7 @@ func (r *Registrar) loop() {
 	var last time.Time
 	var lastDV codec.DataVersion
 	for {
-		if dv := r.b.Topics.DataVersion(); time.Since(last) >= r.interval || dv != lastDV {
+		if dv := r.topics.DataVersion(); time.Since(last) >= r.interval || dv != lastDV {
 			r.registerAll(dv)
 			last, lastDV = time.Now(), dv
 		}
@@ -147,10 +163,10 @@ func (r *Registrar) invoke(ctx context.Context, addr string, req *codec.Command)
 
 // registerBody builds the REGISTER_BROKER body for the current table.
 func (r *Registrar) registerBody(dv codec.DataVersion) []byte {
-	all := r.b.Topics.All()
+	all := r.topics.All()
 	w := codec.TopicConfigWrapper{DataVersion: dv, TopicConfigTable: make(map[string]codec.TopicConfig, len(all))}
 	for _, m := range all {
-		tc := topicConfigOf(m)
+		tc := meta.TopicConfigOf(m)
 		if tc.Attributes == nil {
 			tc.Attributes = map[string]string{}
 		}
@@ -159,24 +175,24 @@ func (r *Registrar) registerBody(dv codec.DataVersion) []byte {
 		}
 		w.TopicConfigTable[m.TopicName] = tc
 	}
-	body, _ := json.Marshal(registerBrokerBody{TopicConfigSerializeWrapper: w, FilterServerList: []string{}}) // plain data
+	body, _ := json.Marshal(RegisterBrokerBody{TopicConfigSerializeWrapper: w, FilterServerList: []string{}}) // plain data
 	return body
 }
 
 // identity returns the header fields naming this broker.
 func (r *Registrar) identity() map[string]string {
-	addr := r.b.advertisedAddr()
+	addr := r.self.Addr()
 	return map[string]string{
-		"brokerName":  r.b.Cfg.BrokerName,
+		"brokerName":  r.self.BrokerName,
 		"brokerAddr":  addr,
-		"clusterName": r.b.Cfg.ClusterName,
+		"clusterName": r.self.ClusterName,
 		"brokerId":    "0",
 	}
 }
 
 func (r *Registrar) registerAll(dv codec.DataVersion) {
 	body := r.registerBody(dv)
-	addr := r.b.advertisedAddr()
+	addr := r.self.Addr()
 	ha := addr
 	if host, port, err := net.SplitHostPort(addr); err == nil {
 		if p, err := strconv.Atoi(port); err == nil {
