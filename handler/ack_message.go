@@ -24,6 +24,7 @@ package handler
 import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -35,12 +36,12 @@ func (b *Broker) handleAckMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	rc, rerr := b.checkReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, false)
+	rc, rerr := b.svc.CheckReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, false)
 	if rerr != nil {
-		reply.Code(c, req, rerr.code, rerr.remark)
+		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
-	j := &ackJob{c: c, req: req, key: rc.key}
+	j := &ackJob{c: c, req: req, key: rc.Key}
 	j.op = batch.Op{Lane: batch.LaneForeground, Bytes: 64, Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
 		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("ack", err))
@@ -63,7 +64,7 @@ func (j *ackJob) Apply(tx *popstore.Txn) error { return tx.DeleteCheckpoint(j.ke
 // code (the writer's completer goroutine).
 func (j *ackJob) Done(err error) {
 	if err != nil {
-		reply.Code(j.c, j.req, writeErrorCode(err), "ack failed: "+err.Error())
+		reply.Code(j.c, j.req, popsvc.WriteErrorCode(err), "ack failed: "+err.Error())
 		return
 	}
 	reply.Code(j.c, j.req, codec.Success, "")

@@ -31,6 +31,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -108,7 +109,7 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, writeErrorCode(err), "batch ack failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "batch ack failed: "+err.Error())
 				return
 			}
 			reply.Code(c, req, codec.Success, "")

@@ -3,6 +3,7 @@ package handler
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/handler/namesrv"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/revive"
 	"github.com/popshim/popshim/popstore"
 )
@@ -41,7 +43,7 @@ type Broker struct {
 	Topics  *meta.TopicTable
 	Clients *clients.ClientTable
 
-	pop *popSettings // tests change knobs before traffic; the reviver reads pop.revive
+	pop *popsvc.Settings // shared with svc and the reviver (pop.revive); tests change knobs before traffic
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
 	// --max-heartbeat-subscriptions, --max-conn-client-channels).
 	hbLimits clients.Limits
@@ -52,14 +54,11 @@ type Broker struct {
 	// production, moved by tests to jump over invisible times (or step the
 	// clock back) without sleeping.
 	skewMillis atomic.Int64
-	locks      queueLocks
 	polls      *longpoll.Registry
-	readers    *readerPool
-	metrics    *popMetrics
+	metrics    *popsvc.Metrics
 	uniq       *codec.UniqIDGenerator
-	// popSeq counts POP requests per stripe of (group, topic): it drives
-	// the retry-first ratio and the round-robin start queue of queueId -1.
-	popSeq [stripeCount]atomic.Uint64
+	// svc is the POP read path: reader pool, queue locks, POP jobs.
+	svc *popsvc.Service
 
 	revive    *revive.Reviver
 	hostCache atomic.Pointer[cachedHost] // storeHost's parse of the advertised address
@@ -69,7 +68,6 @@ type Broker struct {
 
 	startOnce sync.Once
 	closeOnce sync.Once
-	started   atomic.Bool
 }
 
 // NewBroker builds the broker state over an open store and a running
@@ -79,7 +77,7 @@ type Broker struct {
 // goroutine runs until Start. Errors: invalid configuration values, metric
 // registration conflicts.
 func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.Writer, reg prometheus.Registerer) (*Broker, error) {
-	set, err := settingsFromConfig(cfg)
+	set, err := popsvc.SettingsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +91,8 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		Store:   store,
 		Writer:  w,
 		pop:     &set,
-		metrics: newPopMetrics(),
-		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
+		metrics: popsvc.NewMetrics(),
+		uniq:    codec.NewUniqIDGenerator(set.StoreHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
 	b.hbLimits = hbLimits
 	b.hbCache = clients.NewHeartbeatCache()
@@ -106,19 +104,21 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	b.Clients = clients.NewClientTable(log)
 	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr}
 	if reg != nil {
-		if err := b.metrics.register(reg); err != nil {
+		if err := b.metrics.Register(reg); err != nil {
 			return nil, fmt.Errorf("handler: register metrics: %w", err)
 		}
 	}
-	b.polls = longpoll.NewRegistry(int64(set.maxParkedPolls), b.nowMillis, func(n int64) { b.metrics.parkedPolls.Set(float64(n)) })
-	b.revive = revive.New(&b.pop.revive, revive.Deps{
+	b.polls = longpoll.NewRegistry(int64(set.MaxParkedPolls), b.nowMillis, func(n int64) { b.metrics.ParkedPolls.Set(float64(n)) })
+	b.revive = revive.New(&b.pop.Revive, revive.Deps{
 		Log: log, Store: store, Writer: w, Topics: topics,
 		Now: b.nowMillis, StoreHost: b.storeHost, RetryMax: b.groupRetryMax,
 		Metrics: revive.Metrics{
-			Passes: b.metrics.revivePasses, LagMillis: b.metrics.reviveLagMillis, Dropped: b.metrics.reviveDropped,
-			Retry: b.metrics.reviveRetry, SendToDLQ: b.metrics.sendToDLQ,
+			Passes: b.metrics.RevivePasses, LagMillis: b.metrics.ReviveLagMillis, Dropped: b.metrics.ReviveDropped,
+			Retry: b.metrics.ReviveRetry, SendToDLQ: b.metrics.SendToDLQ,
 		},
 	})
+	b.svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.pop,
+		Polls: b.polls, Metrics: b.metrics, Revive: b.revive, Now: b.nowMillis}
 	store.SetAppendListener(b.onAppend)
 	return b, nil
 }
@@ -138,11 +138,10 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 // nothing.
 func (b *Broker) Start() {
 	b.startOnce.Do(func() {
-		b.readers = newReaderPool(b.pop.readers, b.pop.readerQueue, b.pop.maxParkedPolls+b.pop.readerQueue+64)
+		b.svc.Start()
 		b.revive.Start()
-		b.started.Store(true)
-		b.Log.Info().Str("brokerName", b.pop.brokerName).Int("readers", b.pop.readers).
-			Int("maxParkedPolls", b.pop.maxParkedPolls).Bool("retryTopicV2", b.pop.revive.RetryTopicV2).
+		b.Log.Info().Str("brokerName", b.pop.BrokerName).Int("readers", b.pop.Readers).
+			Int("maxParkedPolls", b.pop.MaxParkedPolls).Bool("retryTopicV2", b.pop.Revive.RetryTopicV2).
 			Msg("pop service started")
 	})
 }
@@ -155,9 +154,7 @@ func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
 		b.revive.Stop()
 		b.polls.Close()
-		if b.readers != nil {
-			b.readers.close()
-		}
+		b.svc.Close()
 		b.Store.SetAppendListener(nil)
 	})
 }
@@ -186,7 +183,7 @@ func (b *Broker) groupRetryMax(group string) int32 {
 	if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
 		return g.RetryMaxTimes
 	}
-	return b.pop.maxReconsumeTimes
+	return b.pop.MaxReconsumeTimes
 }
 
 // advertisedAddr is the broker address put into routes: the bound address
@@ -196,4 +193,37 @@ func (b *Broker) advertisedAddr() string {
 		return a
 	}
 	return b.Cfg.BrokerAddr()
+}
+
+// submitRead queues a fresh job on the POP service's reader pool; false
+// when the pool is full or not started.
+func (b *Broker) submitRead(job func()) bool { return b.svc.SubmitRead(job) }
+
+// resubmitRead queues a re-run of a parked or contended request.
+func (b *Broker) resubmitRead(job func()) bool { return b.svc.ResubmitRead(job) }
+
+// storeHost returns the address written as storeHost into stored records:
+// the advertised broker address once Serve bound the port
+// (TopicTable.SetBrokerAddr), else the configured one. The parsed value is
+// cached per advertised string. Any goroutine.
+func (b *Broker) storeHost() netip.AddrPort {
+	a := b.Topics.BrokerAddr()
+	if a == "" {
+		return b.pop.StoreHost
+	}
+	if c := b.hostCache.Load(); c != nil && c.addr == a {
+		return c.host
+	}
+	hp, err := popsvc.ParseHostPort(a)
+	if err != nil {
+		return b.pop.StoreHost
+	}
+	b.hostCache.Store(&cachedHost{addr: a, host: hp})
+	return hp
+}
+
+// cachedHost is one parsed advertised address.
+type cachedHost struct {
+	addr string
+	host netip.AddrPort
 }

@@ -61,6 +61,7 @@ package handler
 import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -72,24 +73,24 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 		reply.HeaderError(c, req, err)
 		return
 	}
-	rc, rerr := b.checkReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, true)
+	rc, rerr := b.svc.CheckReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, true)
 	if rerr != nil {
-		reply.Code(c, req, rerr.code, rerr.remark)
+		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
-	if rerr := checkInvisibleTime(h.InvisibleTime); rerr != nil {
-		reply.Code(c, req, rerr.code, rerr.remark)
+	if rerr := popsvc.CheckInvisibleTime(h.InvisibleTime); rerr != nil {
+		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
 	now := b.nowMillis()
-	j := &changeJob{b: b, c: c, req: req, old: rc.key, invisible: h.InvisibleTime, now: now, reviveQid: rc.ei.ReviveQid}
+	j := &changeJob{b: b, c: c, req: req, old: rc.Key, invisible: h.InvisibleTime, now: now, reviveQid: rc.EI.ReviveQid}
 	j.ck = popstore.Checkpoint{
-		Key:           rc.key,
+		Key:           rc.Key,
 		PopTimeMillis: now, InvisibleTimeMillis: h.InvisibleTime,
 		RetryFlag: uint8(codec.RetryFlagOfTopic(h.Topic)),
 	}
 	j.ck.Key.VisibleAtMillis = now + h.InvisibleTime
-	j.handle = rc.ei
+	j.handle = rc.EI
 	j.handle.CkQueueOffset = h.Offset
 	j.handle.PopTime = now
 	j.handle.InvisibleTime = h.InvisibleTime
@@ -132,7 +133,7 @@ func (j *changeJob) Apply(tx *popstore.Txn) error {
 // Done answers SUCCESS with the new handle once durable (the writer's completer goroutine).
 func (j *changeJob) Done(err error) {
 	if err != nil {
-		reply.Code(j.c, j.req, writeErrorCode(err), "change invisible time failed: "+err.Error())
+		reply.Code(j.c, j.req, popsvc.WriteErrorCode(err), "change invisible time failed: "+err.Error())
 		return
 	}
 	j.b.revive.NoteDurable(j.ck.Key.VisibleAtMillis)

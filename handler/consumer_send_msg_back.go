@@ -34,6 +34,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/handler/revive"
 	"github.com/popshim/popshim/popstore"
@@ -106,7 +107,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		Apply: func(tx *popstore.Txn) error { return tx.PutCheckpoint(ck) },
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, writeErrorCode(err), "send back failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
 			b.revive.NoteDurable(ck.Key.VisibleAtMillis)
@@ -141,10 +142,10 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, writeErrorCode(err), "send to DLQ failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "send to DLQ failed: "+err.Error())
 				return
 			}
-			b.metrics.sendToDLQ.WithLabelValues(origin, group, isSystemTopic(origin)).Inc()
+			b.metrics.SendToDLQ.WithLabelValues(origin, group, popsvc.IsSystemTopic(origin)).Inc()
 			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {

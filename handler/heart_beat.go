@@ -184,7 +184,7 @@ func (b *Broker) ensureGroup(group string) {
 	if _, ok := b.Store.Group(group); ok {
 		return
 	}
-	g := defaultGroupMeta(group, b.pop.maxReconsumeTimes)
+	g := defaultGroupMeta(group, b.pop.MaxReconsumeTimes)
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 256,
 		Apply: func(tx *popstore.Txn) error {
 			if _, ok := tx.Group(group); ok {

@@ -24,7 +24,7 @@ func lpPeer(t *testing.T, h *harness, exp string) (woke chan struct{}) {
 	require.NoError(t, err)
 	woke = make(chan struct{}, 1)
 	r := h.b().polls
-	p := &longpoll.Poll{Keys: []longpoll.Key{{Topic: "T", QueueID: 0}}, Group: "G", Filter: f, Src: h.b(),
+	p := &longpoll.Poll{Keys: []longpoll.Key{{Topic: "T", QueueID: 0}}, Group: "G", Filter: f, Src: h.b().svc,
 		DeadlineMillis: h.b().nowMillis() + lpPollMillis, OnExpire: func() {}}
 	// Like a popJob, the stand-in's request is a taker while outstanding;
 	// woken, it is taken to answer at once (it has no re-run).

@@ -45,7 +45,7 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 		born = now
 	}
 	if now-born-h.PollTime > popTimeoutSlackMillis {
-		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
+		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)

@@ -18,7 +18,7 @@ import (
 // of the match, a long-polling POP keeps scanning instead of parking.
 func TestPOLL01_SelectiveFilterNoPark(t *testing.T) {
 	h := startHarness(t, nil)
-	h.b().pop.maxScanPerQueue = 500
+	h.b().pop.MaxScanPerQueue = 500
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendBatch(t, c, "T", 0, "b", 0, 5000, "B")
@@ -147,12 +147,10 @@ func TestPOLL_ContendedQueueWakesWaiter(t *testing.T) {
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendN(t, c, "T", 0, 2, "m", sendOpts{})
-	k := queueLockKey{"G", "T", 0}
-	require.True(t, h.b().locks.tryLock(k)) // stands in for a POP in flight
+	require.True(t, h.b().svc.TryLockQueue("G", "T", 0)) // stands in for a POP in flight
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 30000})
 	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked behind the lock")
-	j := &popJob{b: h.b()}
-	j.unlockQueue(k)
+	h.b().svc.UnlockQueue("G", "T", 0)
 	r := p.wait(t)
 	require.Equal(t, codec.Success, r.Code, r.Remark)
 	require.Equal(t, []string{"m-0"}, bodies(parsePop(t, r)))

@@ -65,6 +65,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
@@ -95,16 +96,16 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	}
 	switch {
 	case now-born-h.PollTime > popTimeoutSlackMillis:
-		refuse(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
+		refuse(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
 		return
 	case h.Order:
 		refuse(codec.RequestCodeNotSupported, "orderly POP (order=true) is not supported by popshim")
 		return
 	case h.MaxMsgNums > maxPopBatch || h.MaxMsgNums < 1:
-		refuse(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.brokerName, h.MaxMsgNums, maxPopBatch))
+		refuse(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.BrokerName, h.MaxMsgNums, maxPopBatch))
 		return
-	case checkInvisibleTime(h.InvisibleTime) != nil:
-		refuse(codec.InvalidParameter, checkInvisibleTime(h.InvisibleTime).remark)
+	case popsvc.CheckInvisibleTime(h.InvisibleTime) != nil:
+		refuse(codec.InvalidParameter, popsvc.CheckInvisibleTime(h.InvisibleTime).Remark)
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
@@ -140,29 +141,12 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		refuse(codec.SubscriptionParseFailed, fmt.Sprintf("parse the consumer's subscription failed: %s %q", err, h.ExpType))
 		return
 	}
-	job := newPopJob(b, c, req, h, meta, filter, longpoll.Deadline(born, h.PollTime))
+	job := popsvc.NewPopJob(b.svc, c, req, h, meta, filter, longpoll.Deadline(born, h.PollTime))
 	// The request reserves its tags from arrival, also while it waits for a
 	// reader, so a peer's scan in that time does not skip its messages.
-	job.startTaking()
-	if !b.submitRead(job.run) {
-		job.endTaking()
+	job.StartTaking()
+	if !b.svc.SubmitRead(job.Run) {
+		job.EndTaking()
 		refuse(codec.SystemBusy, reply.BusyRemark)
 	}
-}
-
-// submitRead queues a fresh job on the reader pool; false when the pool is
-// full or not started.
-func (b *Broker) submitRead(job func()) bool {
-	if !b.started.Load() {
-		return false
-	}
-	return b.readers.submit(job)
-}
-
-// resubmitRead queues a re-run of a parked or contended request.
-func (b *Broker) resubmitRead(job func()) bool {
-	if !b.started.Load() {
-		return false
-	}
-	return b.readers.resubmit(job)
 }

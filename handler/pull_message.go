@@ -40,6 +40,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -153,14 +154,14 @@ func (j *pullJob) run() {
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
 	default:
-		limit := b.pop.maxPopBytes
+		limit := b.pop.MaxPopBytes
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}
 		want := min(max(int(h.MaxMsgNums), 1), maxPullBatch)
 		next = off
 		full := false
-		for scanned := 0; !full && found < want && next < maxOff && scanned < b.pop.maxScanPerQueue; {
+		for scanned := 0; !full && found < want && next < maxOff && scanned < b.pop.MaxScanPerQueue; {
 			recs, nxt, err := st.ReadMessages(h.Topic, h.QueueID, next, want-found, limit-len(body))
 			if err != nil {
 				reply.Code(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
@@ -236,10 +237,10 @@ func (j *pullJob) reply(code int32, next, minOff, maxOff int64, body []byte, fou
 	resp.Body = body
 	reply.Respond(j.c, j.req, resp)
 	if found > 0 {
-		sys := isSystemTopic(j.h.Topic)
-		retry := boolLabel(codec.IsRetryTopic(j.h.Topic))
-		j.b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
-		j.b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
+		sys := popsvc.IsSystemTopic(j.h.Topic)
+		retry := popsvc.BoolLabel(codec.IsRetryTopic(j.h.Topic))
+		j.b.metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
+		j.b.metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
 	}
 }
 

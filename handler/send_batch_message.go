@@ -42,8 +42,8 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 	case codec.IsRetryTopic(h.Topic):
 		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("batch request does not support retry group %s", h.Topic))
 		return
-	case len(req.Body) > b.pop.maxMessageBytes:
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.maxMessageBytes))
+	case len(req.Body) > b.pop.MaxMessageBytes:
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.MaxMessageBytes))
 		return
 	}
 	msgs, err := codec.DecodeBatchBody(req.Body)

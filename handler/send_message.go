@@ -43,6 +43,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -62,12 +63,12 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	if len(req.Body) > b.pop.maxMessageBytes {
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.maxMessageBytes))
+	if len(req.Body) > b.pop.MaxMessageBytes {
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.MaxMessageBytes))
 		return
 	}
 	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyTransactionPrepared); strings.EqualFold(v, "true") {
-		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.brokerName))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.BrokerName))
 		return
 	}
 	t, code, remark := b.sendTargetOf(&h, req.Version)
@@ -79,7 +80,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 	if _, ok := codec.PropertyValue(t.props, codec.PropertyUniqClientMessageIDKeyIdx); !ok {
 		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, b.uniq.Next(now))
 	}
-	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.pop.clusterName); err != nil {
+	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.pop.ClusterName); err != nil {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
@@ -189,7 +190,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, writeErrorCode(err), "store message failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "store message failed: "+err.Error())
 				return
 			}
 			ids := make([]string, len(recs))
@@ -199,10 +200,10 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: t.queueID, QueueOffset: offsets[0]}.Encode(resp)
 			reply.Respond(c, req, resp)
-			sys := isSystemTopic(t.topic)
+			sys := popsvc.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) && !t.dlq {
-				b.metrics.messagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
-				b.metrics.throughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
+				b.metrics.MessagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
+				b.metrics.ThroughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
 			}
 		},
 	}

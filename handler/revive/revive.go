@@ -45,7 +45,7 @@ const (
 type Reviver struct {
 	d      Deps
 	set    *Settings // shared with the broker; read at each use
-	cursor int64 // REQUIRES: passMu held
+	cursor int64     // REQUIRES: passMu held
 	// low is the lowest deadline (VisibleAtMillis) made durable since the
 	// last pass took it; math.MaxInt64: none.
 	low    atomic.Int64

@@ -1,4 +1,4 @@
-package handler
+package popsvc
 
 import (
 	"sync/atomic"
@@ -11,12 +11,12 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-// popJob is one POP request from the moment it leaves the event loop until
+// PopJob is one POP request from the moment it leaves the event loop until
 // it is answered. It runs on a reader goroutine; a woken or contended
 // request runs again with the same job. Fields are immutable after
 // newPopJob.
-type popJob struct {
-	b              *Broker
+type PopJob struct {
+	s              *Service
 	c              remoting.Conn
 	req            *codec.Command
 	h              codec.PopMessageRequestHeader
@@ -33,26 +33,29 @@ type popJob struct {
 	taking atomic.Bool
 }
 
-// startTaking registers j.taker once: when the request arrives (and, as a
+// StartTaking registers j.taker once: when the request arrives (and, as a
 // fallback, at its first run). Event loop or reader.
-func (j *popJob) startTaking() {
+func (j *PopJob) StartTaking() {
 	if j.taking.CompareAndSwap(false, true) {
-		j.b.polls.AddTaker(j.taker)
+		j.s.Polls.AddTaker(j.taker)
 	}
 }
 
-// endTaking unregisters j.taker: the request was answered, or its
+// EndTaking unregisters j.taker: the request was answered, or its
 // connection is gone. Any goroutine; idempotent.
-func (j *popJob) endTaking() {
+func (j *PopJob) EndTaking() {
 	if j.taking.CompareAndSwap(true, false) {
-		j.b.polls.RemoveTaker(j.taker)
+		j.s.Polls.RemoveTaker(j.taker)
 	}
 }
 
-func newPopJob(b *Broker, c remoting.Conn, req *codec.Command, h codec.PopMessageRequestHeader,
-	meta popstore.TopicMeta, filter *longpoll.TagFilter, deadline int64) *popJob {
-	j := &popJob{
-		b: b, c: c, req: req, h: h, meta: meta, filter: filter, deadlineMillis: deadline,
+// NewPopJob returns the job of one validated POP request h on c, over
+// topic meta with TAG filter filter (nil: every message), long-polling
+// until deadline (broker clock, Unix ms). Event loop.
+func NewPopJob(s *Service, c remoting.Conn, req *codec.Command, h codec.PopMessageRequestHeader,
+	meta popstore.TopicMeta, filter *longpoll.TagFilter, deadline int64) *PopJob {
+	j := &PopJob{
+		s: s, c: c, req: req, h: h, meta: meta, filter: filter, deadlineMillis: deadline,
 		keys: []longpoll.Key{
 			{Topic: h.Topic, QueueID: h.QueueID},
 			{Topic: codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
@@ -108,12 +111,12 @@ type popOutcome struct {
 	handoff []longpoll.Key
 }
 
-// run executes the POP on a reader goroutine.
-func (j *popJob) run() {
-	b := j.b
-	j.startTaking()
-	b.polls.CountPopRun()
-	seen := b.polls.Snapshot(j.keys)
+// Run executes the POP on a reader goroutine (submit it with SubmitRead).
+func (j *PopJob) Run() {
+	s := j.s
+	j.StartTaking()
+	s.Polls.CountPopRun()
+	seen := s.Polls.Snapshot(j.keys)
 	o := j.collect()
 	if len(o.cks) == 0 && len(o.commits) == 0 {
 		j.release(o)
@@ -121,8 +124,8 @@ func (j *popJob) run() {
 		return
 	}
 	group := j.h.ConsumerGroup
-	if b.pop.hooks != nil {
-		if hook := b.pop.hooks.beforeSubmit.Load(); hook != nil {
+	if s.Settings.Hooks != nil {
+		if hook := s.Settings.Hooks.BeforeSubmit.Load(); hook != nil {
 			(*hook)()
 		}
 	}
@@ -139,7 +142,7 @@ func (j *popJob) run() {
 				// Compare-and-set on the writer, against the batch's
 				// pending writes: a reset accepted since the read wins.
 				if cur, ok := tx.ConsumerOffset(group, oc.topic, oc.queueID); cur != oc.read || ok != oc.hadRead {
-					b.Log.Info().Str("group", group).Str("topic", oc.topic).Int32("queueId", oc.queueID).
+					s.Log.Info().Str("group", group).Str("topic", oc.topic).Int32("queueId", oc.queueID).
 						Int64("read", oc.read).Int64("stored", cur).Msg("pop: consume offset changed meanwhile (reset), advance dropped")
 					continue
 				}
@@ -152,12 +155,12 @@ func (j *popJob) run() {
 		Done: func(err error) {
 			j.release(o)
 			if err != nil {
-				b.Log.Error().Err(err).Str("group", group).Str("topic", j.h.Topic).Msg("pop: checkpoint write failed")
+				s.Log.Error().Err(err).Str("group", group).Str("topic", j.h.Topic).Msg("pop: checkpoint write failed")
 				j.replyCode(codec.SystemError, "pop checkpoint write failed: "+err.Error())
 				return
 			}
 			if len(o.cks) > 0 {
-				b.revive.NoteDurable(o.popTime + j.h.InvisibleTime)
+				s.Revive.NoteDurable(o.popTime + j.h.InvisibleTime)
 			}
 			if o.found > 0 {
 				j.replySuccess(o)
@@ -166,7 +169,7 @@ func (j *popJob) run() {
 			j.finishEmpty(o, seen)
 		},
 	}
-	if err := b.Writer.Submit(op); err != nil {
+	if err := s.Writer.Submit(op); err != nil {
 		j.release(o)
 		j.replyCode(reply.SubmitCode(err), reply.SubmitRemark("pop", err))
 	}
@@ -174,11 +177,11 @@ func (j *popJob) run() {
 
 // collect reads every source queue in RocketMQ's order and builds the
 // response body, the checkpoints and the offset advances.
-func (j *popJob) collect() *popOutcome {
-	b := j.b
-	o := &popOutcome{popTime: b.nowMillis()}
-	seq := b.popSeq[j.seqStripe].Add(1) - 1
-	retryFirst := b.pop.retryFirstEvery > 0 && seq%b.pop.retryFirstEvery == 0
+func (j *PopJob) collect() *popOutcome {
+	s := j.s
+	o := &popOutcome{popTime: s.nowMillis()}
+	seq := s.popSeq[j.seqStripe].Add(1) - 1
+	retryFirst := s.Settings.RetryFirstEvery > 0 && seq%s.Settings.RetryFirstEvery == 0
 	retry := j.retrySources()
 	if retryFirst {
 		j.readRetry(o, retry)
@@ -198,7 +201,7 @@ func (j *popJob) collect() *popOutcome {
 
 // retrySources lists the queues of the existing pop retry topics of
 // (group, topic): V2 first, then V1.
-func (j *popJob) retrySources() []popSource {
+func (j *PopJob) retrySources() []popSource {
 	var out []popSource
 	for _, s := range [...]struct {
 		name string
@@ -207,7 +210,7 @@ func (j *popJob) retrySources() []popSource {
 		{j.keys[1].Topic, codec.RetryFlagV2},
 		{j.keys[2].Topic, codec.RetryFlagV1},
 	} {
-		m, ok := j.b.Topics.Get(s.name)
+		m, ok := j.s.Topics.Get(s.name)
 		if !ok {
 			continue
 		}
@@ -220,7 +223,7 @@ func (j *popJob) retrySources() []popSource {
 
 // readRetry reads retry sources until one flavour returned messages (the
 // Java client must not see V1 and V2 retry messages in one response).
-func (j *popJob) readRetry(o *popOutcome, sources []popSource) {
+func (j *PopJob) readRetry(o *popOutcome, sources []popSource) {
 	for _, s := range sources {
 		if o.retryFound {
 			return
@@ -231,11 +234,11 @@ func (j *popJob) readRetry(o *popOutcome, sources []popSource) {
 
 // unlockQueue releases one queue lock and wakes the polls a contended lock
 // may have turned away.
-func (j *popJob) unlockQueue(k queueLockKey) {
-	if j.b.locks.unlock(k) {
+func (j *PopJob) unlockQueue(k queueLockKey) {
+	if j.s.locks.unlock(k) {
 		// One waiter of the group is enough: if it finds more than it takes
 		// it wakes the next (replySuccess), if it finds nothing it parks again.
-		j.b.polls.WakeSome(k.topic, k.queueID, k.group, 1)
+		j.s.Polls.WakeSome(k.topic, k.queueID, k.group, 1)
 	}
 }
 
@@ -244,13 +247,13 @@ func (j *popJob) unlockQueue(k queueLockKey) {
 // long_poll_wake.go). Called once this request is parked or answered, not
 // before: a wake-up bumps the topic's epoch, and a request parking after
 // its own handoff would re-run and stop at the same message again.
-func (j *popJob) handoff(o *popOutcome) {
+func (j *PopJob) handoff(o *popOutcome) {
 	for _, k := range o.handoff {
-		j.b.polls.WakeSome(k.Topic, k.QueueID, j.h.ConsumerGroup, 1)
+		j.s.Polls.WakeSome(k.Topic, k.QueueID, j.h.ConsumerGroup, 1)
 	}
 }
 
-func (j *popJob) release(o *popOutcome) {
+func (j *PopJob) release(o *popOutcome) {
 	for _, k := range o.held {
 		j.unlockQueue(k)
 	}

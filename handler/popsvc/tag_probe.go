@@ -1,4 +1,4 @@
-package handler
+package popsvc
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // probeMaxBytes bounds the record bytes one tag probe reads per queue.
 const probeMaxBytes = 1 << 20
 
-// pendingTags implements tagSource for the long-poll registry: the TAGS
+// PendingTags implements longpoll.TagSource for the long-poll registry: the TAGS
 // property of up to limit messages of (topic, queueID) that group has not
 // consumed yet, in queue order. A queue's range starts at the group's
 // committed consume offset or from, whichever is larger (without a
@@ -20,10 +20,10 @@ const probeMaxBytes = 1 << 20
 // reports that pending messages were left uninspected. Read errors end the
 // scan of that queue (the wake-up then works with what was read). Runs on
 // a reader goroutine.
-func (b *Broker) PendingTags(group, topic string, queueID int32, from, to int64, limit int) ([]longpoll.PendingTag, bool) {
+func (s *Service) PendingTags(group, topic string, queueID int32, from, to int64, limit int) ([]longpoll.PendingTag, bool) {
 	queues := []int32{queueID}
 	if queueID == longpoll.AnyQueue {
-		meta, ok := b.Topics.Get(topic)
+		meta, ok := s.Topics.Get(topic)
 		if !ok || meta.ReadQueueNums <= 0 {
 			return nil, false
 		}
@@ -34,7 +34,7 @@ func (b *Broker) PendingTags(group, topic string, queueID int32, from, to int64,
 		from, to = -1, -1
 		limit = max(limit/len(queues), 8)
 	}
-	st := b.Store
+	st := s.Store
 	var out []longpoll.PendingTag
 	truncated := false
 	for _, q := range queues {
@@ -53,7 +53,7 @@ func (b *Broker) PendingTags(group, topic string, queueID int32, from, to int64,
 		for start < end && n < limit {
 			recs, next, err := st.ReadMessages(topic, q, start, int(min(int64(limit-n), end-start)), probeMaxBytes)
 			if err != nil {
-				b.Log.Warn().Err(err).Str("topic", topic).Int32("queueId", q).Msg("long poll: tag probe read failed")
+				s.Log.Warn().Err(err).Str("topic", topic).Int32("queueId", q).Msg("long poll: tag probe read failed")
 				break
 			}
 			if len(recs) == 0 {
@@ -77,6 +77,6 @@ func (b *Broker) PendingTags(group, topic string, queueID int32, from, to int64,
 	return out, truncated
 }
 
-// submitProbe implements tagSource: job runs on the reader pool (the queue
+// SubmitProbe implements longpoll.TagSource: job runs on the reader pool (the queue
 // of fresh requests); false when the pool is full or not running.
-func (b *Broker) SubmitProbe(job func()) bool { return b.submitRead(job) }
+func (s *Service) SubmitProbe(job func()) bool { return s.SubmitRead(job) }

@@ -1,4 +1,4 @@
-package handler
+package popsvc
 
 import (
 	"github.com/popshim/popshim/codec"
@@ -7,11 +7,11 @@ import (
 )
 
 // readQueue pops from one queue. REQUIRES: called by run's goroutine.
-func (j *popJob) readQueue(o *popOutcome, s popSource) {
-	b, st, group := j.b, j.b.Store, j.h.ConsumerGroup
+func (j *PopJob) readQueue(o *popOutcome, s popSource) {
+	svc, st, group := j.s, j.s.Store, j.h.ConsumerGroup
 	remaining := int(j.h.MaxMsgNums) - o.found
 	k := queueLockKey{group, s.topic, s.queueID}
-	if remaining <= 0 || len(o.body) >= b.pop.maxPopBytes || !b.locks.tryLock(k) {
+	if remaining <= 0 || len(o.body) >= svc.Settings.MaxPopBytes || !svc.locks.tryLock(k) {
 		maxOff := st.MaxOffset(s.topic, s.queueID)
 		o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: maxOff})
 		if stored, ok := st.ConsumerOffset(group, s.topic, s.queueID); ok && maxOff > stored {
@@ -39,20 +39,20 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 	// it to that POP (handoff).
 	var peers *longpoll.PeerWants
 	if j.filter != nil {
-		peers = b.polls.WantsOf(group, s.topic, s.queueID)
+		peers = svc.Polls.WantsOf(group, s.topic, s.queueID)
 	}
 	handedOff, full := false, false
-	for !handedOff && !full && remaining > 0 && next < maxOff && scanned < b.pop.maxScanPerQueue && len(o.body) < b.pop.maxPopBytes {
+	for !handedOff && !full && remaining > 0 && next < maxOff && scanned < svc.Settings.MaxScanPerQueue && len(o.body) < svc.Settings.MaxPopBytes {
 		want := remaining
 		if j.filter != nil {
-			want = min(256, b.pop.maxScanPerQueue-scanned)
+			want = min(256, svc.Settings.MaxScanPerQueue-scanned)
 		}
-		recs, nxt, err := st.ReadMessages(s.topic, s.queueID, next, want, b.pop.maxPopBytes-len(o.body))
+		recs, nxt, err := st.ReadMessages(s.topic, s.queueID, next, want, svc.Settings.MaxPopBytes-len(o.body))
 		if err != nil {
 			if o.readErr == nil {
 				o.readErr = err
 			}
-			b.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Msg("pop: read failed")
+			svc.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Msg("pop: read failed")
 			break
 		}
 		if len(recs) == 0 {
@@ -64,7 +64,7 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 			m, _, err := codec.UnsafeDecodeMessage(rec)
 			if err != nil {
 				next++
-				b.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Int64("queueOffset", next-1).
+				svc.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Int64("queueOffset", next-1).
 					Msg("pop: skipping undecodable stored record")
 				continue
 			}
@@ -78,7 +78,7 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 				}
 				continue
 			}
-			if len(o.body) > 0 && len(o.body)+len(rec) > b.pop.maxPopBytes {
+			if len(o.body) > 0 && len(o.body)+len(rec) > svc.Settings.MaxPopBytes {
 				// It would take the reply past maxPopBytes (and a client's
 				// frame limit): left for the next POP.
 				next, full = m.QueueOffset, true
@@ -88,7 +88,7 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 				ckStart = m.QueueOffset
 			}
 			if err := j.appendRecord(o, &m, s, ckStart); err != nil {
-				b.Log.Error().Err(err).Str("topic", s.topic).Int64("queueOffset", m.QueueOffset).Msg("pop: cannot re-encode record")
+				svc.Log.Error().Err(err).Str("topic", s.topic).Int64("queueOffset", m.QueueOffset).Msg("pop: cannot re-encode record")
 				continue
 			}
 			offsets = append(offsets, m.QueueOffset)
@@ -98,7 +98,7 @@ func (j *popJob) readQueue(o *popOutcome, s popSource) {
 			}
 		}
 	}
-	if !handedOff && scanned >= b.pop.maxScanPerQueue && next < maxOff {
+	if !handedOff && scanned >= svc.Settings.MaxScanPerQueue && next < maxOff {
 		o.filterBound = true
 	}
 	if len(offsets) > 0 || next != stored || !hasStored {
@@ -133,13 +133,13 @@ const initInMemoryWindowMillis = 10 * 60 * 1000
 // trimmed, offset 0 stored within initInMemoryWindowMillis — RocketMQ's
 // in-memory shortcut), else at the last message (max − 1). The choice is
 // persisted by the POP's offset commit, so it is made once per group.
-func (j *popJob) initOffset(s popSource, minOff, maxOff int64) int64 {
+func (j *PopJob) initOffset(s popSource, minOff, maxOff int64) int64 {
 	if s.flag != codec.RetryFlagNormal || codec.IsRetryTopic(s.topic) || j.h.InitMode == codec.ConsumeInitModeMin {
 		return minOff
 	}
 	if minOff == 0 && maxOff > 0 {
-		if rec, err := j.b.Store.ReadMessage(s.topic, s.queueID, 0); err == nil {
-			if ts, ok := popstore.StoreTimestamp(rec); ok && j.b.nowMillis()-ts < initInMemoryWindowMillis {
+		if rec, err := j.s.Store.ReadMessage(s.topic, s.queueID, 0); err == nil {
+			if ts, ok := popstore.StoreTimestamp(rec); ok && j.s.nowMillis()-ts < initInMemoryWindowMillis {
 				return 0
 			}
 		}
@@ -153,11 +153,11 @@ func (j *popJob) initOffset(s popSource, minOff, maxOff int64) int64 {
 // is receipt field 0 (and the startOffsetInfo value): the first offset this
 // POP returns from the queue, so BATCH_ACK bits stay small and never point
 // below a returned message.
-func (j *popJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, ckStart int64) error {
-	b := j.b
+func (j *PopJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, ckStart int64) error {
+	svc := j.s
 	ei := codec.ExtraInfo{
 		CkQueueOffset: ckStart, PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime,
-		RetryFlag: s.flag, BrokerName: b.pop.brokerName, QueueID: s.queueID, QueueOffset: m.QueueOffset,
+		RetryFlag: s.flag, BrokerName: svc.Settings.BrokerName, QueueID: s.queueID, QueueOffset: m.QueueOffset,
 	}
 	props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
 	if err != nil {

@@ -1,4 +1,4 @@
-package handler
+package popsvc
 
 import (
 	"errors"
@@ -8,21 +8,21 @@ import (
 	"github.com/popshim/popshim/popstore"
 )
 
-// receipt is an ACK or CHANGE target after validation: the decoded handle
+// Receipt is an ACK or CHANGE target after validation: the decoded handle
 // and the key of the checkpoint it names (pop-kv-semantics §7 rule 4:
 // visibleAt from the handle, group/topic/queue/offset from the header).
-type receipt struct {
-	ei  codec.ExtraInfo
-	key popstore.CheckpointKey
+type Receipt struct {
+	EI  codec.ExtraInfo        // the parsed receipt handle (extraInfo)
+	Key popstore.CheckpointKey // the checkpoint it names
 }
 
-// receiptError is a validation failure with its response code.
-type receiptError struct {
-	code   int32
-	remark string
+// ReceiptError is a validation failure with its response code.
+type ReceiptError struct {
+	Code   int32  // response code to answer with
+	Remark string // response remark
 }
 
-// checkReceipt validates the target of an ACK (change=false) or a CHANGE
+// CheckReceipt validates the target of an ACK (change=false) or a CHANGE
 // (change=true) against in-memory state only, so it runs on the event loop.
 // Checks, in the Java broker's order, then popshim's handle checks:
 //   - topic unknown → TOPIC_NOT_EXIST (17);
@@ -37,24 +37,24 @@ type receiptError struct {
 //     issues 0), or whose queueId / queueOffset disagree with the header →
 //     MESSAGE_ILLEGAL (13): a definite, non-retriable "invalid receipt
 //     handle" (pop-scenarios ACK-08), and nothing is touched.
-func (b *Broker) checkReceipt(group, topic string, queueID int32, offset int64, extraInfo string, change bool) (receipt, *receiptError) {
-	meta, ok := b.Topics.Get(topic)
+func (s *Service) CheckReceipt(group, topic string, queueID int32, offset int64, extraInfo string, change bool) (Receipt, *ReceiptError) {
+	meta, ok := s.Topics.Get(topic)
 	if !ok {
-		return receipt{}, &receiptError{codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic)}
+		return Receipt{}, &ReceiptError{codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic)}
 	}
 	if queueID < 0 || queueID >= meta.ReadQueueNums {
-		return receipt{}, &receiptError{codec.MessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", queueID, topic, meta.ReadQueueNums)}
+		return Receipt{}, &ReceiptError{codec.MessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", queueID, topic, meta.ReadQueueNums)}
 	}
-	minOff, maxOff := b.Store.MinOffset(topic, queueID), b.Store.MaxOffset(topic, queueID)
+	minOff, maxOff := s.Store.MinOffset(topic, queueID), s.Store.MaxOffset(topic, queueID)
 	if offset < minOff || offset > maxOff || (change && offset == maxOff) {
-		return receipt{}, &receiptError{codec.NoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, offset:%d, minOffset:%d, maxOffset:%d", topic, queueID, offset, minOff, maxOff)}
+		return Receipt{}, &ReceiptError{codec.NoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, offset:%d, minOffset:%d, maxOffset:%d", topic, queueID, offset, minOff, maxOff)}
 	}
 	if err := codec.ValidateGroup(group); err != nil {
-		return receipt{}, &receiptError{codec.InvalidParameter, err.Error()}
+		return Receipt{}, &ReceiptError{codec.InvalidParameter, err.Error()}
 	}
 	ei, err := codec.ParseExtraInfo(extraInfo)
 	if err == nil {
-		err = ei.CheckBroker(b.pop.brokerName)
+		err = ei.CheckBroker(s.Settings.BrokerName)
 	}
 	switch {
 	case err != nil:
@@ -66,17 +66,17 @@ func (b *Broker) checkReceipt(group, topic string, queueID int32, offset int64, 
 		err = fmt.Errorf("handle names queue %d offset %d, request names queue %d offset %d", ei.QueueID, ei.QueueOffset, queueID, offset)
 	}
 	if err != nil {
-		return receipt{}, &receiptError{codec.MessageIllegal, "invalid receipt handle: " + err.Error()}
+		return Receipt{}, &ReceiptError{codec.MessageIllegal, "invalid receipt handle: " + err.Error()}
 	}
-	return receipt{ei: ei, key: popstore.CheckpointKey{
+	return Receipt{EI: ei, Key: popstore.CheckpointKey{
 		VisibleAtMillis: ei.PopTime + ei.InvisibleTime, Group: group, Topic: topic, QueueId: queueID, QueueOffset: offset,
 	}}, nil
 }
 
-// writeErrorCode maps the error a writer op completed with to a response
+// WriteErrorCode maps the error a writer op completed with to a response
 // code: invalid names → MESSAGE_ILLEGAL (13), anything else (failed or
 // rejected write) → SYSTEM_ERROR (1).
-func writeErrorCode(err error) int32 {
+func WriteErrorCode(err error) int32 {
 	if errors.Is(err, popstore.ErrBadName) {
 		return codec.MessageIllegal
 	}
@@ -90,11 +90,11 @@ func writeErrorCode(err error) int32 {
 // bound.
 const MaxInvisibleTimeMillis int64 = 10 * 365 * 24 * 3600 * 1000
 
-// checkInvisibleTime answers INVALID_PARAMETER (29) for an invisibleTime
+// CheckInvisibleTime answers INVALID_PARAMETER (29) for an invisibleTime
 // (ms) that is negative or above MaxInvisibleTimeMillis, naming the field.
-func checkInvisibleTime(ms int64) *receiptError {
+func CheckInvisibleTime(ms int64) *ReceiptError {
 	if ms < 0 || ms > MaxInvisibleTimeMillis {
-		return &receiptError{codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is out of range [0, %d]", ms, MaxInvisibleTimeMillis)}
+		return &ReceiptError{codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is out of range [0, %d]", ms, MaxInvisibleTimeMillis)}
 	}
 	return nil
 }

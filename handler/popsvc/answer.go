@@ -1,4 +1,4 @@
-package handler
+package popsvc
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 // finishEmpty answers or parks a run that returned no message, then hands
 // over what its scan left to parked peers (unless it runs again).
-func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
+func (j *PopJob) finishEmpty(o *popOutcome, seen []uint64) {
 	if j.answerOrPark(o, seen) {
 		j.handoff(o)
 	}
@@ -19,8 +19,8 @@ func (j *popJob) finishEmpty(o *popOutcome, seen []uint64) {
 
 // answerOrPark answers or parks an empty run; false when the request runs
 // again instead.
-func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
-	b := j.b
+func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
+	s := j.s
 	if o.readErr != nil {
 		j.replyCode(codec.SystemError, "pop: store read failed: "+o.readErr.Error())
 		return true
@@ -37,16 +37,16 @@ func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 	}
 	remoting.MarkLongPolling(j.c)
 	p := &longpoll.Poll{
-		Keys: j.keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: b, Seeds: o.seen,
+		Keys: j.keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: j.s, Seeds: o.seen,
 		DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
 		OnWake:   j.rerun,
 		OnExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
-		OnDrop:   j.endTaking, // the client is gone: it takes nothing any more
+		OnDrop:   j.EndTaking, // the client is gone: it takes nothing any more
 	}
-	switch b.polls.Park(p, seen) {
+	switch s.Polls.Park(p, seen) {
 	case longpoll.Parked:
 	case longpoll.ParkFull:
-		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", b.pop.brokerName))
+		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", s.Settings.BrokerName))
 	case longpoll.ParkChanged:
 		j.rerun()
 		return false
@@ -57,8 +57,8 @@ func (j *popJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 }
 
 // rerun queues the request again on the reader pool.
-func (j *popJob) rerun() {
-	if !j.b.resubmitRead(j.run) {
+func (j *PopJob) rerun() {
+	if !j.s.ResubmitRead(j.Run) {
 		j.replyCode(codec.SystemBusy, reply.BusyRemark)
 	}
 }
@@ -66,17 +66,17 @@ func (j *popJob) rerun() {
 // replyCode answers with a non-success code; the POP header is always
 // present (Java primitives), with empty offset strings as a Java broker
 // writes them.
-func (j *popJob) replyCode(code int32, remark string) {
-	j.endTaking()
+func (j *PopJob) replyCode(code int32, remark string) {
+	j.EndTaking()
 	resp := codec.NewResponse(j.req, code, remark)
-	codec.PopMessageResponseHeader{PopTime: j.b.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
+	codec.PopMessageResponseHeader{PopTime: j.s.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
 	reply.Respond(j.c, j.req, resp)
 }
 
 // replySuccess answers with the messages of o.
-func (j *popJob) replySuccess(o *popOutcome) {
-	j.endTaking()
-	b := j.b
+func (j *PopJob) replySuccess(o *popOutcome) {
+	j.EndTaking()
+	s := j.s
 	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
 	codec.PopMessageResponseHeader{
 		PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime, RestNum: o.rest,
@@ -84,19 +84,19 @@ func (j *popJob) replySuccess(o *popOutcome) {
 	}.Encode(resp)
 	resp.Body = o.body
 	reply.Respond(j.c, j.req, resp)
-	sys := isSystemTopic(j.h.Topic)
+	sys := IsSystemTopic(j.h.Topic)
 	if n := o.found - o.foundRetry; n > 0 {
-		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "false").Add(float64(n))
+		s.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "false").Add(float64(n))
 	}
 	if o.foundRetry > 0 {
-		b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "true").Add(float64(o.foundRetry))
+		s.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "true").Add(float64(o.foundRetry))
 	}
-	b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, boolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
+	s.Metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, BoolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
 	j.handoff(o)
 	if o.rest > 0 {
 		// More is waiting: let as many other parked consumers of the group
 		// take it as their batches need.
 		per := int64(max(j.h.MaxMsgNums, 1))
-		b.polls.WakeSome(j.h.Topic, longpoll.AnyQueue, j.h.ConsumerGroup, int(min((o.rest+per-1)/per, 1<<20)))
+		s.Polls.WakeSome(j.h.Topic, longpoll.AnyQueue, j.h.ConsumerGroup, int(min((o.rest+per-1)/per, 1<<20)))
 	}
 }
