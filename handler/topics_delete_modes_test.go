@@ -3,13 +3,14 @@ package handler
 import (
 	"testing"
 
-	"github.com/popshim/popshim/handler/meta"
 	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/handler/meta"
 )
 
 // Deleting a topic deletes its request modes durably: they do not come
-// back after a restart, while other topics' modes stay (breaker-2 finding
-// 4: Delete dropped them only in memory).
+// back after a restart, while other topics' modes stay (found in a restart
+// test: Delete dropped them only in memory).
 func TestDeleteTopicDropsRequestModesDurably(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("X", 1)

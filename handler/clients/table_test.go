@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
 )
 
 func TestClientTableExpiryAndRemoval(t *testing.T) {

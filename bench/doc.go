@@ -1,6 +1,6 @@
 // Package bench is the load generator behind `popshim bench`: it drives a
 // RocketMQ-protocol broker (popshim or Apache RocketMQ) through the remoting
-// Client of the parent package and reports throughput and latency.
+// Client of package remoting and reports throughput and latency.
 //
 // The main workload (RunAck) is the reason popshim exists: a steady stream
 // of ACK_MESSAGE (200051) on real receipt handles while periodic bursts of
