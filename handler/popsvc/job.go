@@ -244,7 +244,7 @@ func (j *PopJob) unlockQueue(k queueLockKey) {
 
 // handoff wakes, for each queue where the scan stopped at a message an
 // outstanding POP of the group wants, one such POP if parked (tag-aware, see
-// long_poll_wake.go). Called once this request is parked or answered, not
+// handler/longpoll/wake.go). Called once this request is parked or answered, not
 // before: a wake-up bumps the topic's epoch, and a request parking after
 // its own handoff would re-run and stop at the same message again.
 func (j *PopJob) handoff(o *popOutcome) {
