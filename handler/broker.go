@@ -24,10 +24,13 @@ import (
 	"github.com/popshim/popshim/popstore"
 )
 
-// Broker is the state every request handler shares: configuration, the
-// store, the group-commit writer, topic and client tables, and the POP
-// machinery (queue try-locks, the long-poll registry, the reader pool and
-// the revive loop).
+// Broker is the state every request handler shares and the place the
+// subsystems are wired together: configuration, the store, the
+// group-commit writer, the topic table (handler/meta), the client registry
+// (handler/clients), the long-poll registry (handler/longpoll), the POP
+// read path (handler/popsvc: reader pool, queue try-locks, POP jobs), the
+// revive loop (handler/revive) and this broker's name-server identity
+// (handler/namesrv).
 //
 // Goroutines: handlers run on gnet event loops and only decode, validate
 // against in-memory state and enqueue; store reads run on the reader pool;
@@ -71,8 +74,8 @@ type Broker struct {
 }
 
 // NewBroker builds the broker state over an open store and a running
-// writer. It creates the topic and client tables (D2's NewTopicTable /
-// NewClientTable), installs the store's append listener (wakes parked long
+// writer. It creates the topic and client tables (meta.NewTopicTable,
+// clients.NewClientTable) and the subsystems, installs the store's append listener (wakes parked long
 // polls) and registers the POP metrics with reg (nil: not registered). No
 // goroutine runs until Start. Errors: invalid configuration values, metric
 // registration conflicts.
