@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/popshim/popshim/conf"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,11 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/popshim/popshim/remoting/bench"
+	"github.com/popshim/popshim/bench"
+	"github.com/popshim/popshim/conf"
 )
 
 // benchCommand wires `popshim bench` (the ACK/CHANGE workload) and its
-// modes to package remoting/bench; flags are bound there.
+// modes to package bench; flags are bound there.
 func benchCommand() *cobra.Command {
 	o := bench.DefaultOptions()
 	cmd := &cobra.Command{

@@ -24,6 +24,8 @@ package handler
 import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -31,18 +33,18 @@ import (
 func (b *Broker) handleAckMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeAckMessageRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
-	rc, rerr := b.checkReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, false)
+	rc, rerr := b.svc.CheckReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, false)
 	if rerr != nil {
-		respondCode(c, req, rerr.code, rerr.remark)
+		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
-	j := &ackJob{c: c, req: req, key: rc.key}
+	j := &ackJob{c: c, req: req, key: rc.Key}
 	j.op = batch.Op{Lane: batch.LaneForeground, Bytes: 64, Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("ack", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("ack", err))
 	}
 }
 
@@ -62,8 +64,8 @@ func (j *ackJob) Apply(tx *popstore.Txn) error { return tx.DeleteCheckpoint(j.ke
 // code (the writer's completer goroutine).
 func (j *ackJob) Done(err error) {
 	if err != nil {
-		respondCode(j.c, j.req, writeErrorCode(err), "ack failed: "+err.Error())
+		reply.Code(j.c, j.req, popsvc.WriteErrorCode(err), "ack failed: "+err.Error())
 		return
 	}
-	respondCode(j.c, j.req, codec.Success, "")
+	reply.Code(j.c, j.req, codec.Success, "")
 }

@@ -119,7 +119,7 @@ func TestACK05_FailedWritesNeverReportSuccess(t *testing.T) {
 	require.Equal(t, codec.SystemError, resp.Code)
 	require.Empty(t, ms)
 	require.Empty(t, resp.Body)
-	require.Zero(t, h.b().locks.heldCount())
+	require.Zero(t, h.b().svc.HeldLocks())
 
 	_, ms = pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000})
 	require.Equal(t, []string{"m"}, bodies(ms), "the failed pop consumed nothing")

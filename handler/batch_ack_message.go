@@ -31,6 +31,8 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -52,20 +54,20 @@ const maxBatchAckBodyBytes = 256 << 10
 
 func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 	if len(req.Body) == 0 {
-		respondCode(c, req, codec.NoMessage, "body is null")
+		reply.Code(c, req, codec.NoMessage, "body is null")
 		return
 	}
 	if len(req.Body) > maxBatchAckBodyBytes {
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("batch ack body of %d bytes exceeds %d", len(req.Body), maxBatchAckBodyBytes))
+		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("batch ack body of %d bytes exceeds %d", len(req.Body), maxBatchAckBodyBytes))
 		return
 	}
 	body, err := codec.DecodeBatchAckBody(req.Body)
 	if err != nil {
-		respondCode(c, req, codec.MessageIllegal, "invalid batch ack body: "+err.Error())
+		reply.Code(c, req, codec.MessageIllegal, "invalid batch ack body: "+err.Error())
 		return
 	}
 	if len(body.Acks) == 0 {
-		respondCode(c, req, codec.NoMessage, "acks is empty")
+		reply.Code(c, req, codec.NoMessage, "acks is empty")
 		return
 	}
 	var keys []popstore.CheckpointKey
@@ -91,7 +93,7 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 		}
 	}
 	if len(keys) == 0 {
-		respondCode(c, req, codec.Success, "")
+		reply.Code(c, req, codec.Success, "")
 		return
 	}
 	op := &batch.Op{
@@ -107,13 +109,13 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 		},
 		Done: func(err error) {
 			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "batch ack failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "batch ack failed: "+err.Error())
 				return
 			}
-			respondCode(c, req, codec.Success, "")
+			reply.Code(c, req, codec.Success, "")
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("batch ack", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("batch ack", err))
 	}
 }

@@ -3,6 +3,7 @@ package handler
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -14,13 +15,22 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/namesrv"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/revive"
 	"github.com/popshim/popshim/popstore"
 )
 
-// Broker is the state every request handler shares: configuration, the
-// store, the group-commit writer, topic and client tables, and the POP
-// machinery (queue try-locks, the long-poll registry, the reader pool and
-// the revive loop).
+// Broker is the state every request handler shares and the place the
+// subsystems are wired together: configuration, the store, the
+// group-commit writer, the topic table (handler/meta), the client registry
+// (handler/clients), the long-poll registry (handler/longpoll), the POP
+// read path (handler/popsvc: reader pool, queue try-locks, POP jobs), the
+// revive loop (handler/revive) and this broker's name-server identity
+// (handler/namesrv).
 //
 // Goroutines: handlers run on gnet event loops and only decode, validate
 // against in-memory state and enqueue; store reads run on the reader pool;
@@ -33,49 +43,48 @@ type Broker struct {
 	Log     zerolog.Logger
 	Store   *popstore.Store
 	Writer  *batch.Writer
-	Topics  *TopicTable
-	Clients *ClientTable
+	Topics  *meta.TopicTable
+	Clients *clients.ClientTable
 
-	pop popSettings
+	pop *popsvc.Settings // shared with svc and the reviver (pop.revive); tests change knobs before traffic
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
 	// --max-heartbeat-subscriptions, --max-conn-client-channels).
-	hbLimits heartbeatLimits
+	hbLimits clients.Limits
 	// hbCache remembers each connection's last accepted HEART_BEAT for the
 	// fast path of an unchanged repeat (heart_beat.go).
-	hbCache *heartbeatCache
+	hbCache *clients.HeartbeatCache
 	// skewMillis is added to the wall clock to form the broker clock; 0 in
 	// production, moved by tests to jump over invisible times (or step the
 	// clock back) without sleeping.
 	skewMillis atomic.Int64
-	locks      queueLocks
-	polls      *pollRegistry
-	readers    *readerPool
-	metrics    *popMetrics
+	polls      *longpoll.Registry
+	metrics    *popsvc.Metrics
 	uniq       *codec.UniqIDGenerator
-	// popSeq counts POP requests per stripe of (group, topic): it drives
-	// the retry-first ratio and the round-robin start queue of queueId -1.
-	popSeq [stripeCount]atomic.Uint64
+	// svc is the POP read path: reader pool, queue locks, POP jobs.
+	svc *popsvc.Service
 
-	revive    *reviver
+	revive    *revive.Reviver
 	hostCache atomic.Pointer[cachedHost] // storeHost's parse of the advertised address
+	// self is this broker in routes, cluster info and name-server
+	// registrations (its address is advertisedAddr).
+	self namesrv.Self
 
 	startOnce sync.Once
 	closeOnce sync.Once
-	started   atomic.Bool
 }
 
 // NewBroker builds the broker state over an open store and a running
-// writer. It creates the topic and client tables (D2's NewTopicTable /
-// NewClientTable), installs the store's append listener (wakes parked long
+// writer. It creates the topic and client tables (meta.NewTopicTable,
+// clients.NewClientTable) and the subsystems, installs the store's append listener (wakes parked long
 // polls) and registers the POP metrics with reg (nil: not registered). No
 // goroutine runs until Start. Errors: invalid configuration values, metric
 // registration conflicts.
 func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.Writer, reg prometheus.Registerer) (*Broker, error) {
-	set, err := settingsFromConfig(cfg)
+	set, err := popsvc.SettingsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	hbLimits, err := heartbeatLimitsFromConfig(cfg)
+	hbLimits, err := clients.LimitsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -84,25 +93,35 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		Log:     log,
 		Store:   store,
 		Writer:  w,
-		pop:     set,
-		metrics: newPopMetrics(),
-		uniq:    codec.NewUniqIDGenerator(set.storeHost.Addr(), int32(os.Getpid()), rand.Int32()),
+		pop:     &set,
+		metrics: popsvc.NewMetrics(),
+		uniq:    codec.NewUniqIDGenerator(set.StoreHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
 	b.hbLimits = hbLimits
-	b.hbCache = newHeartbeatCache()
-	topics, err := NewTopicTable(cfg, store, w, log)
+	b.hbCache = clients.NewHeartbeatCache()
+	topics, err := meta.NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err
 	}
 	b.Topics = topics
-	b.Clients = NewClientTable(log)
+	b.Clients = clients.NewClientTable(log)
+	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr}
 	if reg != nil {
-		if err := b.metrics.register(reg); err != nil {
+		if err := b.metrics.Register(reg); err != nil {
 			return nil, fmt.Errorf("handler: register metrics: %w", err)
 		}
 	}
-	b.polls = newPollRegistry(int64(set.maxParkedPolls), b.nowMillis, func(n int64) { b.metrics.parkedPolls.Set(float64(n)) })
-	b.revive = newReviver(b)
+	b.polls = longpoll.NewRegistry(int64(set.MaxParkedPolls), b.nowMillis, func(n int64) { b.metrics.ParkedPolls.Set(float64(n)) })
+	b.revive = revive.New(&b.pop.Revive, revive.Deps{
+		Log: log, Store: store, Writer: w, Topics: topics,
+		Now: b.nowMillis, StoreHost: b.storeHost, RetryMax: b.groupRetryMax,
+		Metrics: revive.Metrics{
+			Passes: b.metrics.RevivePasses, LagMillis: b.metrics.ReviveLagMillis, Dropped: b.metrics.ReviveDropped,
+			Retry: b.metrics.ReviveRetry, SendToDLQ: b.metrics.SendToDLQ,
+		},
+	})
+	b.svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.pop,
+		Polls: b.polls, Metrics: b.metrics, Revive: b.revive, Now: b.nowMillis}
 	store.SetAppendListener(b.onAppend)
 	return b, nil
 }
@@ -114,7 +133,7 @@ func (b *Broker) nowMillis() int64 { return time.Now().UnixMilli() + b.skewMilli
 // onAppend is the store's AppendListener: new messages in (topic, queueId)
 // wake the long polls waiting for them. Runs on the writer goroutine.
 func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
-	b.polls.appended(topic, queueID, maxOffset)
+	b.polls.Appended(topic, queueID, maxOffset)
 }
 
 // Start launches the reader pool and the revive loop. Call once, after
@@ -122,11 +141,10 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 // nothing.
 func (b *Broker) Start() {
 	b.startOnce.Do(func() {
-		b.readers = newReaderPool(b.pop.readers, b.pop.readerQueue, b.pop.maxParkedPolls+b.pop.readerQueue+64)
-		b.revive.start()
-		b.started.Store(true)
-		b.Log.Info().Str("brokerName", b.pop.brokerName).Int("readers", b.pop.readers).
-			Int("maxParkedPolls", b.pop.maxParkedPolls).Bool("retryTopicV2", b.pop.retryTopicV2).
+		b.svc.Start()
+		b.revive.Start()
+		b.Log.Info().Str("brokerName", b.pop.BrokerName).Int("readers", b.pop.Readers).
+			Int("maxParkedPolls", b.pop.MaxParkedPolls).Bool("retryTopicV2", b.pop.Revive.RetryTopicV2).
 			Msg("pop service started")
 	})
 }
@@ -137,11 +155,78 @@ func (b *Broker) Start() {
 // Idempotent; safe if Start was never called.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
-		b.revive.stop()
-		b.polls.close()
-		if b.readers != nil {
-			b.readers.close()
-		}
+		b.revive.Stop()
+		b.polls.Close()
+		b.svc.Close()
 		b.Store.SetAppendListener(nil)
 	})
+}
+
+// onConnClose is the broker server's remoting close hook: a client whose
+// connection closed leaves its producer and consumer groups at once (as a
+// Java broker's ClientHousekeepingService does on channel close), instead
+// of after the 120 s expiry, its parked long polls (POP, PULL,
+// NOTIFICATION) are released without an answer, and the heartbeat it last
+// sent is forgotten (heartbeatCache). Runs on the connection's event loop,
+// after the last handler call for that connection.
+func (b *Broker) onConnClose(connID uint64) {
+	b.hbCache.Forget(connID)
+	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
+		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
+	}
+	if n := b.polls.DropConn(connID); n > 0 {
+		b.Log.Debug().Uint64("conn", connID).Int("polls", n).Msg("connection closed, parked polls released")
+	}
+}
+
+// groupRetryMax is the retry limit of consumerGroup: its stored
+// retryMaxTimes (auto-created groups store --max-reconsume-times), else
+// --max-reconsume-times (default 16). Any goroutine.
+func (b *Broker) groupRetryMax(group string) int32 {
+	if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
+		return g.RetryMaxTimes
+	}
+	return b.pop.MaxReconsumeTimes
+}
+
+// advertisedAddr is the broker address put into routes: the bound address
+// once Serve set it, else --broker-ip with the port of --listen.
+func (b *Broker) advertisedAddr() string {
+	if a := b.Topics.BrokerAddr(); a != "" {
+		return a
+	}
+	return b.Cfg.BrokerAddr()
+}
+
+// submitRead queues a fresh job on the POP service's reader pool; false
+// when the pool is full or not started.
+func (b *Broker) submitRead(job func()) bool { return b.svc.SubmitRead(job) }
+
+// resubmitRead queues a re-run of a parked or contended request.
+func (b *Broker) resubmitRead(job func()) bool { return b.svc.ResubmitRead(job) }
+
+// storeHost returns the address written as storeHost into stored records:
+// the advertised broker address once Serve bound the port
+// (TopicTable.SetBrokerAddr), else the configured one. The parsed value is
+// cached per advertised string. Any goroutine.
+func (b *Broker) storeHost() netip.AddrPort {
+	a := b.Topics.BrokerAddr()
+	if a == "" {
+		return b.pop.StoreHost
+	}
+	if c := b.hostCache.Load(); c != nil && c.addr == a {
+		return c.host
+	}
+	hp, err := popsvc.ParseHostPort(a)
+	if err != nil {
+		return b.pop.StoreHost
+	}
+	b.hostCache.Store(&cachedHost{addr: a, host: hp})
+	return hp
+}
+
+// cachedHost is one parsed advertised address.
+type cachedHost struct {
+	addr string
+	host netip.AddrPort
 }

@@ -61,6 +61,8 @@ package handler
 import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -68,33 +70,33 @@ import (
 func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeChangeInvisibleTimeRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
-	rc, rerr := b.checkReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, true)
+	rc, rerr := b.svc.CheckReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, true)
 	if rerr != nil {
-		respondCode(c, req, rerr.code, rerr.remark)
+		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
-	if rerr := checkInvisibleTime(h.InvisibleTime); rerr != nil {
-		respondCode(c, req, rerr.code, rerr.remark)
+	if rerr := popsvc.CheckInvisibleTime(h.InvisibleTime); rerr != nil {
+		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
 	now := b.nowMillis()
-	j := &changeJob{b: b, c: c, req: req, old: rc.key, invisible: h.InvisibleTime, now: now, reviveQid: rc.ei.ReviveQid}
+	j := &changeJob{b: b, c: c, req: req, old: rc.Key, invisible: h.InvisibleTime, now: now, reviveQid: rc.EI.ReviveQid}
 	j.ck = popstore.Checkpoint{
-		Key:           rc.key,
+		Key:           rc.Key,
 		PopTimeMillis: now, InvisibleTimeMillis: h.InvisibleTime,
 		RetryFlag: uint8(codec.RetryFlagOfTopic(h.Topic)),
 	}
 	j.ck.Key.VisibleAtMillis = now + h.InvisibleTime
-	j.handle = rc.ei
+	j.handle = rc.EI
 	j.handle.CkQueueOffset = h.Offset
 	j.handle.PopTime = now
 	j.handle.InvisibleTime = h.InvisibleTime
 	j.op = batch.Op{Lane: batch.LaneBulk, Bytes: 128, Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("change invisible time", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("change invisible time", err))
 	}
 }
 
@@ -131,12 +133,12 @@ func (j *changeJob) Apply(tx *popstore.Txn) error {
 // Done answers SUCCESS with the new handle once durable (the writer's completer goroutine).
 func (j *changeJob) Done(err error) {
 	if err != nil {
-		respondCode(j.c, j.req, writeErrorCode(err), "change invisible time failed: "+err.Error())
+		reply.Code(j.c, j.req, popsvc.WriteErrorCode(err), "change invisible time failed: "+err.Error())
 		return
 	}
-	j.b.revive.noteDurable(j.ck.Key.VisibleAtMillis)
+	j.b.revive.NoteDurable(j.ck.Key.VisibleAtMillis)
 	resp := codec.NewResponse(j.req, codec.Success, "")
 	codec.ChangeInvisibleTimeResponseHeader{PopTime: j.now, InvisibleTime: j.invisible, ReviveQid: j.reviveQid}.Encode(resp)
 	resp.SetExt("extraInfo", j.handle.String())
-	respond(j.c, j.req, resp)
+	reply.Respond(j.c, j.req, resp)
 }

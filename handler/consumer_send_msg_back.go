@@ -34,14 +34,12 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/handler/revive"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
-
-// sendBackReviveQid marks a checkpoint written by CONSUMER_SEND_MSG_BACK:
-// revive delivers it to %RETRY%<group> (the pull retry topic) instead of a
-// pop retry topic. POP checkpoints carry reviveQid 0.
-const sendBackReviveQid int32 = -36
 
 // delayLevelMillis are RocketMQ's default delay levels
 // (messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h").
@@ -51,16 +49,16 @@ var delayLevelMillis = [...]int64{1e3, 5e3, 10e3, 30e3, 60e3, 120e3, 180e3, 240e
 func (b *Broker) handleConsumerSendMsgBack(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeConsumerSendMsgBackRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	if err := codec.ValidateGroup(h.Group); err != nil {
-		respondCode(c, req, codec.SystemError, err.Error())
+		reply.Code(c, req, codec.SystemError, err.Error())
 		return
 	}
 	version := req.Version
 	if !b.submitRead(func() { b.sendBack(c, req, h, version) }) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
 
@@ -72,12 +70,12 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		if !errors.Is(err, popstore.ErrNotFound) {
 			remark += ": " + err.Error()
 		}
-		respondCode(c, req, codec.SystemError, remark)
+		reply.Code(c, req, codec.SystemError, remark)
 		return
 	}
 	m, _, err := codec.DecodeMessage(rec)
 	if err != nil {
-		respondCode(c, req, codec.SystemError, "stored message undecodable: "+err.Error())
+		reply.Code(c, req, codec.SystemError, "stored message undecodable: "+err.Error())
 		return
 	}
 	limit := b.groupRetryMax(h.Group)
@@ -95,28 +93,28 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	level = min(max(level, 1), int32(len(delayLevelMillis)))
 	delay := delayLevelMillis[level-1]
 	if _, err := b.Topics.EnsureRetryTopic(h.Group); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
 		return
 	}
 	now := b.nowMillis()
 	ck := popstore.Checkpoint{
 		Key: popstore.CheckpointKey{VisibleAtMillis: now + delay, Group: h.Group, Topic: m.Topic,
 			QueueId: m.QueueID, QueueOffset: m.QueueOffset},
-		PopTimeMillis: now, InvisibleTimeMillis: delay, ReviveQid: sendBackReviveQid,
+		PopTimeMillis: now, InvisibleTimeMillis: delay, ReviveQid: revive.SendBackReviveQid,
 		PhysicalOffset: m.PhysicalOffset,
 	}
 	op := &batch.Op{Lane: batch.LaneForeground, Bytes: 64,
 		Apply: func(tx *popstore.Txn) error { return tx.PutCheckpoint(ck) },
 		Done: func(err error) {
 			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "send back failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
-			b.revive.noteDurable(ck.Key.VisibleAtMillis)
-			respondCode(c, req, codec.Success, "")
+			b.revive.NoteDurable(ck.Key.VisibleAtMillis)
+			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("send back", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("send back", err))
 	}
 }
 
@@ -124,17 +122,17 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string, m *codec.MessageExt) {
 	dlq, err := b.Topics.EnsureDLQTopic(group)
 	if err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("topic["+codec.DLQTopic(group)+"] not exist", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.DLQTopic(group)+"] not exist", err))
 		return
 	}
 	origin := m.Topic
-	if err := b.prepareSendBackCopy(m, dlq.TopicName); err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+	if err := revive.PrepareSendBackCopy(m, dlq.TopicName, b.storeHost(), b.nowMillis()); err != nil {
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	rec, err := codec.AppendMessage(nil, m)
 	if err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	op := &batch.Op{Lane: batch.LaneProduce, Bytes: len(rec),
@@ -144,40 +142,13 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 		},
 		Done: func(err error) {
 			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "send to DLQ failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "send to DLQ failed: "+err.Error())
 				return
 			}
-			b.metrics.sendToDLQ.WithLabelValues(origin, group, isSystemTopic(origin)).Inc()
-			respondCode(c, req, codec.Success, "")
+			b.metrics.SendToDLQ.WithLabelValues(origin, group, popsvc.IsSystemTopic(origin)).Inc()
+			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("send to DLQ", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("send to DLQ", err))
 	}
-}
-
-// prepareSendBackCopy turns the stored message m into its send-back copy
-// for target (in place): RETRY_TOPIC and ORIGIN_MESSAGE_ID when absent,
-// reconsumeTimes + 1, queue 0, store host and time of this broker (born
-// host and time kept, as the Java broker does).
-func (b *Broker) prepareSendBackCopy(m *codec.MessageExt, target string) error {
-	props := m.Properties
-	var err error
-	if _, ok := codec.PropertyValue(props, codec.PropertyRetryTopic); !ok {
-		if props, err = codec.SetProperty(props, codec.PropertyRetryTopic, m.Topic); err != nil {
-			return err
-		}
-	}
-	if _, ok := codec.PropertyValue(props, codec.PropertyOriginMessageID); !ok {
-		if props, err = codec.SetProperty(props, codec.PropertyOriginMessageID, m.OffsetMsgID()); err != nil {
-			return err
-		}
-	}
-	m.Properties = codec.DeleteProperty(codec.DeleteProperty(props, codec.PropertyPopCK), codec.PropertyDelayTimeLevel)
-	m.Topic = target
-	m.QueueID = 0
-	m.QueueOffset, m.PhysicalOffset = 0, 0
-	m.ReconsumeTimes++
-	m.StoreHost = b.storeHost()
-	m.StoreTimestamp = b.nowMillis()
-	return nil
 }

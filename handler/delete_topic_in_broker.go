@@ -19,20 +19,21 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleDeleteTopicInBroker(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeTopicHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	if b.refuseAdminTopic(c, req, h.Topic) {
 		return
 	}
-	err = b.Topics.Delete(h.Topic, b.Clients.ConsumerGroups(), func(_ []string, err error) { respondDone(c, req, err) })
+	err = b.Topics.Delete(h.Topic, b.Clients.ConsumerGroups(), func(_ []string, err error) { reply.Done(c, req, err) })
 	if err != nil {
-		respondSubmitError(c, req, err)
+		reply.SubmitError(c, req, err)
 	}
 }

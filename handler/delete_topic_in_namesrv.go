@@ -14,13 +14,14 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleDeleteTopicInNamesrv(c remoting.Conn, req *codec.Command) {
 	if _, err := codec.DecodeTopicHeader(req.ExtFields); err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
-	respondCode(c, req, codec.Success, "")
+	reply.Code(c, req, codec.Success, "")
 }

@@ -16,6 +16,8 @@ import (
 	"strconv"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -23,10 +25,10 @@ func (b *Broker) handleGetAllTopicConfig(c remoting.Conn, req *codec.Command) {
 	all := b.Topics.All()
 	w := codec.TopicConfigWrapper{DataVersion: b.Topics.DataVersion(), TopicConfigTable: make(map[string]codec.TopicConfig, len(all))}
 	for _, m := range all {
-		w.TopicConfigTable[m.TopicName] = topicConfigOf(m)
+		w.TopicConfigTable[m.TopicName] = meta.TopicConfigOf(m)
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.SetExt("totalTopicNum", strconv.Itoa(len(all)))
 	resp.Body = codec.EncodeTopicConfigWrapper(&w)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

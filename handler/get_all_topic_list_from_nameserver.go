@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -30,10 +31,10 @@ func (b *Broker) handleGetAllTopicListFromNameserver(c remoting.Conn, req *codec
 	}
 	body, err := json.Marshal(topicListBody{TopicList: names})
 	if err != nil {
-		respondCode(c, req, codec.SystemError, err.Error())
+		reply.Code(c, req, codec.SystemError, err.Error())
 		return
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = body
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

@@ -17,15 +17,13 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleGetBrokerClusterInfo(c remoting.Conn, req *codec.Command) {
-	info := codec.ClusterInfo{
-		BrokerAddrTable:  map[string]codec.BrokerData{b.Cfg.BrokerName: b.brokerData()},
-		ClusterAddrTable: map[string][]string{b.Cfg.ClusterName: {b.Cfg.BrokerName}},
-	}
+	info := b.self.ClusterInfo()
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.AppendClusterInfo(nil, &info, req.Version < 401)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -78,5 +79,5 @@ func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command)
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.EncodeKVTable(table)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

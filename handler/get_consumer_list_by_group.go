@@ -15,21 +15,22 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleGetConsumerListByGroup(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetConsumerListByGroupRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	ids := b.Clients.ConsumerIDs(h.ConsumerGroup)
 	if len(ids) == 0 {
-		respondCode(c, req, codec.SystemError, "no consumer for this group, "+h.ConsumerGroup)
+		reply.Code(c, req, codec.SystemError, "no consumer for this group, "+h.ConsumerGroup)
 		return
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.EncodeConsumerListBody(ids)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -23,7 +24,7 @@ import (
 func (b *Broker) handleGetEarliestMsgStoretime(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeQueueHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	job := func() {
@@ -37,15 +38,15 @@ func (b *Broker) handleGetEarliestMsgStoretime(c remoting.Conn, req *codec.Comma
 					ts = t
 				}
 			case !errors.Is(err, popstore.ErrNotFound):
-				respondCode(c, req, codec.SystemError, "read earliest message: "+err.Error())
+				reply.Code(c, req, codec.SystemError, "read earliest message: "+err.Error())
 				return
 			}
 		}
 		resp := codec.NewResponse(req, codec.Success, "")
 		codec.EarliestMsgStoretimeResponseHeader{Timestamp: ts}.Encode(resp)
-		respond(c, req, resp)
+		reply.Respond(c, req, resp)
 	}
 	if !b.submitRead(job) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

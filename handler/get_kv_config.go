@@ -17,6 +17,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -26,13 +27,13 @@ const requestGetKVConfig int32 = 101
 func (b *Broker) handleGetKVConfig(c remoting.Conn, req *codec.Command) {
 	ns, ok := req.Ext("namespace")
 	if !ok {
-		respondHeaderError(c, req, &codec.FieldError{Field: "namespace", Err: codec.ErrMissingField})
+		reply.HeaderError(c, req, &codec.FieldError{Field: "namespace", Err: codec.ErrMissingField})
 		return
 	}
 	key, ok := req.Ext("key")
 	if !ok {
-		respondHeaderError(c, req, &codec.FieldError{Field: "key", Err: codec.ErrMissingField})
+		reply.HeaderError(c, req, &codec.FieldError{Field: "key", Err: codec.ErrMissingField})
 		return
 	}
-	respondCode(c, req, codec.QueryNotFound, "No config item, Namespace: "+ns+" Key: "+key)
+	reply.Code(c, req, codec.QueryNotFound, "No config item, Namespace: "+ns+" Key: "+key)
 }

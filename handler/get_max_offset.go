@@ -15,16 +15,17 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleGetMaxOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetMaxOffsetRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.OffsetResponseHeader{Offset: b.Store.MaxOffset(h.Topic, h.QueueID)}.Encode(resp)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

@@ -13,16 +13,17 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleGetMinOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetMinOffsetRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.OffsetResponseHeader{Offset: b.Store.MinOffset(h.Topic, h.QueueID)}.Encode(resp)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

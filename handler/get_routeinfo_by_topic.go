@@ -28,59 +28,27 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
-
-// advertisedAddr is the broker address put into routes: the bound address
-// once Serve set it, else --broker-ip with the port of --listen.
-func (b *Broker) advertisedAddr() string {
-	if a := b.Topics.BrokerAddr(); a != "" {
-		return a
-	}
-	return b.Cfg.BrokerAddr()
-}
-
-// brokerData is this broker as a route's BrokerData (master, id 0).
-func (b *Broker) brokerData() codec.BrokerData {
-	return codec.BrokerData{
-		BrokerAddrs: map[int64]string{0: b.advertisedAddr()},
-		BrokerName:  b.Cfg.BrokerName,
-		Cluster:     b.Cfg.ClusterName,
-	}
-}
-
-// routeOf builds the route of one topic held by this broker.
-func (b *Broker) routeOf(m popstore.TopicMeta) codec.TopicRouteData {
-	return codec.TopicRouteData{
-		BrokerDatas: []codec.BrokerData{b.brokerData()},
-		QueueDatas: []codec.QueueData{{
-			BrokerName:     b.Cfg.BrokerName,
-			Perm:           m.Perm,
-			ReadQueueNums:  m.ReadQueueNums,
-			TopicSysFlag:   m.TopicSysFlag,
-			WriteQueueNums: m.WriteQueueNums,
-		}},
-	}
-}
 
 func (b *Broker) handleGetRouteInfoByTopic(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeGetRouteInfoRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	m, err := b.Topics.GetOrCreate(h.Topic)
 	if err != nil {
-		if isWriterErr(err) {
-			respondSubmitError(c, req, err)
+		if reply.IsWriterErr(err) {
+			reply.SubmitError(c, req, err)
 			return
 		}
-		respondCode(c, req, codec.TopicNotExist, "No topic route info in name server for the topic: "+h.Topic)
+		reply.Code(c, req, codec.TopicNotExist, "No topic route info in name server for the topic: "+h.Topic)
 		return
 	}
-	route := b.routeOf(m)
+	route := b.self.RouteOf(m)
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.AppendTopicRouteData(nil, &route, !codec.RouteUsesStandardJSON(req.Version, h))
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

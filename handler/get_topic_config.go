@@ -17,32 +17,24 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
-
-// topicConfigOf converts stored metadata into the wire TopicConfig.
-func topicConfigOf(m popstore.TopicMeta) codec.TopicConfig {
-	return codec.TopicConfig{
-		Attributes: m.Attributes, Order: m.Order, Perm: m.Perm, ReadQueueNums: m.ReadQueueNums,
-		TopicFilterType: m.TopicFilterType, TopicName: m.TopicName, TopicSysFlag: m.TopicSysFlag,
-		WriteQueueNums: m.WriteQueueNums,
-	}
-}
 
 func (b *Broker) handleGetTopicConfig(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeTopicHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	m, ok := b.Topics.Get(h.Topic)
 	if !ok {
-		respondCode(c, req, codec.TopicNotExist, "No topic in this broker. topic: "+h.Topic)
+		reply.Code(c, req, codec.TopicNotExist, "No topic in this broker. topic: "+h.Topic)
 		return
 	}
-	tc := topicConfigOf(m)
+	tc := meta.TopicConfigOf(m)
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.EncodeTopicConfig(&tc)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

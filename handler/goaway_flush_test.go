@@ -14,7 +14,8 @@ import (
 // (--shutdown-timeout) runs out while the writer still drains a held batch;
 // the SEND of that batch is durable and its SUCCESS reply still reaches the
 // client, because the listeners always get minReplyFlush to write queued
-// replies (breaker finding: a 100 ms timeout dropped them).
+// replies (found in a shutdown test: with a 100 ms flush timeout the
+// replies were dropped).
 func TestShutdownFlushesRepliesAfterDeadline(t *testing.T) {
 	h, _, g, inflight := startHeldSend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -108,7 +109,7 @@ func TestGoAway_ShutdownAnswersByClientVersion(t *testing.T) {
 // TestGoAway_SubmitCodeForClosedWriter: the mapping every handler uses when
 // Submit refuses an op.
 func TestGoAway_SubmitCodeForClosedWriter(t *testing.T) {
-	require.Equal(t, codec.GoAway, submitCode(batch.ErrClosed))
-	require.Equal(t, codec.SystemBusy, submitCode(batch.ErrBusy))
-	require.Equal(t, codec.SystemError, submitCode(batch.ErrFailed))
+	require.Equal(t, codec.GoAway, reply.SubmitCode(batch.ErrClosed))
+	require.Equal(t, codec.SystemBusy, reply.SubmitCode(batch.ErrBusy))
+	require.Equal(t, codec.SystemError, reply.SubmitCode(batch.ErrFailed))
 }

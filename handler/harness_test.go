@@ -131,11 +131,11 @@ func (h *harness) advance(d time.Duration) { h.b().skewMillis.Add(d.Milliseconds
 func (h *harness) reviveNow() {
 	h.t.Helper()
 	rv := h.b().revive
-	start := rv.passes.Load()
+	start := rv.Passes()
 	deadline := time.Now().Add(waitFor)
-	for rv.passes.Load() < start+2 {
+	for rv.Passes() < start+2 {
 		require.True(h.t, time.Now().Before(deadline), "revive passes did not run")
-		rv.trigger()
+		rv.Trigger()
 		time.Sleep(2 * time.Millisecond)
 	}
 }

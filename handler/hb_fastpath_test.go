@@ -18,6 +18,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -91,12 +92,12 @@ func replyFrame(resp *codec.Command) []byte {
 
 // fullPaths is how many heartbeats took the full path and were accepted.
 func fullPaths(h *harness) int {
-	_, n := h.b().hbCache.stats()
+	_, n := h.b().hbCache.Stats()
 	return n
 }
 
 // consumerChannel returns clientID's channel in consumer group group.
-func consumerChannel(t *testing.T, h *harness, group, clientID string) ClientChannel {
+func consumerChannel(t *testing.T, h *harness, group, clientID string) clients.ClientChannel {
 	t.Helper()
 	info, ok := h.b().Clients.Consumer(group)
 	require.True(t, ok, "group %s has no live consumer", group)
@@ -106,11 +107,11 @@ func consumerChannel(t *testing.T, h *harness, group, clientID string) ClientCha
 		}
 	}
 	t.Fatalf("%s not in group %s", clientID, group)
-	return ClientChannel{}
+	return clients.ClientChannel{}
 }
 
 // producerChannel returns clientID's channel in producer group group.
-func producerChannel(t *testing.T, h *harness, group, clientID string) ClientChannel {
+func producerChannel(t *testing.T, h *harness, group, clientID string) clients.ClientChannel {
 	t.Helper()
 	for _, ch := range h.b().Clients.ProducerChannels() {
 		if ch.ClientID == clientID {
@@ -118,7 +119,7 @@ func producerChannel(t *testing.T, h *harness, group, clientID string) ClientCha
 		}
 	}
 	t.Fatalf("%s not a live producer", clientID)
-	return ClientChannel{}
+	return clients.ClientChannel{}
 }
 
 // TestHB_FastPathRefreshes: a byte-identical second heartbeat on the same
@@ -263,7 +264,7 @@ func TestHB_FastPathAfterRemoval(t *testing.T) {
 	}
 
 	// Expired and swept: the repeat registers again.
-	clock.advance(ClientChannelExpiry + sweepInterval + time.Second)
+	clock.advance(clients.ClientChannelExpiry + clients.SweepInterval + time.Second)
 	require.Equal(t, codec.Success, beatBody(t, c, body).Code)
 	assert.Equal(t, 4, fullPaths(h))
 	assert.Equal(t, clock.millis(), consumerChannel(t, h, "G1", cid).LastUpdateMillis)

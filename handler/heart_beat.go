@@ -77,8 +77,12 @@ package handler
 
 import (
 	"fmt"
+
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -92,7 +96,7 @@ func defaultGroupMeta(group string, retryMaxTimes int32) popstore.GroupMeta {
 		ConsumeEnable:                  true,
 		ConsumeFromMinEnable:           true,
 		ConsumeBroadcastEnable:         true,
-		RetryQueueNums:                 retryQueueNums,
+		RetryQueueNums:                 meta.RetryQueueNums,
 		RetryMaxTimes:                  retryMaxTimes,
 		WhichBrokerWhenConsumeSlowly:   1,
 		NotifyConsumerIdsChangedEnable: true,
@@ -107,14 +111,14 @@ const maxHeartbeatBodyBytes = 1 << 20
 
 func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	connID := c.ID()
-	if last := b.hbCache.match(connID, req); last != nil && b.Clients.RefreshHeartbeat(&last.reg) {
-		b.logSkipped(last.reg.Channel.ClientID, last.skipped)
-		b.heartbeatAccepted(c, req, &last.reg)
+	if last := b.hbCache.Match(connID, req); last != nil && b.Clients.RefreshHeartbeat(&last.Reg) {
+		b.logSkipped(last.Reg.Channel.ClientID, last.Skipped)
+		b.heartbeatAccepted(c, req, &last.Reg)
 		return
 	}
 	if len(req.Body) > maxHeartbeatBodyBytes {
-		b.hbCache.forget(connID)
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("heartbeat body of %d bytes exceeds %d", len(req.Body), maxHeartbeatBodyBytes))
+		b.hbCache.Forget(connID)
+		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("heartbeat body of %d bytes exceeds %d", len(req.Body), maxHeartbeatBodyBytes))
 		return
 	}
 	hb, err := codec.DecodeHeartbeatData(req.Body)
@@ -122,37 +126,37 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 		err = &codec.FieldError{Field: "clientID", Err: codec.ErrMissingField}
 	}
 	if err != nil {
-		b.hbCache.forget(connID)
-		respondCode(c, req, codec.SystemError, "heartbeat: "+err.Error())
+		b.hbCache.Forget(connID)
+		reply.Code(c, req, codec.SystemError, "heartbeat: "+err.Error())
 		return
 	}
-	if remark := b.hbLimits.exceeded(&hb); remark != "" {
-		b.hbCache.forget(connID)
-		b.Log.Warn().Str("clientId", clipLog(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
-		respondCode(c, req, codec.InvalidParameter, remark)
+	if remark := b.hbLimits.Exceeded(&hb); remark != "" {
+		b.hbCache.Forget(connID)
+		b.Log.Warn().Str("clientId", clients.ClipLog(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
+		reply.Code(c, req, codec.InvalidParameter, remark)
 		return
 	}
-	ch := ClientChannel{ClientID: hb.ClientID, ConnID: connID, Language: req.Language, Version: req.Version}
+	ch := clients.ClientChannel{ClientID: hb.ClientID, ConnID: connID, Language: req.Language, Version: req.Version}
 	if a := c.RemoteAddr(); a != nil {
 		ch.RemoteAddr = a.String()
 	}
-	reg, skipped := planHeartbeat(&hb, ch)
+	reg, skipped := clients.PlanHeartbeat(&hb, ch)
 	b.logSkipped(hb.ClientID, skipped)
-	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.connChannels); err != nil {
-		b.hbCache.forget(connID)
-		b.Log.Warn().Err(err).Str("clientId", clipLog(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
-		respondCode(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
+	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.ConnChannels); err != nil {
+		b.hbCache.Forget(connID)
+		b.Log.Warn().Err(err).Str("clientId", clients.ClipLog(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
+		reply.Code(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
 		return
 	}
-	b.hbCache.remember(connID, req, reg, skipped)
+	b.hbCache.Remember(connID, req, reg, skipped)
 	b.heartbeatAccepted(c, req, &reg)
 }
 
 // logSkipped writes the one warn line of a heartbeat some of whose entries
 // planHeartbeat skipped; nothing when none was.
-func (b *Broker) logSkipped(clientID string, skipped skippedEntries) {
-	if skipped.count > 0 {
-		b.Log.Warn().Str("clientId", clipLog(clientID)).Int("skipped", skipped.count).Str("first", skipped.first).
+func (b *Broker) logSkipped(clientID string, skipped clients.SkippedEntries) {
+	if skipped.Count > 0 {
+		b.Log.Warn().Str("clientId", clients.ClipLog(clientID)).Int("skipped", skipped.Count).Str("first", skipped.First).
 			Msg("heartbeat: entries with invalid names skipped")
 	}
 }
@@ -161,7 +165,7 @@ func (b *Broker) logSkipped(clientID string, skipped skippedEntries) {
 // ClientTable took (full or fast path): each consumer group's configuration
 // and retry topic are ensured, then SUCCESS with the heartbeat response
 // header is sent.
-func (b *Broker) heartbeatAccepted(c remoting.Conn, req *codec.Command, reg *Heartbeat) {
+func (b *Broker) heartbeatAccepted(c remoting.Conn, req *codec.Command, reg *clients.Heartbeat) {
 	for i := range reg.Consumers {
 		group := reg.Consumers[i].Group
 		b.ensureGroup(group)
@@ -171,7 +175,7 @@ func (b *Broker) heartbeatAccepted(c remoting.Conn, req *codec.Command, reg *Hea
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.HeartbeatResponseHeader{}.Encode(resp)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }
 
 // ensureGroup stores the default configuration of consumerGroup unless the
@@ -180,7 +184,7 @@ func (b *Broker) ensureGroup(group string) {
 	if _, ok := b.Store.Group(group); ok {
 		return
 	}
-	g := defaultGroupMeta(group, b.pop.maxReconsumeTimes)
+	g := defaultGroupMeta(group, b.pop.MaxReconsumeTimes)
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 256,
 		Apply: func(tx *popstore.Txn) error {
 			if _, ok := tx.Group(group); ok {

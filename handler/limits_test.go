@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/revive"
 )
 
 // TestCHG_InvisibleTimeOutOfRange: a CHANGE whose invisibleTime would
@@ -17,7 +19,7 @@ import (
 // ends the delivery.
 func TestCHG_InvisibleTimeOutOfRange(t *testing.T) {
 	h, c, ms := oneInFlight(t, sendOpts{}, 60000)
-	for _, inv := range []int64{math.MaxInt64, MaxInvisibleTimeMillis + 1, -1} {
+	for _, inv := range []int64{math.MaxInt64, popsvc.MaxInvisibleTimeMillis + 1, -1} {
 		resp, _ := change(t, c, "G", "T", ms[0], inv)
 		require.Equal(t, codec.InvalidParameter, resp.Code, "invisibleTime %d", inv)
 		require.Contains(t, resp.Remark, "invisibleTime")
@@ -72,12 +74,12 @@ func TestREV_LargePassIsWrittenInChunks(t *testing.T) {
 	sendN(t, c, "T", 0, n, "m", sendOpts{})
 	got := popAll(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 32, invisible: 5000}, n)
 	require.Len(t, got, n)
-	require.Less(t, reviveChunkItems, n, "the pass must be larger than one chunk for this test to mean anything")
-	before := h.b().revive.ops.Load()
+	require.Less(t, revive.ChunkItems, n, "the pass must be larger than one chunk for this test to mean anything")
+	before := h.b().revive.Ops()
 	h.advance(6 * time.Second)
 	h.reviveNow()
-	ops := h.b().revive.ops.Load() - before
-	require.GreaterOrEqual(t, ops, uint64((n+reviveChunkItems-1)/reviveChunkItems), "revive written in chunks of %d", reviveChunkItems)
+	ops := h.b().revive.Ops() - before
+	require.GreaterOrEqual(t, ops, uint64((n+revive.ChunkItems-1)/revive.ChunkItems), "revive written in chunks of %d", revive.ChunkItems)
 	back := popAll(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 32, invisible: 600000}, 1<<20)
 	require.Len(t, back, n, "every un-acked message is revived once")
 	seen := map[string]bool{}

@@ -27,6 +27,8 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -34,7 +36,7 @@ import (
 func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeNotificationRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	now := b.nowMillis()
@@ -43,27 +45,27 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 		born = now
 	}
 	if now-born-h.PollTime > popTimeoutSlackMillis {
-		respondCode(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
+		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
 	if !ok {
-		respondCode(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		reply.Code(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
 		return
 	}
 	if meta.Perm&codec.PermRead == 0 {
-		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] peeking message is forbidden", h.Topic))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] peeking message is forbidden", h.Topic))
 		return
 	}
-	if h.QueueID >= meta.ReadQueueNums || h.QueueID < anyQueue {
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+	if h.QueueID >= meta.ReadQueueNums || h.QueueID < longpoll.AnyQueue {
+		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
-	n := &notifyJob{b: b, c: c, req: req, h: h, meta: meta, deadlineMillis: pollDeadline(born, h.PollTime),
-		keys: []pollKey{
-			{h.Topic, h.QueueID},
-			{codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), anyQueue},
-			{codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), anyQueue},
+	n := &notifyJob{b: b, c: c, req: req, h: h, meta: meta, deadlineMillis: longpoll.Deadline(born, h.PollTime),
+		keys: []longpoll.Key{
+			{Topic: h.Topic, QueueID: h.QueueID},
+			{Topic: codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
+			{Topic: codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
 		}}
 	n.run()
 }
@@ -76,13 +78,13 @@ type notifyJob struct {
 	h              codec.NotificationRequestHeader
 	meta           popstore.TopicMeta
 	deadlineMillis int64
-	keys           []pollKey
+	keys           []longpoll.Key
 }
 
 func (n *notifyJob) run() {
 	b := n.b
 	for {
-		seen := b.polls.snapshot(n.keys)
+		seen := b.polls.Snapshot(n.keys)
 		if n.hasMsg() {
 			n.reply(true, false)
 			return
@@ -92,15 +94,15 @@ func (n *notifyJob) run() {
 			return
 		}
 		remoting.MarkLongPolling(n.c)
-		p := &parkedPoll{keys: n.keys, deadlineMillis: n.deadlineMillis, connID: n.c.ID(),
-			onWake: n.run, onExpire: func() { n.reply(false, false) }}
-		switch b.polls.park(p, seen) {
-		case parked:
-		case parkChanged:
+		p := &longpoll.Poll{Keys: n.keys, DeadlineMillis: n.deadlineMillis, ConnID: n.c.ID(),
+			OnWake: n.run, OnExpire: func() { n.reply(false, false) }}
+		switch b.polls.Park(p, seen) {
+		case longpoll.Parked:
+		case longpoll.ParkChanged:
 			continue // an awaited topic moved meanwhile: look again
-		case parkFull:
+		case longpoll.ParkFull:
 			n.reply(false, true)
-		case parkExpired:
+		case longpoll.ParkExpired:
 			n.reply(false, false)
 		}
 		return
@@ -130,9 +132,9 @@ func (n *notifyJob) hasMsg() bool {
 		}
 	}
 	for _, k := range n.keys[1:] {
-		if m, ok := b.Topics.Get(k.topic); ok {
+		if m, ok := b.Topics.Get(k.Topic); ok {
 			for q := range m.ReadQueueNums {
-				if pending(k.topic, q) {
+				if pending(k.Topic, q) {
 					return true
 				}
 			}
@@ -144,5 +146,5 @@ func (n *notifyJob) hasMsg() bool {
 func (n *notifyJob) reply(hasMsg, full bool) {
 	resp := codec.NewResponse(n.req, codec.Success, "")
 	codec.NotificationResponseHeader{HasMsg: hasMsg, PollingFull: full}.Encode(resp)
-	respond(n.c, n.req, resp)
+	reply.Respond(n.c, n.req, resp)
 }

@@ -64,6 +64,9 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -78,7 +81,7 @@ const maxPopBatch = 32
 func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodePopMessageRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	now := b.nowMillis()
@@ -86,81 +89,64 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	if born <= 0 {
 		born = now
 	}
-	reply := func(code int32, remark string) {
+	refuse := func(code int32, remark string) {
 		resp := codec.NewResponse(req, code, remark)
 		codec.PopMessageResponseHeader{PopTime: now, InvisibleTime: h.InvisibleTime}.Encode(resp)
-		respond(c, req, resp)
+		reply.Respond(c, req, resp)
 	}
 	switch {
 	case now-born-h.PollTime > popTimeoutSlackMillis:
-		reply(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.brokerName))
+		refuse(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
 		return
 	case h.Order:
-		reply(codec.RequestCodeNotSupported, "orderly POP (order=true) is not supported by popshim")
+		refuse(codec.RequestCodeNotSupported, "orderly POP (order=true) is not supported by popshim")
 		return
 	case h.MaxMsgNums > maxPopBatch || h.MaxMsgNums < 1:
-		reply(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.brokerName, h.MaxMsgNums, maxPopBatch))
+		refuse(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.BrokerName, h.MaxMsgNums, maxPopBatch))
 		return
-	case checkInvisibleTime(h.InvisibleTime) != nil:
-		reply(codec.InvalidParameter, checkInvisibleTime(h.InvisibleTime).remark)
+	case popsvc.CheckInvisibleTime(h.InvisibleTime) != nil:
+		refuse(codec.InvalidParameter, popsvc.CheckInvisibleTime(h.InvisibleTime).Remark)
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
 	if !ok {
-		reply(codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		refuse(codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
 		return
 	}
 	if meta.Perm&codec.PermRead == 0 {
-		reply(codec.NoPermission, fmt.Sprintf("the topic[%s] pop message is forbidden", h.Topic))
+		refuse(codec.NoPermission, fmt.Sprintf("the topic[%s] pop message is forbidden", h.Topic))
 		return
 	}
-	if h.QueueID >= meta.ReadQueueNums || h.QueueID < anyQueue {
-		reply(codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+	if h.QueueID >= meta.ReadQueueNums || h.QueueID < longpoll.AnyQueue {
+		refuse(codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
 	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
-		reply(codec.InvalidParameter, err.Error())
+		refuse(codec.InvalidParameter, err.Error())
 		return
 	}
 	if g, ok := b.Store.Group(h.ConsumerGroup); ok && !g.ConsumeEnable {
-		reply(codec.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+		refuse(codec.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
 		return
 	} else if !ok {
 		b.ensureGroup(h.ConsumerGroup) // autoCreateSubscriptionGroup, as a Java broker
 	}
-	filter, err := parseTagFilter(h.ExpType, h.Exp)
+	filter, err := longpoll.ParseTagFilter(h.ExpType, h.Exp)
 	switch err {
 	case nil:
-	case errSQL92:
-		reply(codec.RequestCodeNotSupported, err.Error())
+	case longpoll.ErrSQL92:
+		refuse(codec.RequestCodeNotSupported, err.Error())
 		return
 	default:
-		reply(codec.SubscriptionParseFailed, fmt.Sprintf("parse the consumer's subscription failed: %s %q", err, h.ExpType))
+		refuse(codec.SubscriptionParseFailed, fmt.Sprintf("parse the consumer's subscription failed: %s %q", err, h.ExpType))
 		return
 	}
-	job := newPopJob(b, c, req, h, meta, filter, pollDeadline(born, h.PollTime))
+	job := popsvc.NewPopJob(b.svc, c, req, h, meta, filter, longpoll.Deadline(born, h.PollTime))
 	// The request reserves its tags from arrival, also while it waits for a
 	// reader, so a peer's scan in that time does not skip its messages.
-	job.startTaking()
-	if !b.submitRead(job.run) {
-		job.endTaking()
-		reply(codec.SystemBusy, busyRemark)
+	job.StartTaking()
+	if !b.svc.SubmitRead(job.Run) {
+		job.EndTaking()
+		refuse(codec.SystemBusy, reply.BusyRemark)
 	}
-}
-
-// submitRead queues a fresh job on the reader pool; false when the pool is
-// full or not started.
-func (b *Broker) submitRead(job func()) bool {
-	if !b.started.Load() {
-		return false
-	}
-	return b.readers.submit(job)
-}
-
-// resubmitRead queues a re-run of a parked or contended request.
-func (b *Broker) resubmitRead(job func()) bool {
-	if !b.started.Load() {
-		return false
-	}
-	return b.readers.resubmit(job)
 }

@@ -39,6 +39,9 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -50,20 +53,20 @@ const maxPullBatch = 32
 func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodePullMessageRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
 	if !ok {
-		respondCode(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+		reply.Code(c, req, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
 		return
 	}
 	if meta.Perm&codec.PermRead == 0 {
-		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] pulling message is forbidden", h.Topic))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the topic[%s] pulling message is forbidden", h.Topic))
 		return
 	}
 	if h.QueueID < 0 || h.QueueID >= meta.ReadQueueNums {
-		respondCode(c, req, codec.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		reply.Code(c, req, codec.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
 	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
@@ -71,7 +74,7 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 		// illegal group name. Checked before the group reaches the store
 		// (offset commit) or a metrics label (Prometheus panics on a label
 		// that is not UTF-8).
-		respondCode(c, req, codec.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
+		reply.Code(c, req, codec.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
 		return
 	}
 	expType, exp := h.ExpressionType, h.Subscription
@@ -83,24 +86,24 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 			}
 		}
 	}
-	filter, err := parseTagFilter(expType, exp)
+	filter, err := longpoll.ParseTagFilter(expType, exp)
 	switch err {
 	case nil:
-	case errSQL92:
-		respondCode(c, req, codec.RequestCodeNotSupported, err.Error())
+	case longpoll.ErrSQL92:
+		reply.Code(c, req, codec.RequestCodeNotSupported, err.Error())
 		return
 	default:
-		respondCode(c, req, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: "+err.Error())
+		reply.Code(c, req, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: "+err.Error())
 		return
 	}
 	if h.SysFlag&codec.PullSysFlagCommitOffset != 0 && h.CommitOffset >= 0 {
 		b.commitPullOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 	j := &pullJob{b: b, c: c, req: req, h: h, filter: filter,
-		deadlineMillis: pollDeadline(b.nowMillis(), h.SuspendTimeoutMillis),
-		keys:           []pollKey{{h.Topic, h.QueueID}}}
+		deadlineMillis: longpoll.Deadline(b.nowMillis(), h.SuspendTimeoutMillis),
+		keys:           []longpoll.Key{{Topic: h.Topic, QueueID: h.QueueID}}}
 	if !b.submitRead(j.run) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
 
@@ -110,7 +113,7 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 func (b *Broker) commitPullOffset(group, topic string, queueID int32, offset int64) {
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 32,
 		Apply: func(tx *popstore.Txn) error { return tx.SetConsumerOffset(group, topic, queueID, offset) }}
-	if err := b.Writer.Submit(op); err != nil && !isBusy(err) {
+	if err := b.Writer.Submit(op); err != nil && !reply.IsBusy(err) {
 		b.Log.Debug().Err(err).Str("group", group).Str("topic", topic).Msg("pull: offset commit not queued")
 	}
 }
@@ -121,14 +124,14 @@ type pullJob struct {
 	c              remoting.Conn
 	req            *codec.Command
 	h              codec.PullMessageRequestHeader
-	filter         *tagFilter
+	filter         *longpoll.TagFilter
 	deadlineMillis int64
-	keys           []pollKey
+	keys           []longpoll.Key
 }
 
 func (j *pullJob) run() {
 	b, h := j.b, j.h
-	seen := b.polls.snapshot(j.keys)
+	seen := b.polls.Snapshot(j.keys)
 	st := b.Store
 	minOff, maxOff := st.MinOffset(h.Topic, h.QueueID), st.MaxOffset(h.Topic, h.QueueID)
 	off := h.QueueOffset
@@ -151,17 +154,17 @@ func (j *pullJob) run() {
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
 	default:
-		limit := b.pop.maxPopBytes
+		limit := b.pop.MaxPopBytes
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}
 		want := min(max(int(h.MaxMsgNums), 1), maxPullBatch)
 		next = off
 		full := false
-		for scanned := 0; !full && found < want && next < maxOff && scanned < b.pop.maxScanPerQueue; {
+		for scanned := 0; !full && found < want && next < maxOff && scanned < b.pop.MaxScanPerQueue; {
 			recs, nxt, err := st.ReadMessages(h.Topic, h.QueueID, next, want-found, limit-len(body))
 			if err != nil {
-				respondCode(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
+				reply.Code(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
 				return
 			}
 			if len(recs) == 0 {
@@ -172,7 +175,7 @@ func (j *pullJob) run() {
 			for _, rec := range recs {
 				scanned++
 				m, _, err := codec.UnsafeDecodeMessage(rec)
-				if err != nil || !j.filter.matchProps(m.Properties) {
+				if err != nil || !j.filter.MatchProps(m.Properties) {
 					continue
 				}
 				if len(body) > 0 && len(body)+len(rec) > limit {
@@ -203,26 +206,26 @@ func (j *pullJob) run() {
 func (j *pullJob) park(seen []uint64) bool {
 	b := j.b
 	remoting.MarkLongPolling(j.c)
-	p := &parkedPoll{keys: j.keys, deadlineMillis: j.deadlineMillis, connID: j.c.ID(),
-		onWake: func() {
+	p := &longpoll.Poll{Keys: j.keys, DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
+		OnWake: func() {
 			if !b.resubmitRead(j.run) {
-				respondCode(j.c, j.req, codec.SystemBusy, busyRemark)
+				reply.Code(j.c, j.req, codec.SystemBusy, reply.BusyRemark)
 			}
 		},
-		onExpire: func() {
+		OnExpire: func() {
 			st := b.Store
 			minOff, maxOff := st.MinOffset(j.h.Topic, j.h.QueueID), st.MaxOffset(j.h.Topic, j.h.QueueID)
 			j.reply(codec.PullNotFound, j.h.QueueOffset, minOff, maxOff, nil, 0)
 		},
 	}
-	switch b.polls.park(p, seen) {
-	case parked:
+	switch b.polls.Park(p, seen) {
+	case longpoll.Parked:
 		return true
-	case parkChanged:
-		p.onWake()
+	case longpoll.ParkChanged:
+		p.OnWake()
 		return true
-	case parkFull:
-		respondCode(j.c, j.req, codec.PollingFull, "pull polling table is full")
+	case longpoll.ParkFull:
+		reply.Code(j.c, j.req, codec.PollingFull, "pull polling table is full")
 		return true
 	}
 	return false
@@ -232,12 +235,12 @@ func (j *pullJob) reply(code int32, next, minOff, maxOff int64, body []byte, fou
 	resp := codec.NewResponse(j.req, code, pullRemark(code))
 	codec.PullMessageResponseHeader{NextBeginOffset: next, MinOffset: minOff, MaxOffset: maxOff}.Encode(resp)
 	resp.Body = body
-	respond(j.c, j.req, resp)
+	reply.Respond(j.c, j.req, resp)
 	if found > 0 {
-		sys := isSystemTopic(j.h.Topic)
-		retry := boolLabel(codec.IsRetryTopic(j.h.Topic))
-		j.b.metrics.messagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
-		j.b.metrics.throughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
+		sys := popsvc.IsSystemTopic(j.h.Topic)
+		retry := popsvc.BoolLabel(codec.IsRetryTopic(j.h.Topic))
+		j.b.metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
+		j.b.metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
 	}
 }
 

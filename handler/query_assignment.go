@@ -34,6 +34,8 @@ import (
 	"slices"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -60,13 +62,13 @@ func (b *Broker) handleQueryAssignment(c remoting.Conn, req *codec.Command) {
 		}
 	}
 	if err != nil {
-		respondCode(c, req, codec.SystemError, "query assignment: "+err.Error())
+		reply.Code(c, req, codec.SystemError, "query assignment: "+err.Error())
 		return
 	}
 	out := codec.QueryAssignmentResponseBody{MessageQueueAssignments: b.assign(body)}
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = codec.EncodeQueryAssignmentResponseBody(&out)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }
 
 // assign computes the assignment list; nil means "keep current".
@@ -74,16 +76,16 @@ func (b *Broker) assign(q codec.QueryAssignmentRequestBody) []codec.MessageQueue
 	if codec.IsRetryTopic(q.Topic) {
 		return []codec.MessageQueueAssignment{}
 	}
-	meta, ok := b.Topics.Get(q.Topic)
+	tm, ok := b.Topics.Get(q.Topic)
 	if !ok {
 		return nil
 	}
-	mode := RequestMode{Topic: q.Topic, ConsumerGroup: q.ConsumerGroup, Mode: codec.MessageRequestModePop, PopShareQueueNum: defaultPopShareQueueNum}
+	mode := meta.RequestMode{Topic: q.Topic, ConsumerGroup: q.ConsumerGroup, Mode: codec.MessageRequestModePop, PopShareQueueNum: defaultPopShareQueueNum}
 	if m, ok := b.Topics.RequestMode(q.Topic, q.ConsumerGroup); ok {
 		mode = m
 	}
-	queues := int(meta.ReadQueueNums)
-	if meta.Perm&codec.PermRead == 0 {
+	queues := int(tm.ReadQueueNums)
+	if tm.Perm&codec.PermRead == 0 {
 		queues = 0
 	}
 	wrap := func(ids []int) []codec.MessageQueueAssignment {

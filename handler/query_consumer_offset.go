@@ -19,24 +19,25 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleQueryConsumerOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeQueryConsumerOffsetRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	off, ok := b.Store.ConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID)
 	if !ok {
 		if !h.SetZeroIfNotFound || b.Store.MinOffset(h.Topic, h.QueueID) > 0 {
-			respondCode(c, req, codec.QueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
+			reply.Code(c, req, codec.QueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 			return
 		}
 		off = 0
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.OffsetResponseHeader{Offset: off}.Encode(resp)
-	respond(c, req, resp)
+	reply.Respond(c, req, resp)
 }

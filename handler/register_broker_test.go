@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -77,7 +78,7 @@ func TestRegistrarRegistersAndUnregisters(t *testing.T) {
 	assert.Equal(t, "0", first.ExtFields["brokerId"])
 	assert.NotEmpty(t, first.ExtFields["haServerAddr"])
 	assert.Equal(t, strconv.FormatInt(int64(crc32.ChecksumIEEE(first.Body)&0x7FFFFFFF), 10), first.ExtFields["bodyCrc32"])
-	var body registerBrokerBody
+	var body namesrv.RegisterBrokerBody
 	require.NoError(t, json.Unmarshal(first.Body, &body))
 	for _, name := range []string{"TBW102", "ClusterD2", "broker-d2"} {
 		assert.Contains(t, body.TopicConfigSerializeWrapper.TopicConfigTable, name)
@@ -90,7 +91,7 @@ func TestRegistrarRegistersAndUnregisters(t *testing.T) {
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	eventually(t, func() bool {
 		regs, _ = f.snapshot()
-		var b registerBrokerBody
+		var b namesrv.RegisterBrokerBody
 		return json.Unmarshal(regs[len(regs)-1].Body, &b) == nil &&
 			b.TopicConfigSerializeWrapper.TopicConfigTable["TopicReg"].WriteQueueNums == 2 &&
 			b.TopicConfigSerializeWrapper.DataVersion.Counter > firstCounter

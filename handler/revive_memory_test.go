@@ -67,7 +67,7 @@ func TestREV_PassMemoryBoundedByChunk(t *testing.T) {
 
 	gate.armed.Store(true)
 	h.advance(6 * time.Second)
-	h.b().revive.trigger()
+	h.b().revive.Trigger()
 	select {
 	case <-gate.held:
 	case <-time.After(waitFor):

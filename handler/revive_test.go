@@ -10,10 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -76,50 +74,6 @@ func TestREV04_FailedReviveStillRedelivers(t *testing.T) {
 	require.EqualValues(t, 1, m.ReconsumeTimes)
 	v, _ := m.Property("k")
 	require.Equal(t, "v", v)
-}
-
-// TestREV04_BackoffAndCap drives the per-record failure path of revive
-// inside a real writer: a record that cannot be revived is rescheduled at
-// now + invisibleTime + backoff[attempts] with attempts + 1, and dropped at
-// the cap.
-func TestREV04_BackoffAndCap(t *testing.T) {
-	h := startHarness(t, nil)
-	b := h.b()
-	b.revive.stop() // the test plays the revive loop itself
-	key := popstore.CheckpointKey{VisibleAtMillis: 1000, Group: "G", Topic: "T", QueueId: 0, QueueOffset: 3}
-	put := func(attempts int32) {
-		ck := popstore.Checkpoint{Key: key, PopTimeMillis: 0, InvisibleTimeMillis: 1000, AttemptTimes: attempts}
-		require.NoError(t, h.st.Writer.SubmitWait(batch.LaneBackground, func(tx *popstore.Txn) error { return tx.PutCheckpoint(ck) }))
-	}
-	run := func(it *reviveItem, now int64) {
-		require.NoError(t, h.st.Writer.SubmitWait(batch.LaneBackground, func(tx *popstore.Txn) error {
-			return b.revive.apply(tx, it, now)
-		}))
-	}
-	put(0)
-	it := &reviveItem{ck: popstore.Checkpoint{Key: key}, kind: reviveBackoff}
-	run(it, 5000)
-	require.False(t, it.dropped)
-	cks, err := b.Store.ScanCheckpoints(0, 1<<62, 10)
-	require.NoError(t, err)
-	require.Len(t, cks, 1)
-	require.EqualValues(t, 5000+1000+10000, cks[0].Key.VisibleAtMillis)
-	require.EqualValues(t, 1, cks[0].AttemptTimes)
-	require.EqualValues(t, 11000, cks[0].InvisibleTimeMillis)
-	require.NoError(t, h.st.Writer.SubmitWait(batch.LaneBackground, func(tx *popstore.Txn) error { return tx.DeleteCheckpoint(cks[0].Key) }))
-
-	put(16)
-	it = &reviveItem{ck: popstore.Checkpoint{Key: key}, kind: reviveBackoff}
-	run(it, 5000)
-	require.True(t, it.dropped, "dropped at the cap")
-	cks, err = b.Store.ScanCheckpoints(0, 1<<62, 10)
-	require.NoError(t, err)
-	require.Empty(t, cks)
-
-	// A record acked after the scan is skipped: nothing is written.
-	it = &reviveItem{ck: popstore.Checkpoint{Key: key}, kind: reviveRetry}
-	run(it, 5000)
-	require.True(t, it.skipped)
 }
 
 // TestREV06_ClockStepBack: a checkpoint whose popTime is earlier than the

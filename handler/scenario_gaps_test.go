@@ -33,7 +33,7 @@ func TestPOLL05_RetryViaNamedQueue(t *testing.T) {
 	require.EqualValues(t, 1, got[0].m.ReconsumeTimes)
 
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 1, max: 1, invisible: 5000, poll: 15000})
-	eventually(t, func() bool { return h.b().polls.parkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
 	h.advance(6 * time.Second)
 	h.reviveNow()
 	r := p.wait(t)
@@ -127,7 +127,7 @@ func TestORD_OrderlyPopRefusedCleanly(t *testing.T) {
 	sendN(t, c, "T", 0, 3, "m", sendOpts{})
 	resp, _ := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000, order: true})
 	require.Equal(t, codec.RequestCodeNotSupported, resp.Code, resp.Remark)
-	require.Zero(t, h.b().locks.heldCount())
+	require.Zero(t, h.b().svc.HeldLocks())
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 3, invisible: 10000})
 	require.Equal(t, []string{"m-0", "m-1", "m-2"}, bodies(ms))
 	body := `{"brokerName":"` + testBrokerName + `","acks":[{"c":"G","t":"T","r":"0","so":0,"q":0,"rq":999,"pt":` +
@@ -222,7 +222,7 @@ func TestPOLL05_FilteredParkedPopWokenByRevive(t *testing.T) {
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000, exp: "A"})
 	require.Len(t, ms, 1)
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000, poll: 15000, exp: "A"})
-	eventually(t, func() bool { return h.b().polls.parkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
 	h.advance(6 * time.Second)
 	h.reviveNow()
 	r := p.wait(t)

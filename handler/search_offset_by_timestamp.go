@@ -21,27 +21,28 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleSearchOffsetByTimestamp(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeSearchOffsetRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	job := func() {
 		off, err := b.searchOffset(h)
 		if err != nil {
-			respondCode(c, req, codec.SystemError, "search offset: "+err.Error())
+			reply.Code(c, req, codec.SystemError, "search offset: "+err.Error())
 			return
 		}
 		resp := codec.NewResponse(req, codec.Success, "")
 		codec.OffsetResponseHeader{Offset: off}.Encode(resp)
-		respond(c, req, resp)
+		reply.Respond(c, req, resp)
 	}
 	if !b.submitRead(job) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
 

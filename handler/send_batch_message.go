@@ -25,24 +25,25 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeSendRequestHeader(req.Code, req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	switch {
 	case len(h.Topic) > codec.MaxTopicLenV1:
-		respondCode(c, req, codec.MessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.Topic)))
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.Topic)))
 		return
 	case codec.IsRetryTopic(h.Topic):
-		respondCode(c, req, codec.MessageIllegal, fmt.Sprintf("batch request does not support retry group %s", h.Topic))
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("batch request does not support retry group %s", h.Topic))
 		return
-	case len(req.Body) > b.pop.maxMessageBytes:
-		respondCode(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.maxMessageBytes))
+	case len(req.Body) > b.pop.MaxMessageBytes:
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.MaxMessageBytes))
 		return
 	}
 	msgs, err := codec.DecodeBatchBody(req.Body)
@@ -50,12 +51,12 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 		err = fmt.Errorf("empty batch")
 	}
 	if err != nil {
-		respondCode(c, req, codec.MessageIllegal, "invalid batch body: "+err.Error())
+		reply.Code(c, req, codec.MessageIllegal, "invalid batch body: "+err.Error())
 		return
 	}
 	t, code, remark := b.sendTargetOf(&h, req.Version)
 	if code != codec.Success {
-		respondCode(c, req, code, remark)
+		reply.Code(c, req, code, remark)
 		return
 	}
 	now := b.nowMillis()
@@ -71,7 +72,7 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 			StoreTimestamp: now, StoreHost: host, ReconsumeTimes: h.ReconsumeTimes,
 		}
 		if recs[i], err = codec.AppendMessage(nil, &m); err != nil {
-			respondCode(c, req, codec.MessageIllegal, fmt.Sprintf("batch entry %d: %v", i, err))
+			reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("batch entry %d: %v", i, err))
 			return
 		}
 	}

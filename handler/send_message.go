@@ -42,6 +42,9 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -57,28 +60,28 @@ type sendTarget struct {
 func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeSendRequestHeader(req.Code, req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
-	if len(req.Body) > b.pop.maxMessageBytes {
-		respondCode(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.maxMessageBytes))
+	if len(req.Body) > b.pop.MaxMessageBytes {
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.MaxMessageBytes))
 		return
 	}
 	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyTransactionPrepared); strings.EqualFold(v, "true") {
-		respondCode(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.brokerName))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.BrokerName))
 		return
 	}
 	t, code, remark := b.sendTargetOf(&h, req.Version)
 	if code != codec.Success {
-		respondCode(c, req, code, remark)
+		reply.Code(c, req, code, remark)
 		return
 	}
 	now := b.nowMillis()
 	if _, ok := codec.PropertyValue(t.props, codec.PropertyUniqClientMessageIDKeyIdx); !ok {
 		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, b.uniq.Next(now))
 	}
-	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.pop.clusterName); err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.pop.ClusterName); err != nil {
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	m := codec.MessageExt{
@@ -93,7 +96,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 	}
 	rec, err := codec.AppendMessage(nil, &m)
 	if err != nil {
-		respondCode(c, req, codec.MessageIllegal, err.Error())
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	b.appendRecords(c, req, t, [][]byte{rec}, len(req.Body))
@@ -102,33 +105,33 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 // sendTargetOf validates topic and queue of a SEND and applies the retry →
 // DLQ diversion. It returns a response code other than SUCCESS to refuse.
 func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) (sendTarget, int32, string) {
-	if err := validateTopicName(h.Topic); err != nil {
+	if err := meta.ValidateTopicName(h.Topic); err != nil {
 		return sendTarget{}, codec.SystemError, err.Error()
 	}
 	if strings.HasPrefix(h.Topic, codec.SystemTopicPrefix) || h.Topic == codec.AutoCreateTopicKey {
 		return sendTarget{}, codec.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", h.Topic)
 	}
-	meta, err := b.Topics.GetOrCreate(h.Topic)
+	tm, err := b.Topics.GetOrCreate(h.Topic)
 	switch {
-	case errors.Is(err, ErrTopicNotExist):
+	case errors.Is(err, meta.ErrTopicNotExist):
 		return sendTarget{}, codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)
-	case isBusy(err):
-		return sendTarget{}, codec.SystemBusy, busyRemark
+	case reply.IsBusy(err):
+		return sendTarget{}, codec.SystemBusy, reply.BusyRemark
 	case err != nil:
 		return sendTarget{}, codec.SystemError, err.Error()
 	}
-	if meta.Perm&codec.PermWrite == 0 {
+	if tm.Perm&codec.PermWrite == 0 {
 		return sendTarget{}, codec.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", h.Topic)
 	}
 	t := sendTarget{topic: h.Topic, queueID: h.QueueID, props: codec.DeleteProperty(h.Properties, codec.PropertyPopCK)}
-	if limit := max(meta.ReadQueueNums, meta.WriteQueueNums); t.queueID >= limit {
-		return sendTarget{}, codec.InvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]", t.queueID, h.Topic, meta.WriteQueueNums)
+	if limit := max(tm.ReadQueueNums, tm.WriteQueueNums); t.queueID >= limit {
+		return sendTarget{}, codec.InvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]", t.queueID, h.Topic, tm.WriteQueueNums)
 	}
 	if t.queueID < 0 {
-		if meta.WriteQueueNums <= 0 {
+		if tm.WriteQueueNums <= 0 {
 			return sendTarget{}, codec.NoPermission, fmt.Sprintf("topic[%s] has no writable queue", h.Topic)
 		}
-		t.queueID = rand.Int32N(meta.WriteQueueNums)
+		t.queueID = rand.Int32N(tm.WriteQueueNums)
 	}
 	if codec.IsRetryTopic(h.Topic) {
 		group := retryTopicGroup(h.Topic)
@@ -139,7 +142,7 @@ func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) 
 		if h.ReconsumeTimes > limit {
 			dlq, err := b.Topics.EnsureDLQTopic(group)
 			if err != nil {
-				return sendTarget{}, submitCode(err), submitRemark("topic["+codec.DLQTopic(group)+"] not exist", err)
+				return sendTarget{}, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.DLQTopic(group)+"] not exist", err)
 			}
 			t.topic, t.queueID, t.dlq = dlq.TopicName, 0, true
 		}
@@ -187,7 +190,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 		},
 		Done: func(err error) {
 			if err != nil {
-				respondCode(c, req, writeErrorCode(err), "store message failed: "+err.Error())
+				reply.Code(c, req, popsvc.WriteErrorCode(err), "store message failed: "+err.Error())
 				return
 			}
 			ids := make([]string, len(recs))
@@ -196,16 +199,16 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 			}
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: t.queueID, QueueOffset: offsets[0]}.Encode(resp)
-			respond(c, req, resp)
-			sys := isSystemTopic(t.topic)
+			reply.Respond(c, req, resp)
+			sys := popsvc.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) && !t.dlq {
-				b.metrics.messagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
-				b.metrics.throughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
+				b.metrics.MessagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
+				b.metrics.ThroughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
 			}
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		respondCode(c, req, submitCode(err), submitRemark("store message", err))
+		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("store message", err))
 	}
 }
 

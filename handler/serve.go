@@ -18,6 +18,8 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -45,7 +47,7 @@ type Stack struct {
 	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
 	// for its ?seconds= and holds Shutdown until the shutdown timeout.
 	metricsStop context.CancelFunc
-	registrar   *Registrar // nil without --namesrv-addr
+	registrar   *namesrv.Registrar // nil without --namesrv-addr
 
 	closeOnce sync.Once
 	closeErr  error
@@ -136,7 +138,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, reg); err != nil {
 		return nil, err
 	}
-	if err = reg.Register(newTableCollector(st.Broker)); err != nil {
+	if err = reg.Register(clients.NewCollector(st.Broker.Clients, func() int { return len(st.Broker.Topics.All()) })); err != nil {
 		return nil, fmt.Errorf("handler: table metrics: %w", err)
 	}
 	rm, err := remoting.NewMetrics(st.Registry, labels)
@@ -194,7 +196,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 		}(st.metrics, st.metricsLn, st.metricsWG)
 	}
 	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
-		st.registrar = NewRegistrar(st.Broker, addrs, cfg.RegisterInterval, log)
+		st.registrar = namesrv.NewRegistrar(st.Broker.self, st.Broker.Topics, addrs, cfg.RegisterInterval, log)
 		st.registrar.Start()
 	}
 	ev := log.Info().Str("brokerName", cfg.BrokerName).Str("cluster", cfg.ClusterName).

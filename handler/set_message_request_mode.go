@@ -19,6 +19,8 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -28,31 +30,31 @@ func (b *Broker) handleSetMessageRequestMode(c remoting.Conn, req *codec.Command
 		err = &codec.FieldError{Field: "topic", Err: codec.ErrMissingField}
 	}
 	if err != nil {
-		respondCode(c, req, codec.SystemError, "set message request mode: "+err.Error())
+		reply.Code(c, req, codec.SystemError, "set message request mode: "+err.Error())
 		return
 	}
 	if codec.IsRetryTopic(body.Topic) {
-		respondCode(c, req, codec.NoPermission, "retry topic is not allowed to set mode")
+		reply.Code(c, req, codec.NoPermission, "retry topic is not allowed to set mode")
 		return
 	}
 	if err := codec.ValidateGroup(body.ConsumerGroup); err != nil {
-		respondCode(c, req, codec.InvalidParameter, err.Error())
+		reply.Code(c, req, codec.InvalidParameter, err.Error())
 		return
 	}
 	if body.Mode != codec.MessageRequestModePop && body.Mode != codec.MessageRequestModePull {
-		respondCode(c, req, codec.InvalidParameter, "mode must be POP or PULL, got "+body.Mode)
+		reply.Code(c, req, codec.InvalidParameter, "mode must be POP or PULL, got "+body.Mode)
 		return
 	}
 	if _, err := b.Topics.GetOrCreate(body.Topic); err != nil {
-		if isWriterErr(err) {
-			respondSubmitError(c, req, err)
+		if reply.IsWriterErr(err) {
+			reply.SubmitError(c, req, err)
 			return
 		}
-		respondCode(c, req, codec.TopicNotExist, "topic "+body.Topic+" not exist")
+		reply.Code(c, req, codec.TopicNotExist, "topic "+body.Topic+" not exist")
 		return
 	}
-	m := RequestMode{Topic: body.Topic, ConsumerGroup: body.ConsumerGroup, Mode: body.Mode, PopShareQueueNum: body.PopShareQueueNum}
-	if err := b.Topics.SetRequestMode(m, func(err error) { respondDone(c, req, err) }); err != nil {
-		respondSubmitError(c, req, err)
+	m := meta.RequestMode{Topic: body.Topic, ConsumerGroup: body.ConsumerGroup, Mode: body.Mode, PopShareQueueNum: body.PopShareQueueNum}
+	if err := b.Topics.SetRequestMode(m, func(err error) { reply.Done(c, req, err) }); err != nil {
+		reply.SubmitError(c, req, err)
 	}
 }

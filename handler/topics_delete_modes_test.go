@@ -4,22 +4,24 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/handler/meta"
 )
 
 // Deleting a topic deletes its request modes durably: they do not come
-// back after a restart, while other topics' modes stay (breaker-2 finding
-// 4: Delete dropped them only in memory).
+// back after a restart, while other topics' modes stay (found in a restart
+// test: Delete dropped them only in memory).
 func TestDeleteTopicDropsRequestModesDurably(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("X", 1)
 	h.createTopic("Y", 1)
-	set := func(m RequestMode) {
+	set := func(m meta.RequestMode) {
 		done := make(chan error, 1)
 		require.NoError(t, h.b().Topics.SetRequestMode(m, func(err error) { done <- err }))
 		require.NoError(t, <-done)
 	}
-	set(RequestMode{Topic: "X", ConsumerGroup: "G", Mode: "PULL"})
-	set(RequestMode{Topic: "Y", ConsumerGroup: "G", Mode: "POP"})
+	set(meta.RequestMode{Topic: "X", ConsumerGroup: "G", Mode: "PULL"})
+	set(meta.RequestMode{Topic: "Y", ConsumerGroup: "G", Mode: "POP"})
 	del := make(chan error, 1)
 	require.NoError(t, h.b().Topics.Delete("X", nil, func(_ []string, err error) { del <- err }))
 	require.NoError(t, <-del)
@@ -34,7 +36,7 @@ func TestDeleteTopicDropsRequestModesDurably(t *testing.T) {
 
 	// A re-created topic's new mode, set after the delete, is kept.
 	h.createTopic("X", 1)
-	set(RequestMode{Topic: "X", ConsumerGroup: "G", Mode: "POP"})
+	set(meta.RequestMode{Topic: "X", ConsumerGroup: "G", Mode: "POP"})
 	h.restart()
 	m, ok = h.b().Topics.RequestMode("X", "G")
 	require.True(t, ok)

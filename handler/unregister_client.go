@@ -15,15 +15,16 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleUnregisterClient(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeUnregisterClientRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	b.Clients.Unregister(h.ClientID, h.ProducerGroup, h.ConsumerGroup)
-	respondCode(c, req, codec.Success, "")
+	reply.Code(c, req, codec.Success, "")
 }

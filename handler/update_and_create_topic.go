@@ -29,6 +29,8 @@ import (
 	"strings"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -98,7 +100,7 @@ func containsString(list []string, s string) bool {
 func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeCreateTopicRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	if b.refuseAdminTopic(c, req, h.Topic) {
@@ -106,13 +108,13 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 	}
 	switch {
 	case h.ReadQueueNums < 0 || h.WriteQueueNums < 0 || h.ReadQueueNums > maxTopicQueueNums || h.WriteQueueNums > maxTopicQueueNums:
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("queue nums must be within 0..%d, got read %d write %d", maxTopicQueueNums, h.ReadQueueNums, h.WriteQueueNums))
+		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("queue nums must be within 0..%d, got read %d write %d", maxTopicQueueNums, h.ReadQueueNums, h.WriteQueueNums))
 		return
 	case h.ReadQueueNums == 0 && h.WriteQueueNums == 0:
-		respondCode(c, req, codec.InvalidParameter, "readQueueNums and writeQueueNums are both 0")
+		reply.Code(c, req, codec.InvalidParameter, "readQueueNums and writeQueueNums are both 0")
 		return
 	case h.Perm&^(codec.PermPriority|codec.PermRead|codec.PermWrite|codec.PermInherit) != 0:
-		respondCode(c, req, codec.InvalidParameter, fmt.Sprintf("perm %d has unknown bits", h.Perm))
+		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("perm %d has unknown bits", h.Perm))
 		return
 	}
 	var cur map[string]string
@@ -121,7 +123,7 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 	}
 	attrs, err := applyTopicAttributes(cur, h.Attributes)
 	if err != nil {
-		respondCode(c, req, codec.InvalidParameter, err.Error())
+		reply.Code(c, req, codec.InvalidParameter, err.Error())
 		return
 	}
 	m := popstore.TopicMeta{
@@ -129,8 +131,8 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 		Perm: h.Perm, TopicFilterType: h.TopicFilterType, TopicSysFlag: h.TopicSysFlag,
 		Order: h.Order, Attributes: attrs,
 	}
-	if err := b.Topics.Create(m, func(err error) { respondDone(c, req, err) }); err != nil {
-		respondSubmitError(c, req, err)
+	if err := b.Topics.Create(m, func(err error) { reply.Done(c, req, err) }); err != nil {
+		reply.SubmitError(c, req, err)
 	}
 }
 
@@ -139,12 +141,12 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 // as the Java broker's TopicValidator answers; a system topic →
 // INVALID_PARAMETER (29). Event loop; reads the topic table only.
 func (b *Broker) refuseAdminTopic(c remoting.Conn, req *codec.Command, topic string) bool {
-	if err := validateTopicName(topic); err != nil {
-		respondCode(c, req, codec.SystemError, err.Error())
+	if err := meta.ValidateTopicName(topic); err != nil {
+		reply.Code(c, req, codec.SystemError, err.Error())
 		return true
 	}
 	if b.Topics.IsSystem(topic) {
-		respondCode(c, req, codec.InvalidParameter, "The topic["+topic+"] is conflict with system topic.")
+		reply.Code(c, req, codec.InvalidParameter, "The topic["+topic+"] is conflict with system topic.")
 		return true
 	}
 	return false

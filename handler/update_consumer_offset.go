@@ -32,6 +32,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -39,20 +40,20 @@ import (
 func (b *Broker) handleUpdateConsumerOffset(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeUpdateConsumerOffsetRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
 	if !ok {
-		respondCode(c, req, codec.TopicNotExist, "Topic "+h.Topic+" not exist!")
+		reply.Code(c, req, codec.TopicNotExist, "Topic "+h.Topic+" not exist!")
 		return
 	}
 	if h.QueueID < 0 || h.QueueID >= max(meta.ReadQueueNums, meta.WriteQueueNums) {
-		respondCode(c, req, codec.InvalidParameter, "queueId "+strconv.Itoa(int(h.QueueID))+" out of range for topic "+h.Topic)
+		reply.Code(c, req, codec.InvalidParameter, "queueId "+strconv.Itoa(int(h.QueueID))+" out of range for topic "+h.Topic)
 		return
 	}
 	if h.CommitOffset < 0 {
-		respondCode(c, req, codec.InvalidParameter, "commitOffset must not be negative")
+		reply.Code(c, req, codec.InvalidParameter, "commitOffset must not be negative")
 		return
 	}
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 64,
@@ -61,12 +62,12 @@ func (b *Broker) handleUpdateConsumerOffset(c remoting.Conn, req *codec.Command)
 		},
 		Done: func(err error) {
 			if err == nil {
-				b.polls.wakeSome(h.Topic, h.QueueID, h.ConsumerGroup, 1)
+				b.polls.WakeSome(h.Topic, h.QueueID, h.ConsumerGroup, 1)
 			}
-			respondDone(c, req, err)
+			reply.Done(c, req, err)
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		respondSubmitError(c, req, err)
+		reply.SubmitError(c, req, err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -28,7 +29,7 @@ import (
 func (b *Broker) handleViewMessageByID(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeViewMessageRequestHeader(req.ExtFields)
 	if err != nil {
-		respondHeaderError(c, req, err)
+		reply.HeaderError(c, req, err)
 		return
 	}
 	notFound := "can not find message by the offset, " + strconv.FormatInt(h.Offset, 10)
@@ -36,23 +37,23 @@ func (b *Broker) handleViewMessageByID(c remoting.Conn, req *codec.Command) {
 		rec, err := b.Store.MessageByPhysicalOffset(h.Offset)
 		switch {
 		case errors.Is(err, popstore.ErrNotFound):
-			respondCode(c, req, codec.SystemError, notFound)
+			reply.Code(c, req, codec.SystemError, notFound)
 			return
 		case err != nil:
-			respondCode(c, req, codec.SystemError, "view message: "+err.Error())
+			reply.Code(c, req, codec.SystemError, "view message: "+err.Error())
 			return
 		}
 		if h.Topic != "" {
 			if m, _, err := codec.UnsafeDecodeMessage(rec); err == nil && m.Topic != h.Topic {
-				respondCode(c, req, codec.SystemError, notFound)
+				reply.Code(c, req, codec.SystemError, notFound)
 				return
 			}
 		}
 		resp := codec.NewResponse(req, codec.Success, "")
 		resp.Body = rec
-		respond(c, req, resp)
+		reply.Respond(c, req, resp)
 	}
 	if !b.submitRead(job) {
-		respondCode(c, req, codec.SystemBusy, busyRemark)
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

@@ -92,7 +92,7 @@ bench_settings() {
   # still rose with the window; sync mode is saturated by its 16 workers
   # either way), so the ratio compares capacities, not request windows.
   # 3.6 M receipt handles last ~10 s at ~350 k ACK/s (2.4 M ran out
-  # after ~8.5 s once the bench client got cheaper, session 5).
+  # after ~8.5 s once the bench client got cheaper).
   messages=${BENCH_MESSAGES:-3600000}
   conns=${BENCH_CONNS:-16}
   inflight=${BENCH_INFLIGHT:-128}

@@ -1,0 +1,21 @@
+// Package clients owns the client registry: the producers and consumers
+// that announced themselves with HEART_BEAT (34), per group, with their
+// connections, subscriptions and expiry (ClientTable, as RocketMQ's
+// ProducerManager and ConsumerManager); the HEART_BEAT bounds and the plan
+// of what a decoded heartbeat registers (Limits, PlanHeartbeat); the
+// per-connection memory of the last accepted heartbeat behind the
+// HEART_BEAT fast path (HeartbeatCache); and the Prometheus collector of
+// the client gauges (Collector).
+//
+// Callers: the request handlers (HEART_BEAT, UNREGISTER_CLIENT,
+// GET_CONSUMER_LIST_BY_GROUP, QUERY_ASSIGNMENT, PULL's subscription
+// check) on the gnet event loops, the broker's connection-close hook on
+// the closing connection's event loop, and the metrics scrape on its own
+// goroutine. Every method is a map operation under a mutex with no I/O, so
+// it may run on an event loop; the table owns no goroutine (expiry is
+// applied lazily).
+//
+// It must not touch storage or the batch writer, answer the network, or
+// import handler/ or another subsystem's package other than handler/meta
+// (topic-name rules).
+package clients

@@ -1,0 +1,119 @@
+package longpoll
+
+import "sync"
+
+// recentClosedConns is how many closed connection ids connPolls remembers,
+// to catch a request parked just after its connection closed.
+const recentClosedConns = 4096
+
+// connPolls indexes parked polls by the connection that sent them, so that
+// the polls of a closed connection are released at once (remoting's OnClose
+// hook) instead of holding a registry slot and a timer until their
+// deadline. Sharded into stripes by connection id.
+//
+// A close racing with a park: dropConn first records the id as closed, then
+// takes the connection's polls; park first indexes its poll, then checks
+// the id. Whichever comes second sees the other, so no poll of a closed
+// connection stays parked (as long as fewer than recentClosedConns
+// connections close meanwhile; beyond that the poll waits for its deadline,
+// as before).
+type connPolls struct {
+	stripes [stripeCount]connStripe
+
+	mu     sync.Mutex          // guards closed, ring, next
+	closed map[uint64]struct{} // the ids in ring
+	ring   [recentClosedConns]uint64
+	next   int
+}
+
+type connStripe struct {
+	mu    sync.Mutex
+	polls map[uint64]map[*Poll]struct{} // REQUIRES: mu held
+}
+
+func (c *connPolls) stripe(connID uint64) *connStripe {
+	return &c.stripes[connID%stripeCount]
+}
+
+// add indexes p under p.connID and reports false when that connection has
+// already closed (the caller then releases p itself).
+func (c *connPolls) add(p *Poll) bool {
+	s := c.stripe(p.ConnID)
+	s.mu.Lock()
+	if s.polls == nil {
+		s.polls = make(map[uint64]map[*Poll]struct{})
+	}
+	set := s.polls[p.ConnID]
+	if set == nil {
+		set = make(map[*Poll]struct{})
+		s.polls[p.ConnID] = set
+	}
+	set[p] = struct{}{}
+	s.mu.Unlock()
+	return !c.isClosed(p.ConnID)
+}
+
+// remove drops p from the index (no-op when absent).
+func (c *connPolls) remove(p *Poll) {
+	s := c.stripe(p.ConnID)
+	s.mu.Lock()
+	if set := s.polls[p.ConnID]; set != nil {
+		delete(set, p)
+		if len(set) == 0 {
+			delete(s.polls, p.ConnID)
+		}
+	}
+	s.mu.Unlock()
+}
+
+func (c *connPolls) isClosed(connID uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.closed[connID]
+	return ok
+}
+
+// markClosed records connID as closed and returns the polls indexed under
+// it, removing them from the index.
+func (c *connPolls) markClosed(connID uint64) []*Poll {
+	c.mu.Lock()
+	if c.closed == nil {
+		c.closed = make(map[uint64]struct{}, recentClosedConns)
+	}
+	if old := c.ring[c.next]; old != 0 {
+		delete(c.closed, old)
+	}
+	c.ring[c.next] = connID
+	c.next = (c.next + 1) % recentClosedConns
+	c.closed[connID] = struct{}{}
+	c.mu.Unlock()
+
+	s := c.stripe(connID)
+	s.mu.Lock()
+	set := s.polls[connID]
+	delete(s.polls, connID)
+	s.mu.Unlock()
+	out := make([]*Poll, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	return out
+}
+
+// DropConn releases every poll parked by connection connID without
+// answering it (the connection is gone): registry slots and timers are
+// freed now. Called from the remoting OnClose hook on the connection's
+// event loop; never blocks beyond short mutexes. Returns how many polls it
+// released.
+func (r *Registry) DropConn(connID uint64) int {
+	n := 0
+	for _, p := range r.conns.markClosed(connID) {
+		if r.claim(p, false) {
+			if p.OnDrop != nil {
+				p.OnDrop()
+			}
+			n++
+		}
+	}
+	return n
+}

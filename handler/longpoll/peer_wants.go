@@ -1,0 +1,53 @@
+package longpoll
+
+import "github.com/popshim/popshim/codec"
+
+// PeerWants is what the outstanding POP requests of one group want from
+// one queue: everything (a peer without a filter) or the tags their
+// filters name. Built under a takerStripe lock, then read by one POP run
+// only.
+type PeerWants struct {
+	all  bool
+	tags map[string]struct{}
+}
+
+// WantsProps reports whether a parked peer would take a message with the
+// given properties string; false on a nil receiver (no peer parked).
+func (w *PeerWants) WantsProps(props string) bool {
+	if w == nil {
+		return false
+	}
+	if w.all {
+		return true
+	}
+	tag, ok := codec.PropertyValue(props, codec.PropertyTags)
+	if !ok {
+		return false
+	}
+	_, hit := w.tags[tag]
+	return hit
+}
+
+// add merges what poll p wants into w (allocated when nil) and returns it.
+func (w *PeerWants) add(p *Poll) *PeerWants {
+	if w == nil {
+		w = &PeerWants{tags: make(map[string]struct{})}
+	}
+	if p.Filter == nil {
+		w.all = true
+		return w
+	}
+	for t := range p.Filter.tags {
+		w.tags[t] = struct{}{}
+	}
+	return w
+}
+
+// WantsOf returns what the POP requests of group outstanding on (topic,
+// queueID) or on every queue of topic want: every request from its arrival
+// until it is answered, parked or not, is in the takerTable, so a peer's
+// scan must leave their messages alone. nil when there is none. Any
+// goroutine; takes one takerStripe mutex (never one the writer holds).
+func (r *Registry) WantsOf(group, topic string, queueID int32) *PeerWants {
+	return r.takers.addWants(nil, group, topic, queueID)
+}

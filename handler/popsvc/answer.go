@@ -1,0 +1,102 @@
+package popsvc
+
+import (
+	"fmt"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/remoting"
+)
+
+// finishEmpty answers or parks a run that returned no message, then hands
+// over what its scan left to parked peers (unless it runs again).
+func (j *PopJob) finishEmpty(o *popOutcome, seen []uint64) {
+	if j.answerOrPark(o, seen) {
+		j.handoff(o)
+	}
+}
+
+// answerOrPark answers or parks an empty run; false when the request runs
+// again instead.
+func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
+	s := j.s
+	if o.readErr != nil {
+		j.replyCode(codec.SystemError, "pop: store read failed: "+o.readErr.Error())
+		return true
+	}
+	if o.filterBound {
+		// Messages remain that the tag scan did not reach: go on now
+		// instead of parking (RocketMQ #8472, pop-scenarios POLL-01).
+		j.rerun()
+		return false
+	}
+	if j.h.PollTime <= 0 {
+		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
+		return true
+	}
+	remoting.MarkLongPolling(j.c)
+	p := &longpoll.Poll{
+		Keys: j.keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: j.s, Seeds: o.seen,
+		DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
+		OnWake:   j.rerun,
+		OnExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
+		OnDrop:   j.EndTaking, // the client is gone: it takes nothing any more
+	}
+	switch s.Polls.Park(p, seen) {
+	case longpoll.Parked:
+	case longpoll.ParkFull:
+		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", s.Settings.BrokerName))
+	case longpoll.ParkChanged:
+		j.rerun()
+		return false
+	case longpoll.ParkExpired:
+		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
+	}
+	return true
+}
+
+// rerun queues the request again on the reader pool.
+func (j *PopJob) rerun() {
+	if !j.s.ResubmitRead(j.Run) {
+		j.replyCode(codec.SystemBusy, reply.BusyRemark)
+	}
+}
+
+// replyCode answers with a non-success code; the POP header is always
+// present (Java primitives), with empty offset strings as a Java broker
+// writes them.
+func (j *PopJob) replyCode(code int32, remark string) {
+	j.EndTaking()
+	resp := codec.NewResponse(j.req, code, remark)
+	codec.PopMessageResponseHeader{PopTime: j.s.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
+	reply.Respond(j.c, j.req, resp)
+}
+
+// replySuccess answers with the messages of o.
+func (j *PopJob) replySuccess(o *popOutcome) {
+	j.EndTaking()
+	s := j.s
+	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
+	codec.PopMessageResponseHeader{
+		PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime, RestNum: o.rest,
+		StartOffsetInfo: string(o.startInfo), MsgOffsetInfo: string(o.msgInfo),
+	}.Encode(resp)
+	resp.Body = o.body
+	reply.Respond(j.c, j.req, resp)
+	sys := IsSystemTopic(j.h.Topic)
+	if n := o.found - o.foundRetry; n > 0 {
+		s.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "false").Add(float64(n))
+	}
+	if o.foundRetry > 0 {
+		s.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "true").Add(float64(o.foundRetry))
+	}
+	s.Metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, BoolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
+	j.handoff(o)
+	if o.rest > 0 {
+		// More is waiting: let as many other parked consumers of the group
+		// take it as their batches need.
+		per := int64(max(j.h.MaxMsgNums, 1))
+		s.Polls.WakeSome(j.h.Topic, longpoll.AnyQueue, j.h.ConsumerGroup, int(min((o.rest+per-1)/per, 1<<20)))
+	}
+}

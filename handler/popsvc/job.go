@@ -1,0 +1,261 @@
+package popsvc
+
+import (
+	"sync/atomic"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/remoting"
+)
+
+// PopJob is one POP request from the moment it leaves the event loop until
+// it is answered. It runs on a reader goroutine; a woken or contended
+// request runs again with the same job. Fields are immutable after
+// newPopJob.
+type PopJob struct {
+	s              *Service
+	c              remoting.Conn
+	req            *codec.Command
+	h              codec.PopMessageRequestHeader
+	meta           popstore.TopicMeta
+	filter         *longpoll.TagFilter
+	deadlineMillis int64          // end of the long poll, broker clock
+	keys           []longpoll.Key // what wakes it: the topic and its pop retry topics
+	seqStripe      int            // popSeq stripe of (group, topic)
+	// taker stands for this request in the registry's takerTable from its
+	// arrival until it is answered, queued for a reader, running or parked,
+	// so a peer POP of the group scanning meanwhile leaves the messages its
+	// filter matches (taking is true while registered).
+	taker  *longpoll.Poll
+	taking atomic.Bool
+}
+
+// StartTaking registers j.taker once: when the request arrives (and, as a
+// fallback, at its first run). Event loop or reader.
+func (j *PopJob) StartTaking() {
+	if j.taking.CompareAndSwap(false, true) {
+		j.s.Polls.AddTaker(j.taker)
+	}
+}
+
+// EndTaking unregisters j.taker: the request was answered, or its
+// connection is gone. Any goroutine; idempotent.
+func (j *PopJob) EndTaking() {
+	if j.taking.CompareAndSwap(true, false) {
+		j.s.Polls.RemoveTaker(j.taker)
+	}
+}
+
+// NewPopJob returns the job of one validated POP request h on c, over
+// topic meta with TAG filter filter (nil: every message), long-polling
+// until deadline (broker clock, Unix ms). Event loop.
+func NewPopJob(s *Service, c remoting.Conn, req *codec.Command, h codec.PopMessageRequestHeader,
+	meta popstore.TopicMeta, filter *longpoll.TagFilter, deadline int64) *PopJob {
+	j := &PopJob{
+		s: s, c: c, req: req, h: h, meta: meta, filter: filter, deadlineMillis: deadline,
+		keys: []longpoll.Key{
+			{Topic: h.Topic, QueueID: h.QueueID},
+			{Topic: codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
+			{Topic: codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
+		},
+		seqStripe: stripeOf(h.ConsumerGroup + "@" + h.Topic),
+	}
+	j.taker = &longpoll.Poll{Keys: j.keys, Group: h.ConsumerGroup, Filter: filter}
+	return j
+}
+
+// popSource is one queue a POP reads: a queue of the requested topic
+// (flag 0) or of one of its pop retry topics.
+type popSource struct {
+	topic   string
+	queueID int32
+	flag    codec.RetryFlag
+}
+
+// offsetCommit is one consume-offset advance of a POP. read/hadRead are
+// the committed offset the POP started from (hadRead false: none): the
+// advance applies only if that is still the stored value when the writer
+// applies it, so an offset reset (UPDATE_CONSUMER_OFFSET) accepted after
+// the POP read the offset wins over the POP's advance.
+type offsetCommit struct {
+	topic   string
+	queueID int32
+	offset  int64
+	read    int64
+	hadRead bool
+}
+
+// popOutcome is what one run of a POP collected.
+type popOutcome struct {
+	popTime     int64
+	held        []queueLockKey // locks to release when the op completes
+	cks         []popstore.Checkpoint
+	commits     []offsetCommit
+	body        []byte
+	startInfo   []byte
+	msgInfo     []byte
+	found       int
+	foundRetry  int
+	rest        int64
+	retryFound  bool  // one retry flavour already contributed
+	filterBound bool  // a tag scan stopped at maxScanPerQueue: more to scan
+	readErr     error // first store read error
+	// seen holds the maxOffset of every queue looked at, for the long-poll
+	// registry (parkedPoll.seeds).
+	seen []longpoll.QueueMax
+	// handoff lists the queues where a filtered scan stopped at a message
+	// an outstanding POP of the group wants (see handoff).
+	handoff []longpoll.Key
+}
+
+// Run executes the POP on a reader goroutine (submit it with SubmitRead).
+func (j *PopJob) Run() {
+	s := j.s
+	j.StartTaking()
+	s.Polls.CountPopRun()
+	seen := s.Polls.Snapshot(j.keys)
+	o := j.collect()
+	if len(o.cks) == 0 && len(o.commits) == 0 {
+		j.release(o)
+		j.finishEmpty(o, seen)
+		return
+	}
+	group := j.h.ConsumerGroup
+	if s.Settings.Hooks != nil {
+		if hook := s.Settings.Hooks.BeforeSubmit.Load(); hook != nil {
+			(*hook)()
+		}
+	}
+	op := &batch.Op{
+		Lane:  batch.LaneForeground,
+		Bytes: 64*len(o.cks) + 32*len(o.commits),
+		Apply: func(tx *popstore.Txn) error {
+			for i := range o.cks {
+				if err := tx.PutCheckpoint(o.cks[i]); err != nil {
+					return err
+				}
+			}
+			for _, oc := range o.commits {
+				// Compare-and-set on the writer, against the batch's
+				// pending writes: a reset accepted since the read wins.
+				if cur, ok := tx.ConsumerOffset(group, oc.topic, oc.queueID); cur != oc.read || ok != oc.hadRead {
+					s.Log.Info().Str("group", group).Str("topic", oc.topic).Int32("queueId", oc.queueID).
+						Int64("read", oc.read).Int64("stored", cur).Msg("pop: consume offset changed meanwhile (reset), advance dropped")
+					continue
+				}
+				if err := tx.SetConsumerOffset(group, oc.topic, oc.queueID, oc.offset); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Done: func(err error) {
+			j.release(o)
+			if err != nil {
+				s.Log.Error().Err(err).Str("group", group).Str("topic", j.h.Topic).Msg("pop: checkpoint write failed")
+				j.replyCode(codec.SystemError, "pop checkpoint write failed: "+err.Error())
+				return
+			}
+			if len(o.cks) > 0 {
+				s.Revive.NoteDurable(o.popTime + j.h.InvisibleTime)
+			}
+			if o.found > 0 {
+				j.replySuccess(o)
+				return
+			}
+			j.finishEmpty(o, seen)
+		},
+	}
+	if err := s.Writer.Submit(op); err != nil {
+		j.release(o)
+		j.replyCode(reply.SubmitCode(err), reply.SubmitRemark("pop", err))
+	}
+}
+
+// collect reads every source queue in RocketMQ's order and builds the
+// response body, the checkpoints and the offset advances.
+func (j *PopJob) collect() *popOutcome {
+	s := j.s
+	o := &popOutcome{popTime: s.nowMillis()}
+	seq := s.popSeq[j.seqStripe].Add(1) - 1
+	retryFirst := s.Settings.RetryFirstEvery > 0 && seq%s.Settings.RetryFirstEvery == 0
+	retry := j.retrySources()
+	if retryFirst {
+		j.readRetry(o, retry)
+	}
+	if j.h.QueueID >= 0 {
+		j.readQueue(o, popSource{j.h.Topic, j.h.QueueID, codec.RetryFlagNormal})
+	} else if n := uint64(j.meta.ReadQueueNums); n > 0 {
+		for i := range n {
+			j.readQueue(o, popSource{j.h.Topic, int32((seq + i) % n), codec.RetryFlagNormal})
+		}
+	}
+	if !retryFirst {
+		j.readRetry(o, retry)
+	}
+	return o
+}
+
+// retrySources lists the queues of the existing pop retry topics of
+// (group, topic): V2 first, then V1.
+func (j *PopJob) retrySources() []popSource {
+	var out []popSource
+	for _, s := range [...]struct {
+		name string
+		flag codec.RetryFlag
+	}{
+		{j.keys[1].Topic, codec.RetryFlagV2},
+		{j.keys[2].Topic, codec.RetryFlagV1},
+	} {
+		m, ok := j.s.Topics.Get(s.name)
+		if !ok {
+			continue
+		}
+		for q := range m.ReadQueueNums {
+			out = append(out, popSource{s.name, q, s.flag})
+		}
+	}
+	return out
+}
+
+// readRetry reads retry sources until one flavour returned messages (the
+// Java client must not see V1 and V2 retry messages in one response).
+func (j *PopJob) readRetry(o *popOutcome, sources []popSource) {
+	for _, s := range sources {
+		if o.retryFound {
+			return
+		}
+		j.readQueue(o, s)
+	}
+}
+
+// unlockQueue releases one queue lock and wakes the polls a contended lock
+// may have turned away.
+func (j *PopJob) unlockQueue(k queueLockKey) {
+	if j.s.locks.unlock(k) {
+		// One waiter of the group is enough: if it finds more than it takes
+		// it wakes the next (replySuccess), if it finds nothing it parks again.
+		j.s.Polls.WakeSome(k.topic, k.queueID, k.group, 1)
+	}
+}
+
+// handoff wakes, for each queue where the scan stopped at a message an
+// outstanding POP of the group wants, one such POP if parked (tag-aware, see
+// handler/longpoll/wake.go). Called once this request is parked or answered, not
+// before: a wake-up bumps the topic's epoch, and a request parking after
+// its own handoff would re-run and stop at the same message again.
+func (j *PopJob) handoff(o *popOutcome) {
+	for _, k := range o.handoff {
+		j.s.Polls.WakeSome(k.Topic, k.QueueID, j.h.ConsumerGroup, 1)
+	}
+}
+
+func (j *PopJob) release(o *popOutcome) {
+	for _, k := range o.held {
+		j.unlockQueue(k)
+	}
+	o.held = nil
+}

@@ -1,0 +1,185 @@
+package popsvc
+
+import (
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/popstore"
+)
+
+// readQueue pops from one queue. REQUIRES: called by run's goroutine.
+func (j *PopJob) readQueue(o *popOutcome, s popSource) {
+	svc, st, group := j.s, j.s.Store, j.h.ConsumerGroup
+	remaining := int(j.h.MaxMsgNums) - o.found
+	k := queueLockKey{group, s.topic, s.queueID}
+	if remaining <= 0 || len(o.body) >= svc.Settings.MaxPopBytes || !svc.locks.tryLock(k) {
+		maxOff := st.MaxOffset(s.topic, s.queueID)
+		o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: maxOff})
+		if stored, ok := st.ConsumerOffset(group, s.topic, s.queueID); ok && maxOff > stored {
+			o.rest += maxOff - stored
+		}
+		return
+	}
+	// The offset is read under the lock: the previous holder released it
+	// only after its offset advance was durable and published.
+	stored, hasStored := st.ConsumerOffset(group, s.topic, s.queueID)
+	minOff, maxOff := st.MinOffset(s.topic, s.queueID), st.MaxOffset(s.topic, s.queueID)
+	o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: maxOff})
+	start := stored
+	if !hasStored {
+		start = j.initOffset(s, minOff, maxOff)
+	}
+	start = min(max(start, minOff), maxOff)
+	next := start
+	ckStart := int64(-1) // first offset returned from this queue: receipt field 0
+	var offsets []int64
+	scanned := 0
+	// A filtered POP consumes what its filter rejects (the offset moves
+	// past it, as in RocketMQ). It stops instead at a message another
+	// outstanding POP request of its group would take (wantsOf), and leaves
+	// it to that POP (handoff).
+	var peers *longpoll.PeerWants
+	if j.filter != nil {
+		peers = svc.Polls.WantsOf(group, s.topic, s.queueID)
+	}
+	handedOff, full := false, false
+	for !handedOff && !full && remaining > 0 && next < maxOff && scanned < svc.Settings.MaxScanPerQueue && len(o.body) < svc.Settings.MaxPopBytes {
+		want := remaining
+		if j.filter != nil {
+			want = min(256, svc.Settings.MaxScanPerQueue-scanned)
+		}
+		recs, nxt, err := st.ReadMessages(s.topic, s.queueID, next, want, svc.Settings.MaxPopBytes-len(o.body))
+		if err != nil {
+			if o.readErr == nil {
+				o.readErr = err
+			}
+			svc.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Msg("pop: read failed")
+			break
+		}
+		if len(recs) == 0 {
+			next = max(next, nxt)
+			break
+		}
+		for _, rec := range recs {
+			scanned++
+			m, _, err := codec.UnsafeDecodeMessage(rec)
+			if err != nil {
+				next++
+				svc.Log.Error().Err(err).Str("topic", s.topic).Int32("queueId", s.queueID).Int64("queueOffset", next-1).
+					Msg("pop: skipping undecodable stored record")
+				continue
+			}
+			next = m.QueueOffset + 1
+			if !j.filter.MatchProps(m.Properties) {
+				if peers.WantsProps(m.Properties) {
+					next = m.QueueOffset
+					o.handoff = append(o.handoff, longpoll.Key{Topic: s.topic, QueueID: s.queueID})
+					handedOff = true
+					break
+				}
+				continue
+			}
+			if len(o.body) > 0 && len(o.body)+len(rec) > svc.Settings.MaxPopBytes {
+				// It would take the reply past maxPopBytes (and a client's
+				// frame limit): left for the next POP.
+				next, full = m.QueueOffset, true
+				break
+			}
+			if ckStart < 0 {
+				ckStart = m.QueueOffset
+			}
+			if err := j.appendRecord(o, &m, s, ckStart); err != nil {
+				svc.Log.Error().Err(err).Str("topic", s.topic).Int64("queueOffset", m.QueueOffset).Msg("pop: cannot re-encode record")
+				continue
+			}
+			offsets = append(offsets, m.QueueOffset)
+			remaining--
+			if remaining == 0 {
+				break
+			}
+		}
+	}
+	if !handedOff && scanned >= svc.Settings.MaxScanPerQueue && next < maxOff {
+		o.filterBound = true
+	}
+	if len(offsets) > 0 || next != stored || !hasStored {
+		o.held = append(o.held, k)
+		o.commits = append(o.commits, offsetCommit{s.topic, s.queueID, next, stored, hasStored})
+	} else {
+		j.unlockQueue(k)
+	}
+	if maxOff > next {
+		o.rest += maxOff - next
+	}
+	if len(offsets) > 0 {
+		o.startInfo = codec.AppendStartOffsetInfo(o.startInfo, s.flag, s.queueID, ckStart)
+		o.msgInfo = codec.AppendMsgOffsetInfo(o.msgInfo, s.flag, s.queueID, offsets)
+		o.found += len(offsets)
+		if s.flag != codec.RetryFlagNormal {
+			o.retryFound = true
+			o.foundRetry += len(offsets)
+		}
+	}
+}
+
+// initInMemoryWindowMillis stands in for the Java broker's
+// initPopOffsetByCheckMsgInMem page-cache test: a queue whose first message
+// (offset 0) is still stored and was stored less than this long ago counts
+// as "in memory", and initMode MAX then starts at 0.
+const initInMemoryWindowMillis = 10 * 60 * 1000
+
+// initOffset is where a group without a committed offset starts
+// (PopMessageProcessor.getInitOffset): retry topics and initMode MIN at the
+// queue's min offset; initMode MAX at 0 when the queue is young (never
+// trimmed, offset 0 stored within initInMemoryWindowMillis — RocketMQ's
+// in-memory shortcut), else at the last message (max − 1). The choice is
+// persisted by the POP's offset commit, so it is made once per group.
+func (j *PopJob) initOffset(s popSource, minOff, maxOff int64) int64 {
+	if s.flag != codec.RetryFlagNormal || codec.IsRetryTopic(s.topic) || j.h.InitMode == codec.ConsumeInitModeMin {
+		return minOff
+	}
+	if minOff == 0 && maxOff > 0 {
+		if rec, err := j.s.Store.ReadMessage(s.topic, s.queueID, 0); err == nil {
+			if ts, ok := popstore.StoreTimestamp(rec); ok && j.s.nowMillis()-ts < initInMemoryWindowMillis {
+				return 0
+			}
+		}
+	}
+	return max(maxOff-1, minOff, 0)
+}
+
+// appendRecord adds one message to the response body with its POP_CK
+// property, and its checkpoint. Retry messages are returned under the
+// requested (original) topic, as the Java broker does by default. ckStart
+// is receipt field 0 (and the startOffsetInfo value): the first offset this
+// POP returns from the queue, so BATCH_ACK bits stay small and never point
+// below a returned message.
+func (j *PopJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, ckStart int64) error {
+	svc := j.s
+	ei := codec.ExtraInfo{
+		CkQueueOffset: ckStart, PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime,
+		RetryFlag: s.flag, BrokerName: svc.Settings.BrokerName, QueueID: s.queueID, QueueOffset: m.QueueOffset,
+	}
+	props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
+	if err != nil {
+		return err
+	}
+	out := *m
+	out.Properties = props
+	if s.flag != codec.RetryFlagNormal {
+		out.Topic = j.h.Topic
+	}
+	body, err := codec.AppendMessage(o.body, &out)
+	if err != nil {
+		return err
+	}
+	o.body = body
+	o.cks = append(o.cks, popstore.Checkpoint{
+		Key: popstore.CheckpointKey{
+			VisibleAtMillis: o.popTime + j.h.InvisibleTime, Group: j.h.ConsumerGroup,
+			Topic: s.topic, QueueId: s.queueID, QueueOffset: m.QueueOffset,
+		},
+		PopTimeMillis: o.popTime, InvisibleTimeMillis: j.h.InvisibleTime,
+		RetryFlag: uint8(s.flag), PhysicalOffset: m.PhysicalOffset,
+	})
+	return nil
+}

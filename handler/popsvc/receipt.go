@@ -1,0 +1,100 @@
+package popsvc
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+)
+
+// Receipt is an ACK or CHANGE target after validation: the decoded handle
+// and the key of the checkpoint it names (pop-kv-semantics §7 rule 4:
+// visibleAt from the handle, group/topic/queue/offset from the header).
+type Receipt struct {
+	EI  codec.ExtraInfo        // the parsed receipt handle (extraInfo)
+	Key popstore.CheckpointKey // the checkpoint it names
+}
+
+// ReceiptError is a validation failure with its response code.
+type ReceiptError struct {
+	Code   int32  // response code to answer with
+	Remark string // response remark
+}
+
+// CheckReceipt validates the target of an ACK (change=false) or a CHANGE
+// (change=true) against in-memory state only, so it runs on the event loop.
+// Checks, in the Java broker's order, then popshim's handle checks:
+//   - topic unknown → TOPIC_NOT_EXIST (17);
+//   - queueId < 0 or ≥ readQueueNums → MESSAGE_ILLEGAL (13);
+//   - offset < minOffset, or > maxOffset (ACK) / ≥ maxOffset (CHANGE,
+//     RocketMQ PR #9186) → NO_MESSAGE (208);
+//   - a consumerGroup POP would refuse (codec.ValidateGroup: empty, over
+//     MaxGroupLength, a character outside RocketMQ's name set) →
+//     INVALID_PARAMETER (29), as POP answers it;
+//   - a handle that does not parse, names another broker, carries the
+//     orderly reviveQid 999 or any reviveQid popshim did not issue (it only
+//     issues 0), or whose queueId / queueOffset disagree with the header →
+//     MESSAGE_ILLEGAL (13): a definite, non-retriable "invalid receipt
+//     handle" (pop-scenarios ACK-08), and nothing is touched.
+func (s *Service) CheckReceipt(group, topic string, queueID int32, offset int64, extraInfo string, change bool) (Receipt, *ReceiptError) {
+	meta, ok := s.Topics.Get(topic)
+	if !ok {
+		return Receipt{}, &ReceiptError{codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic)}
+	}
+	if queueID < 0 || queueID >= meta.ReadQueueNums {
+		return Receipt{}, &ReceiptError{codec.MessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", queueID, topic, meta.ReadQueueNums)}
+	}
+	minOff, maxOff := s.Store.MinOffset(topic, queueID), s.Store.MaxOffset(topic, queueID)
+	if offset < minOff || offset > maxOff || (change && offset == maxOff) {
+		return Receipt{}, &ReceiptError{codec.NoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, offset:%d, minOffset:%d, maxOffset:%d", topic, queueID, offset, minOff, maxOff)}
+	}
+	if err := codec.ValidateGroup(group); err != nil {
+		return Receipt{}, &ReceiptError{codec.InvalidParameter, err.Error()}
+	}
+	ei, err := codec.ParseExtraInfo(extraInfo)
+	if err == nil {
+		err = ei.CheckBroker(s.Settings.BrokerName)
+	}
+	switch {
+	case err != nil:
+	case ei.IsOrder():
+		err = errors.New("orderly receipt (reviveQid 999): orderly POP is not supported by popshim")
+	case ei.ReviveQid != 0:
+		err = fmt.Errorf("reviveQid %d was not issued by this broker", ei.ReviveQid)
+	case ei.QueueID != queueID || ei.QueueOffset != offset:
+		err = fmt.Errorf("handle names queue %d offset %d, request names queue %d offset %d", ei.QueueID, ei.QueueOffset, queueID, offset)
+	}
+	if err != nil {
+		return Receipt{}, &ReceiptError{codec.MessageIllegal, "invalid receipt handle: " + err.Error()}
+	}
+	return Receipt{EI: ei, Key: popstore.CheckpointKey{
+		VisibleAtMillis: ei.PopTime + ei.InvisibleTime, Group: group, Topic: topic, QueueId: queueID, QueueOffset: offset,
+	}}, nil
+}
+
+// WriteErrorCode maps the error a writer op completed with to a response
+// code: invalid names → MESSAGE_ILLEGAL (13), anything else (failed or
+// rejected write) → SYSTEM_ERROR (1).
+func WriteErrorCode(err error) int32 {
+	if errors.Is(err, popstore.ErrBadName) {
+		return codec.MessageIllegal
+	}
+	return codec.SystemError
+}
+
+// MaxInvisibleTimeMillis is the largest invisibleTime (ms) POP and CHANGE
+// accept: 10 years. It only keeps popTime + invisibleTime from overflowing
+// the checkpoint key's signed 64-bit visibleAt (a key past the overflow
+// would sort before every scan and never revive); the Java broker has no
+// bound.
+const MaxInvisibleTimeMillis int64 = 10 * 365 * 24 * 3600 * 1000
+
+// CheckInvisibleTime answers INVALID_PARAMETER (29) for an invisibleTime
+// (ms) that is negative or above MaxInvisibleTimeMillis, naming the field.
+func CheckInvisibleTime(ms int64) *ReceiptError {
+	if ms < 0 || ms > MaxInvisibleTimeMillis {
+		return &ReceiptError{codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is out of range [0, %d]", ms, MaxInvisibleTimeMillis)}
+	}
+	return nil
+}
