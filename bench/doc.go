@@ -6,7 +6,7 @@
 // of ACK_MESSAGE (200051) on real receipt handles while periodic bursts of
 // CHANGE_MESSAGE_INVISIBLETIME (200053) arrive.
 //
-//	prepare   UPDATE_AND_CREATE_TOPIC ─ SEND_MESSAGE_V2 ×N (pipelined) ─
+//	prepare   UPDATE_AND_CREATE_TOPIC ─ SEND_BATCH_MESSAGE ×N/ProduceBatch ─
 //	          POP_MESSAGE (maxMsgNums 32, invisibleTime 300 s) until N
 //	          receipt handles (extraInfo) are held
 //	run       ACK stream: Conns×Inflight slots, each ACKs a distinct handle
