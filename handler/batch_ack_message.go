@@ -14,6 +14,10 @@ package handler
 //     with the orderly reviveQid 999 (not served by popshim) are skipped
 //     silently, like offsets outside [minOffset, maxOffset] (RocketMQ skips
 //     them too). Bits beyond maxBatchAckBits per entry are ignored.
+//   - An entry whose fields cannot describe one checkpoint
+//     (popsvc.CheckHandle: so < 0, pt ≤ 0, it out of range) makes the
+//     whole request MESSAGE_ILLEGAL (13), as a body that does not decode:
+//     nothing is acked and retrying cannot help.
 //   - Every resulting checkpoint delete (key: pt+it, c, real topic, q,
 //     offset) goes to the writer as ONE op: one fsync for the request.
 //     Blind and idempotent like ACK.
@@ -22,7 +26,8 @@ package handler
 // Response codes: SUCCESS (0); NO_MESSAGE (208) for an empty or missing
 // body or an empty acks list; INVALID_PARAMETER (29) for a body over
 // maxBatchAckBodyBytes; MESSAGE_ILLEGAL (13) for a body that does not
-// decode (a definite answer: retrying cannot help); SYSTEM_BUSY (2);
+// decode or an entry that names no possible checkpoint (a definite answer:
+// retrying cannot help); SYSTEM_BUSY (2);
 // SYSTEM_ERROR (1) failed write.
 
 import (
@@ -69,6 +74,13 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 	if len(body.Acks) == 0 {
 		reply.Code(c, req, codec.NoMessage, "acks is empty")
 		return
+	}
+	for i := range body.Acks {
+		a := &body.Acks[i]
+		if err := popsvc.CheckHandle(a.StartOffset, a.StartOffset, a.PopTime, a.InvisibleTime); err != nil {
+			reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("invalid batch ack entry %d: %s", i, err))
+			return
+		}
 	}
 	var keys []popstore.CheckpointKey
 	for i := range body.Acks {

@@ -87,8 +87,17 @@ func TestCHG_BurstOvertakenByAcks(t *testing.T) {
 		}
 	}
 	require.Less(t, firstAck, lastChange, "no ACK overtook the CHANGE burst: the bulk lane was not exercised")
-	for name, code := range log.codes {
-		require.Equal(t, codec.Success, code, name)
+	for i, m := range all {
+		for _, name := range []string{"change:" + m.body(), "ack:" + m.body()} {
+			code, ok := log.codes[name]
+			if !ok {
+				continue
+			}
+			if role(i) == 2 && name[:4] == "chan" && code == codec.NoMessage {
+				continue // the ACK applied first: the CHANGE found no lease and says so
+			}
+			require.Equal(t, codec.Success, code, name)
+		}
 	}
 	for i, m := range all { // role 3: ACK the handle the CHANGE reply names
 		if role(i) != 3 {

@@ -19,9 +19,17 @@ package handler
 //     PR #10277).
 //   - The old checkpoint is read inside the writer (through the batch being
 //     built): if it no longer exists (acked, revived or already changed),
-//     nothing is written and SUCCESS is still answered, so a stale handle
-//     cannot create a second in-flight record (one redelivery, not two:
-//     pop-scenarios POP-06, CHG-02). The Java broker writes blindly.
+//     nothing is written and NO_MESSAGE (208) is answered without a new
+//     handle, so a stale handle can neither create a second in-flight
+//     record (one redelivery, not two: pop-scenarios POP-06, CHG-02) nor
+//     hand out a handle that holds no lease (issue 14 item 4: an ACK of
+//     such a handle would answer SUCCESS and the message still come back).
+//     The Java broker writes blindly and answers SUCCESS. Java clients map
+//     any code but SUCCESS to AckStatus.NO_EXIST and keep their handle
+//     (MQClientAPIImpl.changeInvisibleTimeAsync); the 5.x proxy stops
+//     renewing that handle (DefaultReceiptHandleManager) and answers a gRPC
+//     client INTERNAL_SERVER_ERROR without a handle. A chain of CHANGEs each
+//     using the newest handle is unaffected.
 //   - Bulk lane (batch.LaneBulk): CHANGEs come in bursts (a proxy renewing
 //     thousands of handles at once), and on the foreground lane a burst made
 //     every ACK behind it wait for one huge batch. On the bulk lane each
@@ -36,8 +44,8 @@ package handler
 //     2. What can be reordered are requests the client had in flight at
 //     the same time, which the Java broker also runs in any order on its
 //     thread pool. ACK(h) and CHANGE(h) of the same handle h: ACK first →
-//     the CHANGE finds no old checkpoint and writes nothing (acked, never
-//     redelivered); CHANGE first → the ACK deletes a key that no longer
+//     the CHANGE finds no old checkpoint, writes nothing and answers
+//     NO_MESSAGE (acked, never redelivered); CHANGE first → the ACK deletes a key that no longer
 //     exists and the new checkpoint redelivers the message once unless the
 //     new handle is acked. Both are at-least-once outcomes, and neither
 //     leaves two in-flight records, because the existence check and the
@@ -47,7 +55,8 @@ package handler
 //     in either order. POP checkpoints (foreground) are new keys nobody
 //     can have changed yet.
 //     Within the bulk lane CHANGEs keep accept order (two CHANGEs of one
-//     handle: the second finds nothing and writes nothing).
+//     handle: the second finds nothing, writes nothing and answers
+//     NO_MESSAGE, whatever their popTimes).
 //   - SUCCESS when durable, with header popTime, invisibleTime, reviveQid
 //     (echoed) for the new handle, plus ext field extraInfo holding the new
 //     handle as the client would build it.
@@ -55,7 +64,8 @@ package handler
 // Response codes: SUCCESS (0); SYSTEM_BUSY (2); SYSTEM_ERROR (1) header
 // errors, failed write; TOPIC_NOT_EXIST (17); MESSAGE_ILLEGAL (13) bad
 // queueId or invalid receipt handle; NO_MESSAGE (208) offset outside
-// [minOffset, maxOffset); INVALID_PARAMETER (29) invisibleTime negative or
+// [minOffset, maxOffset), or a stale handle (no in-flight checkpoint: no
+// new handle, nothing written); INVALID_PARAMETER (29) invisibleTime negative or
 // above MaxInvisibleTimeMillis, or an invalid consumerGroup.
 
 import (
@@ -100,6 +110,11 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 	}
 }
 
+// staleChangeRemark is the remark of a CHANGE whose handle names no
+// in-flight checkpoint (acked, revived, or already changed by another
+// CHANGE): the caller keeps the handle it has, if any is still live.
+const staleChangeRemark = "receipt handle is stale: no in-flight message for it (acked, revived or already changed); nothing changed, keep the newest handle"
+
 // changeJob is one CHANGE in the writer, in one allocation (batch.Job): the
 // old checkpoint key, the new checkpoint, the new handle and where the reply
 // goes.
@@ -114,15 +129,23 @@ type changeJob struct {
 	now       int64               // popTime of the new handle, ms
 	invisible int64               // invisibleTime, ms
 	reviveQid int32
+	// stale is set by Apply (writer goroutine) when the old checkpoint no
+	// longer exists; Done reads it on the completer goroutine, after the
+	// writer handed the batch over.
+	stale bool
 }
 
 // Apply replaces the old checkpoint if it still exists, keeping its retry
-// flag, suspend flag and physical offset; else writes nothing (writer
-// goroutine).
+// flag, suspend flag and physical offset; else writes nothing and marks the
+// request stale (writer goroutine).
 func (j *changeJob) Apply(tx *popstore.Txn) error {
 	cur, ok, err := tx.GetCheckpoint(j.old)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		j.stale = true
+		return nil
 	}
 	j.ck.RetryFlag = cur.RetryFlag
 	j.ck.Suspend = cur.Suspend
@@ -130,10 +153,16 @@ func (j *changeJob) Apply(tx *popstore.Txn) error {
 	return tx.ReplaceCheckpoint(j.old, j.ck)
 }
 
-// Done answers SUCCESS with the new handle once durable (the writer's completer goroutine).
+// Done answers SUCCESS with the new handle once durable, NO_MESSAGE (208)
+// without a handle when the old checkpoint was gone (the writer's
+// completer goroutine).
 func (j *changeJob) Done(err error) {
 	if err != nil {
 		reply.Code(j.c, j.req, popsvc.WriteErrorCode(err), "change invisible time failed: "+err.Error())
+		return
+	}
+	if j.stale {
+		reply.Code(j.c, j.req, codec.NoMessage, staleChangeRemark)
 		return
 	}
 	j.b.revive.NoteDurable(j.ck.Key.VisibleAtMillis)

@@ -3,7 +3,8 @@ package handler
 // NOTIFICATION (200054), broker/.../processor/NotificationProcessor.java.
 //
 // Header (codec.NotificationRequestHeader): consumerGroup, topic, queueId
-// (-1 = any queue), pollTime (ms), bornTime (ms; 0 = now), order,
+// (-1 = any queue), pollTime (ms), bornTime (ms; 0 or later than the
+// broker clock = now, longpoll.StartMillis), order,
 // attemptId, bname.
 //
 // Behaviour: answers whether a POP by this group would find something:
@@ -40,10 +41,7 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 		return
 	}
 	now := b.nowMillis()
-	born := h.BornTime
-	if born <= 0 {
-		born = now
-	}
+	born := longpoll.StartMillis(now, h.BornTime)
 	if now-born-h.PollTime > popTimeoutSlackMillis {
 		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
 		return

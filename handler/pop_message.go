@@ -5,7 +5,8 @@ package handler
 //
 // Header (codec.PopMessageRequestHeader): consumerGroup, topic (original
 // topic), queueId (-1 = every queue), maxMsgNums (1..32), invisibleTime (ms),
-// pollTime (ms, 0 = no long poll), bornTime (ms; absent or 0 = now),
+// pollTime (ms, 0 = no long poll), bornTime (ms; absent, 0 or later than
+// the broker clock = now: clock skew never lengthens a poll),
 // initMode (0 MIN, 1 MAX), expType/exp (TAG filter), order, attemptId, bname.
 //
 // Behaviour:
@@ -85,10 +86,7 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		return
 	}
 	now := b.nowMillis()
-	born := h.BornTime
-	if born <= 0 {
-		born = now
-	}
+	born := longpoll.StartMillis(now, h.BornTime)
 	refuse := func(code int32, remark string) {
 		resp := codec.NewResponse(req, code, remark)
 		codec.PopMessageResponseHeader{PopTime: now, InvisibleTime: h.InvisibleTime}.Encode(resp)

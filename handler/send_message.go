@@ -27,7 +27,9 @@ package handler
 //
 // Response codes: SUCCESS (0) with msgId (offsetMsgId), queueId,
 // queueOffset, MSG_REGION, TRACE_ON; TOPIC_NOT_EXIST (17); NO_PERMISSION
-// (16) topic not writable or transactional message; INVALID_PARAMETER (29)
+// (16) topic not writable, transactional message, or a topic producers may
+// not write (meta.IsSendForbidden: SCHEDULE_TOPIC_XXXX, the transaction
+// topics, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, TBW102, rmq_sys_*); INVALID_PARAMETER (29)
 // queueId out of range; MESSAGE_ILLEGAL (13) body too large or bad
 // properties; SYSTEM_ERROR (1) header errors, bad topic name, failed write;
 // SYSTEM_BUSY (2) writer lane full.
@@ -108,7 +110,7 @@ func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) 
 	if err := meta.ValidateTopicName(h.Topic); err != nil {
 		return sendTarget{}, codec.SystemError, err.Error()
 	}
-	if strings.HasPrefix(h.Topic, codec.SystemTopicPrefix) || h.Topic == codec.AutoCreateTopicKey {
+	if meta.IsSendForbidden(h.Topic) {
 		return sendTarget{}, codec.NoPermission, fmt.Sprintf("Sending message to topic[%s] is forbidden.", h.Topic)
 	}
 	tm, err := b.Topics.GetOrCreate(h.Topic)

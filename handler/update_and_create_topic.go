@@ -8,8 +8,11 @@ package handler
 //
 // Behaviour:
 //   - The topic name is checked as TopicValidator does ([%|a-zA-Z0-9_-],
-//     at most 127 characters, 255 for %RETRY%/%DLQ%); system topics (TBW102,
-//     the cluster-name and broker-name topics) cannot be changed.
+//     at most 127 characters, 255 for %RETRY%/%DLQ%); system topics (the
+//     cluster-name and broker-name topics, and TopicValidator.isSystemTopic's
+//     names: TBW102, SCHEDULE_TOPIC_XXXX, RMQ_SYS_TRACE_TOPIC, ..., rmq_sys_*)
+//     cannot be created or changed: INVALID_PARAMETER (29) "The topic[...]
+//     is conflict with system topic." (AdminBrokerProcessor.updateAndCreateTopic).
 //   - Queue counts must be 0..1024 with at least one of them positive; perm
 //     must only use the bits 8|4|2|1.
 //   - attributes are applied to the existing ones: "+k=v" sets, "-k"

@@ -23,6 +23,21 @@ const AnyQueue int32 = -1
 // again), so a parked request cannot hold a registry slot for hours.
 const MaxPollMillis int64 = 60_000
 
+// StartMillis returns the instant a POP or NOTIFICATION long poll counts
+// from (broker clock, Unix ms): the request's bornTime (client clock), or
+// nowMillis when bornTime is absent or 0 (as RocketMQ 5.5.1) or lies in the
+// future. A client clock ahead of the broker's therefore never parks a
+// request longer than its pollTime (capped at MaxPollMillis); RocketMQ
+// counts from a future bornTime and parks for the skew too. A bornTime in
+// the past is kept, so a request whose poll has already ended is still
+// answered POLLING_TIMEOUT at once (PopMessageRequestHeader.isTimeoutTooMuch).
+func StartMillis(nowMillis, bornMillis int64) int64 {
+	if bornMillis <= 0 || bornMillis > nowMillis {
+		return nowMillis
+	}
+	return bornMillis
+}
+
 // Deadline returns the end of a long poll that starts at startMillis
 // (broker clock, Unix ms) and asks for pollMillis, capped at maxPollMillis.
 func Deadline(startMillis, pollMillis int64) int64 {

@@ -165,10 +165,11 @@ func (t *TopicTable) Get(topic string) (popstore.TopicMeta, bool) {
 
 // IsSystem reports whether topic is a system topic that admin requests may
 // not create, change or delete: the built-in ones (the cluster-name and
-// broker-name topics, TBW102) and, as TopicValidator.isSystemTopic, TBW102
-// even when auto-create is off and every rmq_sys_ name.
+// broker-name topics, TBW102) and, as TopicValidator.isSystemTopic, every
+// name IsReservedSystemTopic lists (TBW102 even when auto-create is off,
+// SCHEDULE_TOPIC_XXXX, RMQ_SYS_TRACE_TOPIC, ..., every rmq_sys_ name).
 func (t *TopicTable) IsSystem(topic string) bool {
-	if topic == codec.AutoCreateTopicKey || strings.HasPrefix(topic, codec.SystemTopicPrefix) {
+	if IsReservedSystemTopic(topic) {
 		return true
 	}
 	t.mu.RLock()

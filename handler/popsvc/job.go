@@ -1,6 +1,8 @@
 package popsvc
 
 import (
+	"fmt"
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/popshim/popshim/batch"
@@ -112,12 +114,23 @@ type popOutcome struct {
 }
 
 // Run executes the POP on a reader goroutine (submit it with SubmitRead).
+// A panic before the writer took the POP's op is recovered here (recover):
+// the queue locks it holds are released and the request is answered
+// SYSTEM_ERROR, so one bad request neither leaves a queue locked nor stops
+// the reader.
 func (j *PopJob) Run() {
 	s := j.s
+	o := &popOutcome{}
+	owned := true // o.held is ours to release until the writer has the op
+	defer func() {
+		if v := recover(); v != nil {
+			j.recover(v, o, owned)
+		}
+	}()
 	j.StartTaking()
 	s.Polls.CountPopRun()
 	seen := s.Polls.Snapshot(j.keys)
-	o := j.collect()
+	j.collect(o)
 	if len(o.cks) == 0 && len(o.commits) == 0 {
 		j.release(o)
 		j.finishEmpty(o, seen)
@@ -169,17 +182,34 @@ func (j *PopJob) Run() {
 			j.finishEmpty(o, seen)
 		},
 	}
+	// From here Done (completer goroutine) may release o.held at any time.
+	owned = false
 	if err := s.Writer.Submit(op); err != nil {
 		j.release(o)
 		j.replyCode(reply.SubmitCode(err), reply.SubmitRemark("pop", err))
 	}
 }
 
-// collect reads every source queue in RocketMQ's order and builds the
-// response body, the checkpoints and the offset advances.
-func (j *PopJob) collect() *popOutcome {
+// recover handles a panic v of Run: it logs it with the stack, releases the
+// queue locks o still holds when owned (after Submit they belong to the
+// op's Done), and answers SYSTEM_ERROR. A panic after the request was
+// parked or answered may answer it twice; the client drops the reply whose
+// opaque it no longer waits for. Reader goroutine.
+func (j *PopJob) recover(v any, o *popOutcome, owned bool) {
+	j.s.Log.Error().Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
+		Str("group", j.h.ConsumerGroup).Str("topic", j.h.Topic).Msg("pop: job panicked; queue locks released, answered SYSTEM_ERROR")
+	if owned {
+		j.release(o)
+	}
+	j.replyCode(codec.SystemError, fmt.Sprintf("pop failed: internal error: %v", v))
+}
+
+// collect reads every source queue in RocketMQ's order into o: the
+// response body, the checkpoints, the offset advances and the queue locks
+// taken (o.held, recorded as soon as each is taken).
+func (j *PopJob) collect(o *popOutcome) {
 	s := j.s
-	o := &popOutcome{popTime: s.nowMillis()}
+	o.popTime = s.nowMillis()
 	seq := s.popSeq[j.seqStripe].Add(1) - 1
 	retryFirst := s.Settings.RetryFirstEvery > 0 && seq%s.Settings.RetryFirstEvery == 0
 	retry := j.retrySources()
@@ -196,7 +226,6 @@ func (j *PopJob) collect() *popOutcome {
 	if !retryFirst {
 		j.readRetry(o, retry)
 	}
-	return o
 }
 
 // retrySources lists the queues of the existing pop retry topics of

@@ -19,6 +19,8 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		}
 		return
 	}
+	// Recorded at once, so a panic from here on still releases it (Run).
+	o.held = append(o.held, k)
 	// The offset is read under the lock: the previous holder released it
 	// only after its offset advance was durable and published.
 	stored, hasStored := st.ConsumerOffset(group, s.topic, s.queueID)
@@ -102,9 +104,10 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		o.filterBound = true
 	}
 	if len(offsets) > 0 || next != stored || !hasStored {
-		o.held = append(o.held, k)
 		o.commits = append(o.commits, offsetCommit{s.topic, s.queueID, next, stored, hasStored})
 	} else {
+		// Nothing to commit: release now (k is the last lock taken).
+		o.held = o.held[:len(o.held)-1]
 		j.unlockQueue(k)
 	}
 	if maxOff > next {

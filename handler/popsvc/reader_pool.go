@@ -1,6 +1,7 @@
 package popsvc
 
 import (
+	"runtime/debug"
 	"sync"
 )
 
@@ -14,21 +15,30 @@ import (
 // contended requests (resubmit; sized so that every parked poll can be
 // re-run at the same time, since a request is parked, queued or running,
 // never two at once).
+//
+// A job that panics is recovered by its worker (run), which reports it to
+// onPanic and goes on with the next job, so one bad request can neither
+// kill the process nor shrink the pool. Jobs that hold resources (the POP
+// job's queue locks) release them and answer on their own deferred path
+// (PopJob.Run); this is the backstop for the others.
 type readerPool struct {
-	fresh  chan func()
-	reruns chan func()
-	quit   chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
+	fresh   chan func()
+	reruns  chan func()
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+	onPanic func(v any, stack []byte) // a recovered job panic; must not block
 }
 
 // newReaderPool starts workers goroutines. queueLen bounds fresh requests,
-// rerunLen bounds re-runs.
-func newReaderPool(workers, queueLen, rerunLen int) *readerPool {
+// rerunLen bounds re-runs; onPanic is told every recovered job panic, with
+// the stack (required).
+func newReaderPool(workers, queueLen, rerunLen int, onPanic func(v any, stack []byte)) *readerPool {
 	p := &readerPool{
-		fresh:  make(chan func(), queueLen),
-		reruns: make(chan func(), rerunLen),
-		quit:   make(chan struct{}),
+		fresh:   make(chan func(), queueLen),
+		reruns:  make(chan func(), rerunLen),
+		quit:    make(chan struct{}),
+		onPanic: onPanic,
 	}
 	p.wg.Add(workers)
 	for range workers {
@@ -43,19 +53,29 @@ func (p *readerPool) work() {
 		// Re-runs first: they are older requests.
 		select {
 		case job := <-p.reruns:
-			job()
+			p.run(job)
 			continue
 		default:
 		}
 		select {
 		case job := <-p.reruns:
-			job()
+			p.run(job)
 		case job := <-p.fresh:
-			job()
+			p.run(job)
 		case <-p.quit:
 			return
 		}
 	}
+}
+
+// run runs one job on the calling worker, recovering a panic.
+func (p *readerPool) run(job func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.onPanic(v, debug.Stack())
+		}
+	}()
+	job()
 }
 
 // submit queues a fresh request without blocking; false means the pool is

@@ -36,7 +36,11 @@ type ReceiptError struct {
 //     orderly reviveQid 999 or any reviveQid popshim did not issue (it only
 //     issues 0), or whose queueId / queueOffset disagree with the header →
 //     MESSAGE_ILLEGAL (13): a definite, non-retriable "invalid receipt
-//     handle" (pop-scenarios ACK-08), and nothing is touched.
+//     handle" (pop-scenarios ACK-08), and nothing is touched;
+//   - a handle whose fields cannot describe one checkpoint (CheckHandle:
+//     start offset above the message offset or negative, popTime ≤ 0,
+//     invisibleTime outside [0, MaxInvisibleTimeMillis]) → MESSAGE_ILLEGAL
+//     (13), the same definite answer.
 func (s *Service) CheckReceipt(group, topic string, queueID int32, offset int64, extraInfo string, change bool) (Receipt, *ReceiptError) {
 	meta, ok := s.Topics.Get(topic)
 	if !ok {
@@ -64,6 +68,8 @@ func (s *Service) CheckReceipt(group, topic string, queueID int32, offset int64,
 		err = fmt.Errorf("reviveQid %d was not issued by this broker", ei.ReviveQid)
 	case ei.QueueID != queueID || ei.QueueOffset != offset:
 		err = fmt.Errorf("handle names queue %d offset %d, request names queue %d offset %d", ei.QueueID, ei.QueueOffset, queueID, offset)
+	default:
+		err = CheckHandle(ei.CkQueueOffset, ei.QueueOffset, ei.PopTime, ei.InvisibleTime)
 	}
 	if err != nil {
 		return Receipt{}, &ReceiptError{codec.MessageIllegal, "invalid receipt handle: " + err.Error()}
@@ -95,6 +101,35 @@ const MaxInvisibleTimeMillis int64 = 10 * 365 * 24 * 3600 * 1000
 func CheckInvisibleTime(ms int64) *ReceiptError {
 	if ms < 0 || ms > MaxInvisibleTimeMillis {
 		return &ReceiptError{codec.InvalidParameter, fmt.Sprintf("invisibleTime %d is out of range [0, %d]", ms, MaxInvisibleTimeMillis)}
+	}
+	return nil
+}
+
+// CheckHandle returns an error when receipt fields cannot describe one
+// checkpoint that popshim (or a Java broker, or a client rebuilding the
+// handle after a CHANGE) issued, nil otherwise. Offsets are queue offsets,
+// times Unix ms and ms. Refused:
+//   - ckOffset (field 0, the checkpoint's start offset) < 0, or above
+//     msgOffset (field 7): a POP's start offset is the first offset it
+//     returned from the queue, and a CHANGE reply's handle repeats the
+//     message offset (ExtraInfoUtil.buildExtraInfo with the request
+//     offset), so field 0 ≤ field 7 always. msgOffset far above ckOffset is
+//     legal (a tag filter skipped messages in between);
+//   - popTime ≤ 0: a broker clock reading is never 0;
+//   - invisibleTime < 0 or above MaxInvisibleTimeMillis: no POP or CHANGE
+//     accepts it (0 is legal: CHANGE to 0 makes the message visible now).
+//
+// The proxy's ninth field and the retry flag are not checked. BATCH_ACK
+// entries pass msgOffset = ckOffset (their offsets are so + bit index).
+// Any goroutine; allocates only on error.
+func CheckHandle(ckOffset, msgOffset, popTime, invisibleTime int64) error {
+	switch {
+	case ckOffset < 0 || ckOffset > msgOffset:
+		return fmt.Errorf("checkpoint start offset %d cannot hold message offset %d", ckOffset, msgOffset)
+	case popTime <= 0:
+		return fmt.Errorf("popTime %d is not a broker clock reading", popTime)
+	case invisibleTime < 0 || invisibleTime > MaxInvisibleTimeMillis:
+		return fmt.Errorf("invisibleTime %d is out of range [0, %d]", invisibleTime, MaxInvisibleTimeMillis)
 	}
 	return nil
 }

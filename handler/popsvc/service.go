@@ -1,6 +1,7 @@
 package popsvc
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -59,7 +60,10 @@ func (s *Service) nowMillis() int64 { return s.Now() }
 // do nothing.
 func (s *Service) Start() {
 	s.startOnce.Do(func() {
-		s.readers = newReaderPool(s.Settings.Readers, s.Settings.ReaderQueue, s.Settings.MaxParkedPolls+s.Settings.ReaderQueue+64)
+		s.readers = newReaderPool(s.Settings.Readers, s.Settings.ReaderQueue, s.Settings.MaxParkedPolls+s.Settings.ReaderQueue+64,
+			func(v any, stack []byte) {
+				s.Log.Error().Str("panic", fmt.Sprint(v)).Bytes("stack", stack).Msg("reader: job panicked; recovered, the worker goes on")
+			})
 		s.started.Store(true)
 	})
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -95,6 +96,10 @@ class S5DirectApiTest extends InteropBase {
                 checkChangedHandle(rd, d, hd, inv);
                 hd = rd.getExtraInfo();
             }
+            // A CHANGE of D's first, now stale handle: no lease behind it, so no new handle (NO_EXIST).
+            AckResult stale = api.change(group, topic, handle(d), CHANGED_MS);
+            assertEquals(AckStatus.NO_EXIST, stale.getStatus(), "CHANGE of a stale handle\n" + diag());
+            assertNull(stale.getExtraInfo(), "a refused CHANGE must not hand out a handle");
             long changedAt = System.currentTimeMillis();
             assertEquals(AckStatus.OK, api.ack(group, topic, hd).getStatus(), "ACK of D with the last chained handle");
 
