@@ -103,7 +103,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}()
 	st.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds()}
+	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds(), InfoLogDir: cfg.RocksDBLogDir}
 	if cfg.Retention <= 0 {
 		sopts.RetentionMillis = -1
 	}
@@ -131,6 +131,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 		MaxBatchBytes: cfg.BatchMaxBytes, LaneCapacity: cfg.QueueCapacity,
 		BackgroundShare: cfg.BackgroundShare, MaxBulkOps: cfg.BatchMaxBulkOps,
 		RetentionInterval: retInterval, Logger: &log,
+		MaxQueuedBytes: cfg.QueueMaxBytes, MaxProduceWait: time.Duration(cfg.WaitTimeMillsInSendQueue) * time.Millisecond,
+		ProbeInterval: cfg.WriterProbeInterval, DiskWarningRatio: cfg.DiskSpaceWarningLevelRatio,
 	}, reg)
 	if err != nil {
 		return nil, err
