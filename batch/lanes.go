@@ -48,11 +48,11 @@ type lanes struct {
 	maxWait  int64 // produce ops queued longer than this (ns) are shed; 0: never
 	seq      uint64
 	closed   bool
-	failed   error // failure cause until recovered
-	diskFull bool  // produce lane refuses with ErrDiskFull
-	signal  chan struct{} // capacity 1: "something was queued or closed"
-	rejects [numLanes]uint64
-	taken   [numLanes][]*Op // takeBatch scratch, reused (one writer)
+	failed   error         // failure cause until recovered
+	diskFull bool          // produce lane refuses with ErrDiskFull
+	signal   chan struct{} // capacity 1: "something was queued or closed"
+	rejects  [numLanes]uint64
+	taken    [numLanes][]*Op // takeBatch scratch, reused (one writer)
 }
 
 func newLanes(capacity int, maxBytes int64, maxWait time.Duration) *lanes {

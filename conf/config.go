@@ -112,6 +112,13 @@ type Config struct {
 	// memory under a flood of large messages stays near this bound.
 	// --queue-max-bytes, default 256 MiB.
 	QueueMaxBytes int64
+	// MemoryLimit is the Go runtime's soft memory limit, bytes
+	// (runtime/debug.SetMemoryLimit): the GC works harder as the heap nears
+	// it, so the garbage of refused large SENDs cannot grow the heap to
+	// --gc-percent times the live data. 0 (default): 2 × --queue-max-bytes
+	// + 512 MiB; negative: no limit. GOMEMLIMIT, when set, wins.
+	// --memory-limit.
+	MemoryLimit int64
 	// WaitTimeMillsInSendQueue: a SEND still queued for the writer after
 	// this many ms answers SYSTEM_BUSY "[TIMEOUT_CLEAN_QUEUE]…" instead of
 	// being written (RocketMQ's waitTimeMillsInSendQueue, 200, with
@@ -196,6 +203,18 @@ type Config struct {
 	// store write, to provoke queueing in handler tests. Hidden flag
 	// --test-slow-store, default 0. Never set it in production.
 	TestSlowStore time.Duration
+}
+
+// EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
+// none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
+func (c *Config) EffectiveMemoryLimit() int64 {
+	switch {
+	case c.MemoryLimit < 0:
+		return 0
+	case c.MemoryLimit > 0:
+		return c.MemoryLimit
+	}
+	return 2*c.QueueMaxBytes + 512<<20
 }
 
 // Default returns the configuration with every default filled in except

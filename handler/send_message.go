@@ -169,8 +169,14 @@ func retryTopicGroup(topic string) string {
 
 // appendRecords stores records (all of t.topic/t.queueID) in one
 // produce-lane op and answers with the SEND response header when durable.
-// bodyBytes feeds the throughput metric.
+// bodyBytes feeds the throughput metric. It clears req.Body: callers must
+// be done with it.
 func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget, recs [][]byte, bodyBytes int) {
+	// The records are the one copy of the bodies the queued op keeps:
+	// drop the frame's (DecodeFrame's copy), which the Done closure would
+	// otherwise hold through req until the write, doubling the memory of
+	// every queued SEND.
+	req.Body = nil
 	offsets := make([]int64, len(recs))
 	physs := make([]int64, len(recs))
 	size := 0
