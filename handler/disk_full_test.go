@@ -8,17 +8,20 @@ package handler
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore/popstoretest"
 	"github.com/popshim/popshim/remoting"
 )
@@ -193,4 +196,42 @@ func TestDiskFull_GuardRefusesSendsKeepsAcks(t *testing.T) {
 	require.NoError(t, os.Remove(ballast))
 	eventually(t, h.b().Writer.Writable, "the disk guard releases")
 	send(t, c, "T", 0, "accepted", sendOpts{})
+}
+
+// TestDiskFull_RegistrarDropsPermWrite: while the disk is above the
+// warning level the registrar re-registers every topic without PermWrite
+// (with a new data version, so the name server applies it), and with it
+// again once the disk is below it.
+func TestDiskFull_RegistrarDropsPermWrite(t *testing.T) {
+	mnt := popstoretest.Tmpfs(t, 64)
+	f, nsAddr := startFakeNamesrv(t)
+	cfg := d2Config(filepath.Join(mnt, "db"))
+	cfg.NamesrvAddr = nsAddr
+	cfg.RegisterInterval = time.Hour
+	cfg.DiskSpaceWarningLevelRatio = 0.6
+	st, err := StartStack(cfg, zerolog.Nop())
+	require.NoError(t, err)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		_ = st.Close(ctx)
+	}()
+	lastPerm := func() (int32, int64) {
+		regs, _ := f.snapshot()
+		for i := len(regs) - 1; i >= 0; i-- {
+			var b namesrv.RegisterBrokerBody
+			if regs[i].Code == codec.RequestRegisterBroker && json.Unmarshal(regs[i].Body, &b) == nil {
+				return b.TopicConfigSerializeWrapper.TopicConfigTable["TBW102"].Perm, b.TopicConfigSerializeWrapper.DataVersion.Counter
+			}
+		}
+		return -1, -1
+	}
+	eventually(t, func() bool { p, _ := lastPerm(); return p >= 0 && p&codec.PermWrite != 0 }, "first registration")
+	_, c0 := lastPerm()
+	ballast := filepath.Join(mnt, "ballast")
+	require.NoError(t, os.WriteFile(ballast, make([]byte, 48<<20), 0o644))
+	eventually(t, func() bool { p, c := lastPerm(); return p&codec.PermWrite == 0 && c > c0 }, "registered without PermWrite")
+	_, c1 := lastPerm()
+	require.NoError(t, os.Remove(ballast))
+	eventually(t, func() bool { p, c := lastPerm(); return p&codec.PermWrite != 0 && c > c1 }, "registered with PermWrite again")
 }
