@@ -61,19 +61,28 @@ func (w *Writer) completer(written <-chan []*Op, free chan<- []*Op) {
 }
 
 // writeBatch applies and commits one batch and sets each op's result in
-// op.err: its Apply error, else the write error. After a sticky write
-// failure the ops still queued are appended, failed with the sticky error.
+// op.err: its Apply error, else the write error; ops shed by takeBatch
+// keep their *QueueTimeoutError and are not applied. After a failed write
+// the ops still queued are appended, failed with the writer's failure.
 // Returns the ops to complete, in order.
 func (w *Writer) writeBatch(ops []*Op) []*Op {
+	w.storeMu.RLock()
+	defer w.storeMu.RUnlock()
 	if err := w.lanes.failure(); err != nil {
 		for _, op := range ops {
-			op.err = err
+			if op.err == nil {
+				op.err = err
+			}
 		}
 		return ops
 	}
 	tx := w.store.Begin()
 	bytes := 0
 	for _, op := range ops {
+		if op.err != nil { // shed by takeBatch (counted there in Stats)
+			w.m.rejects[op.Lane].Inc()
+			continue
+		}
 		bytes += op.Bytes
 		op.err = op.apply(tx)
 	}

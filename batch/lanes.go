@@ -40,19 +40,23 @@ func (f *fifo) pop() *Op {
 // per Lane, each bounded by cap). Submitters push under mu (never blocking
 // on I/O); the writer takes batches under mu.
 type lanes struct {
-	mu      sync.Mutex
-	q       [numLanes]fifo
-	cap     int
-	seq     uint64
-	closed  bool
-	failed  error         // sticky failure cause
-	signal  chan struct{} // capacity 1: "something was queued or closed"
-	rejects [numLanes]uint64
-	taken   [numLanes][]*Op // takeBatch scratch, reused (one writer)
+	mu       sync.Mutex
+	q        [numLanes]fifo
+	cap      int
+	maxBytes int64 // bound of bytes, the sum of queued Op.Bytes over all lanes
+	bytes    int64 // queued Op.Bytes, all lanes
+	maxWait  int64 // produce ops queued longer than this (ns) are shed; 0: never
+	seq      uint64
+	closed   bool
+	failed   error         // failure cause until recovered
+	diskFull bool          // produce lane refuses with ErrDiskFull
+	signal   chan struct{} // capacity 1: "something was queued or closed"
+	rejects  [numLanes]uint64
+	taken    [numLanes][]*Op // takeBatch scratch, reused (one writer)
 }
 
-func newLanes(capacity int) *lanes {
-	return &lanes{cap: capacity, signal: make(chan struct{}, 1)}
+func newLanes(capacity int, maxBytes int64, maxWait time.Duration) *lanes {
+	return &lanes{cap: capacity, maxBytes: maxBytes, maxWait: int64(maxWait), signal: make(chan struct{}, 1)}
 }
 
 func (l *lanes) wake() {
@@ -62,7 +66,9 @@ func (l *lanes) wake() {
 	}
 }
 
-// push queues op or returns ErrBusy/ErrClosed/ErrFailed at once.
+// push queues op or returns ErrBusy (lane full, or the queued bytes would
+// pass maxBytes while something is queued), ErrClosed, ErrFailed or
+// ErrDiskFull (produce lane) at once.
 func (l *lanes) push(op *Op) error {
 	if op.Lane >= numLanes {
 		return fmt.Errorf("%w: %d", ErrBadLane, op.Lane)
@@ -79,11 +85,15 @@ func (l *lanes) push(op *Op) error {
 		err := l.failed
 		l.mu.Unlock()
 		return err
-	case l.q[op.Lane].n >= l.cap:
+	case op.Lane == LaneProduce && l.diskFull:
+		l.mu.Unlock()
+		return ErrDiskFull
+	case l.q[op.Lane].n >= l.cap, l.bytes > 0 && l.bytes+int64(op.Bytes) > l.maxBytes:
 		l.rejects[op.Lane]++
 		l.mu.Unlock()
 		return ErrBusy
 	}
+	l.bytes += int64(op.Bytes)
 	l.seq++
 	op.seq = l.seq
 	op.queued = monoNanos()
@@ -99,6 +109,13 @@ func (l *lanes) depth(lane Lane) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.q[lane].n
+}
+
+// addReject counts an op answered busy outside push (shed in sync mode).
+func (l *lanes) addReject(lane Lane) {
+	l.mu.Lock()
+	l.rejects[lane]++
+	l.mu.Unlock()
 }
 
 func (l *lanes) rejected(lane Lane) uint64 {
@@ -143,19 +160,33 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 				return
 			}
 			q.pop()
+			l.bytes -= int64(op.Bytes)
 			taken[lane] = append(taken[lane], op)
 			n++
 			bytes += op.Bytes
+		}
+	}
+	now := monoNanos()
+	if l.maxWait > 0 {
+		// Shed produce ops that waited too long (brokerFastFailure's
+		// cleanExpiredRequestInQueue): they are returned with an
+		// *ErrQueueTimeout and not applied; they cost no batch room.
+		q := &l.q[LaneProduce]
+		for q.n > 0 && now-q.peek().queued > l.maxWait {
+			op := q.pop()
+			l.bytes -= int64(op.Bytes)
+			op.err = &QueueTimeoutError{Waited: time.Duration(now - op.queued), Queued: q.n}
+			taken[LaneProduce] = append(taken[LaneProduce], op)
+			l.rejects[LaneProduce]++
 		}
 	}
 	takeFrom(LaneBackground, bgMax)
 	takeFrom(LaneBulk, bulkMax+l.q[LaneBulk].n/bulkBacklogDivisor)
 	takeFrom(LaneForeground, maxOps)
 	takeFrom(LaneProduce, maxOps)
-	if n == 0 {
+	if n == 0 && len(taken[LaneProduce]) == 0 {
 		return dst[:0], l.closed
 	}
-	now := monoNanos()
 	for lane := range taken {
 		headWait[lane] = -1
 		if len(taken[lane]) > 0 {
@@ -179,6 +210,7 @@ func (l *lanes) takeOne() (op *Op, done bool) {
 	for _, lane := range [...]Lane{first, LaneForeground, LaneProduce, LaneBackground} {
 		if l.q[lane].n > 0 {
 			op = l.q[lane].pop()
+			l.bytes -= int64(op.Bytes)
 			if l.queued() > 0 {
 				l.wake() // hand the rest to another worker
 			}
@@ -222,7 +254,36 @@ func (l *lanes) fail(cause error) []*Op {
 			taken[lane] = append(taken[lane], l.q[lane].pop())
 		}
 	}
+	l.bytes = 0
 	return mergeBySeq(nil, taken)
+}
+
+// recover clears the failure: Submit accepts work again.
+func (l *lanes) recover() {
+	l.mu.Lock()
+	l.failed = nil
+	l.mu.Unlock()
+}
+
+// setDiskFull sets whether the produce lane refuses with ErrDiskFull.
+func (l *lanes) setDiskFull(full bool) {
+	l.mu.Lock()
+	l.diskFull = full
+	l.mu.Unlock()
+}
+
+// state returns the failure (nil: none) and the disk-full flag.
+func (l *lanes) state() (failed error, diskFull bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed, l.diskFull
+}
+
+// queuedBytes returns the sum of Op.Bytes queued in all lanes.
+func (l *lanes) queuedBytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bytes
 }
 
 func (l *lanes) failure() error {

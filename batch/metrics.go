@@ -20,6 +20,8 @@ type metrics struct {
 	rejects     [numLanes]prometheus.Counter
 	headWait    [numLanes]prometheus.Observer
 	failedGauge prometheus.Gauge
+	diskFull    prometheus.Gauge
+	recoveries  prometheus.Counter
 	collectors  []prometheus.Collector
 }
 
@@ -39,7 +41,15 @@ func newMetrics(w *Writer) *metrics {
 		ConstLabels: mode, Buckets: prometheus.ExponentialBuckets(25e-6, 2, 16), // 25 µs … 0.8 s
 	})
 	m.failedGauge = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "popshim_writer_failed", Help: "1 after a synced write failed and the writer stopped accepting work.",
+		Name: "popshim_writer_failed", Help: "1 from a failed synced write until the store is reopened; the writer refuses work meanwhile.",
+		ConstLabels: mode,
+	})
+	m.diskFull = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "popshim_writer_disk_full", Help: "1 while the store's filesystem is used above the warning ratio and SENDs are refused.",
+		ConstLabels: mode,
+	})
+	m.recoveries = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "popshim_writer_recoveries_total", Help: "Times the writer reopened the store after a failed write and accepted work again.",
 		ConstLabels: mode,
 	})
 	counter := func(name, help string, v *atomic.Uint64) prometheus.Collector {
@@ -47,17 +57,21 @@ func newMetrics(w *Writer) *metrics {
 			func() float64 { return float64(v.Load()) })
 	}
 	m.collectors = []prometheus.Collector{
-		m.batchSize, m.batchBytes, m.writeTime, m.failedGauge,
+		m.batchSize, m.batchBytes, m.writeTime, m.failedGauge, m.diskFull, m.recoveries,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "popshim_writer_queued_bytes", Help: "Sum of the sizes of the ops queued in all lanes, bytes (bounded by --queue-max-bytes).",
+			ConstLabels: mode,
+		}, func() float64 { return float64(w.lanes.queuedBytes()) }),
 		counter("popshim_writer_batches_total", "WriteBatches written (or attempted).", &m.batchesN),
 		counter("popshim_writer_mutations_total", "Mutations (ops) completed, any result.", &m.mutationsN),
-		counter("popshim_writer_failed_mutations_total", "Mutations completed with an error.", &m.failedN),
+		counter("popshim_writer_failed_mutations_total", "Mutations completed with an error, plus Submits refused because a failed write awaits recovery or the disk is above the warning level.", &m.failedN),
 		counter("popshim_writer_fsyncs_total", "Synced db.Write calls issued (WAL fsyncs requested).", &m.fsyncsN),
 	}
 	for l := Lane(0); l < numLanes; l++ {
 		lane := l
 		labels := prometheus.Labels{"mode": string(w.opts.Mode), "lane": lane.String()}
 		m.rejects[l] = prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "popshim_writer_rejects_total", Help: "Submits refused with ErrBusy (SYSTEM_BUSY) because the lane was full.",
+			Name: "popshim_writer_rejects_total", Help: "Ops answered SYSTEM_BUSY: Submits refused because the lane or the queued-bytes bound was full, and produce ops shed after waiting too long.",
 			ConstLabels: labels,
 		})
 		hw := prometheus.NewHistogram(prometheus.HistogramOpts{

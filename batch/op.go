@@ -58,10 +58,12 @@ var (
 	// ErrClosed: Submit after Close. Nothing queued; Done not called.
 	ErrClosed = errors.New("batch: writer closed")
 	// ErrFailed: an earlier synced write failed with an error that leaves the
-	// WAL in an unknown state, so the writer refuses all work (sticky
-	// failure, never retrying an fsync). Returned by Submit, and passed to
-	// Done of ops that were queued at the time. The error also wraps the
-	// original write error (errors.Is finds both). Handlers answer
+	// WAL in an unknown state, so the writer refuses all work (an fsync is
+	// never retried) until its probe has reopened the store and a synced
+	// write succeeded (Options.ProbeInterval). Returned by Submit, and
+	// passed to Done of ops that were queued at the time. The error also
+	// wraps the original write error (errors.Is finds both). Handlers
+	// answer SEND with SERVICE_NOT_AVAILABLE (14), everything else with
 	// SYSTEM_ERROR (1).
 	ErrFailed = errors.New("batch: writer stopped after a failed write")
 	// ErrBadLane: Op.Lane is not one of the four lanes.
@@ -167,6 +169,9 @@ func ParseMode(s string) (Mode, error) {
 // raise it again; 8 doubles CHANGE latency over 16.
 const DefaultMaxBulkOps = 16
 
+// DefaultMaxQueuedBytes is the default of Options.MaxQueuedBytes: 256 MiB.
+const DefaultMaxQueuedBytes = 256 << 20
+
 // Options configures New. Zero values take the defaults given.
 type Options struct {
 	// Mode: ModeGroup (default) or ModeSync.
@@ -199,6 +204,31 @@ type Options struct {
 	// minutes; negative disables. Retention is also off when the store's
 	// retention is disabled.
 	RetentionInterval time.Duration
+	// MaxQueuedBytes bounds the sum of Op.Bytes queued in all lanes
+	// (--queue-max-bytes): a Submit that would pass it while anything is
+	// queued returns ErrBusy (SYSTEM_BUSY), so queued request memory stays
+	// near this bound whatever the message size. Default 256 MiB.
+	MaxQueuedBytes int64
+	// MaxProduceWait: a LaneProduce op still queued after this long is
+	// shed — completed with a *QueueTimeoutError, not written — when a
+	// batch is next taken (--wait-time-mills-in-send-queue; RocketMQ's
+	// waitTimeMillsInSendQueue is 200 ms). 0 disables. Group mode checks the
+	// queue at every batch; sync mode when a worker takes the op.
+	MaxProduceWait time.Duration
+	// ProbeInterval is how often, after a failed synced write, the writer
+	// tries to reopen the store and write a synced probe; Submit refuses
+	// with ErrFailed until one succeeds. Default 1 s; negative: never
+	// recover (the failure stays until restart).
+	ProbeInterval time.Duration
+	// DiskWarningRatio: while the store's filesystem is used above this
+	// fraction, LaneProduce Submits return ErrDiskFull
+	// (--disk-space-warning-level-ratio; RocketMQ's
+	// diskSpaceWarningLevelRatio, 0.90). Accepted again below it minus
+	// 0.05. 0 disables the check.
+	DiskWarningRatio float64
+	// DiskCheckInterval is how often the disk usage is read (one statfs).
+	// Default 1 s.
+	DiskCheckInterval time.Duration
 	// Logger; nil means zerolog.Nop().
 	Logger *zerolog.Logger
 }
@@ -231,6 +261,15 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RetentionInterval == 0 {
 		o.RetentionInterval = 10 * time.Minute
 	}
+	if o.MaxQueuedBytes == 0 {
+		o.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = time.Second
+	}
+	if o.DiskCheckInterval == 0 {
+		o.DiskCheckInterval = time.Second
+	}
 	switch {
 	case o.SyncWorkers < 1:
 		return o, fmt.Errorf("batch: SyncWorkers must be ≥ 1, got %d", o.SyncWorkers)
@@ -244,6 +283,14 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("batch: BackgroundShare must be in (0, 1], got %g", o.BackgroundShare)
 	case o.MaxBulkOps < 1:
 		return o, fmt.Errorf("batch: MaxBulkOps must be ≥ 1, got %d", o.MaxBulkOps)
+	case o.MaxQueuedBytes < 1:
+		return o, fmt.Errorf("batch: MaxQueuedBytes must be ≥ 1, got %d", o.MaxQueuedBytes)
+	case o.MaxProduceWait < 0:
+		return o, fmt.Errorf("batch: MaxProduceWait must be ≥ 0, got %v", o.MaxProduceWait)
+	case o.DiskWarningRatio < 0 || o.DiskWarningRatio > 1:
+		return o, fmt.Errorf("batch: DiskWarningRatio must be in [0, 1], got %g", o.DiskWarningRatio)
+	case o.DiskCheckInterval < 0:
+		return o, fmt.Errorf("batch: DiskCheckInterval must be > 0, got %v", o.DiskCheckInterval)
 	}
 	return o, nil
 }

@@ -22,6 +22,16 @@ func (w *Writer) syncWorker() {
 }
 
 func (w *Writer) writeOne(op *Op) {
+	if op.Lane == LaneProduce && w.opts.MaxProduceWait > 0 {
+		if waited := time.Duration(monoNanos() - op.queued); waited > w.opts.MaxProduceWait {
+			w.lanes.addReject(op.Lane)
+			w.m.rejects[op.Lane].Inc()
+			w.complete(op, &QueueTimeoutError{Waited: waited, Queued: w.lanes.depth(LaneProduce)})
+			return
+		}
+	}
+	w.storeMu.RLock()
+	defer w.storeMu.RUnlock()
 	if err := w.lanes.failure(); err != nil {
 		w.complete(op, err)
 		return

@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,13 @@ type Writer struct {
 
 	wg        sync.WaitGroup // writer goroutines
 	closeOnce sync.Once
+
+	// storeMu is held shared while ops are applied and committed, and
+	// exclusively by the recovery probe while it reopens the store.
+	storeMu   sync.RWMutex
+	probing   atomic.Bool
+	stopFault chan struct{} // closed by Close: stops the probe and disk guard
+	faultWG   sync.WaitGroup
 	ret       *retention
 	retMu     sync.Mutex // serializes retention passes
 	retFloor  int64      // physical-offset index already trimmed below this
@@ -53,7 +61,8 @@ func New(store *popstore.Store, opts Options, reg prometheus.Registerer) (*Write
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{store: store, opts: o, lanes: newLanes(o.LaneCapacity)}
+	w := &Writer{store: store, opts: o, lanes: newLanes(o.LaneCapacity, o.MaxQueuedBytes, o.MaxProduceWait),
+		stopFault: make(chan struct{})}
 	if o.Logger != nil {
 		w.log = o.Logger.With().Str("component", "batch").Logger()
 	} else {
@@ -76,6 +85,10 @@ func New(store *popstore.Store, opts Options, reg prometheus.Registerer) (*Write
 			go w.syncWorker()
 		}
 	}
+	if o.DiskWarningRatio > 0 {
+		w.faultWG.Add(1)
+		go w.diskGuardLoop()
+	}
 	if o.RetentionInterval > 0 && store.RetentionMillis() >= 0 {
 		w.ret = startRetention(w, o.RetentionInterval)
 	}
@@ -89,13 +102,19 @@ func New(store *popstore.Store, opts Options, reg prometheus.Registerer) (*Write
 func (w *Writer) Mode() Mode { return w.opts.Mode }
 
 // Submit queues op without blocking. nil: accepted, and op.Done will be
-// called exactly once. ErrBusy (lane full), ErrClosed, ErrFailed (sticky
-// failure), ErrBadOp or ErrBadLane: not queued, Done will not be called. Any
-// goroutine.
+// called exactly once. ErrBusy (lane full, or Options.MaxQueuedBytes
+// reached), ErrClosed, ErrFailed (a failed write awaits recovery),
+// ErrDiskFull (LaneProduce above the disk warning level), ErrBadOp or
+// ErrBadLane: not queued, Done will not be called. ErrFailed and
+// ErrDiskFull refusals count as failed mutations. Any goroutine.
 func (w *Writer) Submit(op *Op) error {
 	err := w.lanes.push(op)
-	if errors.Is(err, ErrBusy) {
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrBusy):
 		w.m.rejects[op.Lane].Inc()
+	case errors.Is(err, ErrFailed), errors.Is(err, ErrDiskFull):
+		w.m.failedN.Add(1)
 	}
 	return err
 }
@@ -112,7 +131,7 @@ func (w *Writer) SubmitWait(lane Lane, apply func(tx *popstore.Txn) error) error
 	return <-ch
 }
 
-// Err returns the sticky failure (wrapping ErrFailed), or nil.
+// Err returns the failure awaiting recovery (wrapping ErrFailed), or nil.
 func (w *Writer) Err() error { return w.lanes.failure() }
 
 // Stats returns the cumulative counters. Any goroutine.
@@ -131,14 +150,18 @@ func (w *Writer) Stats() Stats {
 }
 
 // Close stops accepting ops (Submit returns ErrClosed), stops retention,
-// writes and completes everything already accepted, and returns when every
-// writer goroutine has exited. It does not close the store; close the store
-// after Close returns. Returns the sticky failure, if any. Idempotent.
+// the recovery probe and the disk guard, writes and completes everything
+// already accepted, and returns when every writer goroutine has exited. It
+// does not close the store; close the store after Close returns (safe in
+// the failed state: the store skips its WAL flush then). Returns the
+// failure awaiting recovery, if any. Idempotent.
 func (w *Writer) Close() error {
 	w.closeOnce.Do(func() {
 		if w.ret != nil {
 			w.ret.stop()
 		}
+		close(w.stopFault)
+		w.faultWG.Wait()
 		w.lanes.close()
 		w.wg.Wait()
 		w.log.Info().Uint64("batches", w.m.batchesN.Load()).Uint64("mutations", w.m.mutationsN.Load()).Msg("writer closed")
@@ -151,7 +174,8 @@ func (w *Writer) Close() error {
 // with it every other waiting request, survives.
 func (w *Writer) complete(op *Op, err error) {
 	w.m.mutationsN.Add(1)
-	if err != nil {
+	var shed *QueueTimeoutError
+	if err != nil && !errors.As(err, &shed) { // shed ops count as rejects
 		w.m.failedN.Add(1)
 	}
 	if op.Done == nil && op.Job == nil {
@@ -165,17 +189,20 @@ func (w *Writer) complete(op *Op, err error) {
 	op.done(err)
 }
 
-// afterWriteError decides whether a failed write is sticky: anything but
-// popstore.ErrWriteRejected is. Sticky: all later Submits fail, and the ops
-// still queued are returned, to be completed with ferr (the sticky error)
-// after the failed batch's own ops.
+// afterWriteError decides whether a failed write stops the writer:
+// anything but popstore.ErrWriteRejected does. Then all later Submits fail
+// until the probe recovers (startProbe), and the ops still queued are
+// returned, to be completed with ferr (the failure) after the failed
+// batch's own ops.
 func (w *Writer) afterWriteError(err error) (queued []*Op, ferr error) {
 	if errors.Is(err, popstore.ErrWriteRejected) {
 		w.log.Warn().Err(err).Msg("write rejected before the WAL; batch failed, writer continues")
 		return nil, nil
 	}
-	w.log.Error().Err(err).Msg("synced write failed; refusing all further work")
+	w.log.Error().Err(err).Msg("synced write failed; refusing work until the store is reopened")
 	w.m.failedGauge.Set(1)
 	queued = w.lanes.fail(err)
-	return queued, w.lanes.failure()
+	ferr = w.lanes.failure()
+	w.startProbe()
+	return queued, ferr
 }

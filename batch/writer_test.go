@@ -160,9 +160,10 @@ func TestWriteFailureFailsWholeBatchOnly(t *testing.T) {
 	require.Equal(t, uint64(10), f.w.Stats().Failed)
 }
 
-// A write error of unknown WAL state stops the writer for good.
+// A write error of unknown WAL state stops the writer; with recovery
+// disabled (ProbeInterval < 0), for good.
 func TestStickyFailure(t *testing.T) {
-	f := newFixture(t, batch.Options{})
+	f := newFixture(t, batch.Options{ProbeInterval: -1})
 	release1 := f.stall(t, 1)
 	ioErr := errors.New("IO error: fsync failed")
 	f.gate.fail(2, ioErr)

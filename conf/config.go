@@ -107,6 +107,39 @@ type Config struct {
 	// QueueCapacity bounds each writer lane, mutations; a full lane answers
 	// SYSTEM_BUSY (ackThreadPoolQueueCapacity, 100000). --queue-capacity.
 	QueueCapacity int
+	// QueueMaxBytes bounds the bytes queued in all writer lanes (mostly
+	// SEND bodies); past it a mutation answers SYSTEM_BUSY at once, so
+	// memory under a flood of large messages stays near this bound.
+	// --queue-max-bytes, default 256 MiB.
+	QueueMaxBytes int64
+	// MemoryLimit is the Go runtime's soft memory limit, bytes
+	// (runtime/debug.SetMemoryLimit): the GC works harder as the heap nears
+	// it, so the garbage of refused large SENDs cannot grow the heap to
+	// --gc-percent times the live data. 0 (default): 2 × --queue-max-bytes
+	// + 512 MiB; negative: no limit. GOMEMLIMIT, when set, wins.
+	// --memory-limit.
+	MemoryLimit int64
+	// WaitTimeMillsInSendQueue: a SEND still queued for the writer after
+	// this many ms answers SYSTEM_BUSY "[TIMEOUT_CLEAN_QUEUE]…" instead of
+	// being written (RocketMQ's waitTimeMillsInSendQueue, 200, with
+	// brokerFastFailureEnable). 0 disables. --wait-time-mills-in-send-queue.
+	WaitTimeMillsInSendQueue int
+	// DiskSpaceWarningLevelRatio: above this used fraction of the data
+	// directory's filesystem SENDs answer SERVICE_NOT_AVAILABLE, as a
+	// Java broker whose disk is full (diskSpaceWarningLevelRatio, 0.90);
+	// ACK, CHANGE and POP keep working. Checked every second (statfs);
+	// SENDs are accepted again below it minus 0.05. 0 disables.
+	// --disk-space-warning-level-ratio.
+	DiskSpaceWarningLevelRatio float64
+	// WriterProbeInterval is how often, after a failed synced write, the
+	// writer tries to reopen the store; work is refused until it succeeds.
+	// --writer-probe-interval, default 1s.
+	WriterProbeInterval time.Duration
+	// RocksDBLogDir is where RocksDB writes its LOG file; "" keeps only the
+	// open-time header in the data directory (run-time LOG lines on a full
+	// disk abort Debian's assertion-enabled librocksdb). Use a directory on
+	// another filesystem. --rocksdb-log-dir.
+	RocksDBLogDir string
 	// BackgroundShare is the largest fraction of a batch's ops taken from
 	// the background lane (revive, retention), in (0, 1]. --background-share,
 	// default 0.25.
@@ -172,6 +205,18 @@ type Config struct {
 	TestSlowStore time.Duration
 }
 
+// EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
+// none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
+func (c *Config) EffectiveMemoryLimit() int64 {
+	switch {
+	case c.MemoryLimit < 0:
+		return 0
+	case c.MemoryLimit > 0:
+		return c.MemoryLimit
+	}
+	return 2*c.QueueMaxBytes + 512<<20
+}
+
 // Default returns the configuration with every default filled in except
 // the auto-detected BrokerIP (see Load).
 func Default() *Config {
@@ -197,16 +242,21 @@ func Default() *Config {
 		BatchMaxOps:           4096,
 		BatchMaxBytes:         8 << 20,
 		QueueCapacity:         100000,
-		BackgroundShare:       0.25,
-		BatchMaxBulkOps:       16,
-		MaxParkedPolls:        100000,
-		ReviveInterval:        500 * time.Millisecond,
-		MaxReconsumeTimes:     16,
-		PopReaderWorkers:      4,
-		PopReaderQueue:        10000,
-		IdleTimeout:           120 * time.Second,
-		MaxConns:              remoting.DefaultMaxConns,
-		ShutdownTimeout:       10 * time.Second,
+		QueueMaxBytes:         256 << 20,
+
+		WaitTimeMillsInSendQueue:   200,
+		DiskSpaceWarningLevelRatio: 0.90,
+		WriterProbeInterval:        time.Second,
+		BackgroundShare:            0.25,
+		BatchMaxBulkOps:            16,
+		MaxParkedPolls:             100000,
+		ReviveInterval:             500 * time.Millisecond,
+		MaxReconsumeTimes:          16,
+		PopReaderWorkers:           4,
+		PopReaderQueue:             10000,
+		IdleTimeout:                120 * time.Second,
+		MaxConns:                   remoting.DefaultMaxConns,
+		ShutdownTimeout:            10 * time.Second,
 
 		MaxHeartbeatGroups:        1000,
 		MaxHeartbeatSubscriptions: 1000,

@@ -63,6 +63,14 @@ func (c *Config) Validate() error {
 	v.intRange("batch-max-bytes", c.BatchMaxBytes, 1<<10, 1<<30)
 	v.intRange("queue-capacity", c.QueueCapacity, 1, 1<<24)
 	v.intRange("batch-max-bulk-ops", c.BatchMaxBulkOps, 1, 1<<20)
+	if c.QueueMaxBytes < 1<<20 || c.QueueMaxBytes > 1<<40 {
+		v.errf("--queue-max-bytes must be in [1 MiB, 1 TiB], got %d", c.QueueMaxBytes)
+	}
+	v.intRange("wait-time-mills-in-send-queue", c.WaitTimeMillsInSendQueue, 0, 3600000)
+	if !(c.DiskSpaceWarningLevelRatio >= 0 && c.DiskSpaceWarningLevelRatio <= 1) {
+		v.errf("--disk-space-warning-level-ratio must be in [0, 1] (0 disables), got %g", c.DiskSpaceWarningLevelRatio)
+	}
+	v.positiveDur("writer-probe-interval", c.WriterProbeInterval, 10*time.Millisecond)
 	if !(c.BackgroundShare > 0 && c.BackgroundShare <= 1) {
 		v.errf("--background-share must be in (0, 1], got %g", c.BackgroundShare)
 	}

@@ -105,7 +105,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	}
 	b.Topics = topics
 	b.Clients = clients.NewClientTable(log)
-	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr}
+	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr, Writable: w.Writable}
 	if reg != nil {
 		if err := b.metrics.Register(reg); err != nil {
 			return nil, fmt.Errorf("handler: register metrics: %w", err)

@@ -52,6 +52,11 @@ func popConfig(dir string) *conf.Config {
 	cfg.SyncWorkers = 2
 	cfg.ReviveInterval = 20 * time.Millisecond
 	cfg.RetentionInterval = -1
+	// No time shedding of SENDs and no disk guard by default: a slow -race
+	// run or a nearly full CI disk must not turn SENDs into refusals; the
+	// fault tests turn them on.
+	cfg.WaitTimeMillsInSendQueue = 0
+	cfg.DiskSpaceWarningLevelRatio = 0
 	return cfg
 }
 

@@ -32,7 +32,10 @@ package handler
 // topics, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, TBW102, rmq_sys_*); INVALID_PARAMETER (29)
 // queueId out of range; MESSAGE_ILLEGAL (13) body too large or bad
 // properties; SYSTEM_ERROR (1) header errors, bad topic name, failed write;
-// SYSTEM_BUSY (2) writer lane full.
+// SYSTEM_BUSY (2) writer lane or queued bytes full, or "[TIMEOUT_CLEAN_QUEUE]"
+// after waiting --wait-time-mills-in-send-queue; SERVICE_NOT_AVAILABLE (14)
+// disk above --disk-space-warning-level-ratio or store not writable after
+// a failed write (sendWriteError).
 
 import (
 	"errors"
@@ -168,8 +171,14 @@ func retryTopicGroup(topic string) string {
 
 // appendRecords stores records (all of t.topic/t.queueID) in one
 // produce-lane op and answers with the SEND response header when durable.
-// bodyBytes feeds the throughput metric.
+// bodyBytes feeds the throughput metric. It clears req.Body: callers must
+// be done with it.
 func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget, recs [][]byte, bodyBytes int) {
+	// The records are the one copy of the bodies the queued op keeps:
+	// drop the frame's (DecodeFrame's copy), which the Done closure would
+	// otherwise hold through req until the write, doubling the memory of
+	// every queued SEND.
+	req.Body = nil
 	offsets := make([]int64, len(recs))
 	physs := make([]int64, len(recs))
 	size := 0
@@ -192,7 +201,8 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, popsvc.WriteErrorCode(err), "store message failed: "+err.Error())
+				code, remark := b.sendWriteError(err)
+				reply.Code(c, req, code, remark)
 				return
 			}
 			ids := make([]string, len(recs))
@@ -210,8 +220,35 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("store message", err))
+		code, remark := b.sendWriteError(err)
+		reply.Code(c, req, code, remark)
 	}
+}
+
+// sendWriteError maps the writer error of a SEND (a Submit refusal or the
+// op's Done error) to its response, as SendMessageProcessor maps the
+// PutMessageStatus of the same store state:
+//   - shed after WaitTimeMillsInSendQueue → SYSTEM_BUSY (2),
+//     "[TIMEOUT_CLEAN_QUEUE]…" (BrokerFastFailure); lane or queued-bytes
+//     bound full → SYSTEM_BUSY with the [OVERLOAD] remark;
+//   - disk above --disk-space-warning-level-ratio, or the store not
+//     writable after a failed write (until the writer's probe reopens it)
+//     → SERVICE_NOT_AVAILABLE (14), the code of a Java store that is not
+//     writable (disk full), so producers retry on another broker;
+//   - writer closed → GO_AWAY; bad names → MESSAGE_ILLEGAL (13); the
+//     write that failed itself → SYSTEM_ERROR (1).
+func (b *Broker) sendWriteError(err error) (int32, string) {
+	var qt *batch.QueueTimeoutError
+	switch {
+	case errors.As(err, &qt):
+		return codec.SystemBusy, fmt.Sprintf("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
+			qt.Waited.Milliseconds(), qt.Queued)
+	case errors.Is(err, batch.ErrBusy), errors.Is(err, batch.ErrClosed):
+		return reply.SubmitCode(err), reply.SubmitRemark("store message", err)
+	case errors.Is(err, batch.ErrDiskFull), errors.Is(err, batch.ErrFailed), errors.Is(err, popstore.ErrUnavailable):
+		return codec.ServiceNotAvailable, "service not available now: the broker's disk is full or its store is not writable; retry on another broker (" + err.Error() + ")"
+	}
+	return popsvc.WriteErrorCode(err), "store message failed: " + err.Error()
 }
 
 // addrPortOf converts a connection's remote address for the bornHost field;

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -57,11 +58,16 @@ type Stack struct {
 // returns. main.go calls exactly this. Start-up errors (store, writer,
 // listeners) are returned at once with everything already started undone;
 // shutdown errors are joined into the result. It first applies
-// --gc-percent (process-wide, so only here and not in StartStack).
+// --gc-percent and --memory-limit (process-wide, so only here and not in
+// StartStack).
 func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 	if cfg.GCPercent > 0 {
 		prev := debug.SetGCPercent(cfg.GCPercent)
 		log.Debug().Int("gc_percent", cfg.GCPercent).Int("previous", prev).Msg("go gc target set")
+	}
+	if limit := cfg.EffectiveMemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+		log.Debug().Int64("memory_limit", limit).Msg("go soft memory limit set")
 	}
 	st, err := StartStack(cfg, log)
 	if err != nil {
@@ -103,7 +109,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}()
 	st.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds()}
+	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds(), InfoLogDir: cfg.RocksDBLogDir}
 	if cfg.Retention <= 0 {
 		sopts.RetentionMillis = -1
 	}
@@ -131,6 +137,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 		MaxBatchBytes: cfg.BatchMaxBytes, LaneCapacity: cfg.QueueCapacity,
 		BackgroundShare: cfg.BackgroundShare, MaxBulkOps: cfg.BatchMaxBulkOps,
 		RetentionInterval: retInterval, Logger: &log,
+		MaxQueuedBytes: cfg.QueueMaxBytes, MaxProduceWait: time.Duration(cfg.WaitTimeMillsInSendQueue) * time.Millisecond,
+		ProbeInterval: cfg.WriterProbeInterval, DiskWarningRatio: cfg.DiskSpaceWarningLevelRatio,
 	}, reg)
 	if err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ func (s *Store) MinOffset(topic string, queueId int32) int64 {
 // Errors: ErrClosed, RocksDB read errors.
 func (s *Store) ReadMessages(topic string, queueId int32, fromOffset int64, maxCount, maxBytes int) (records [][]byte, nextOffset int64, err error) {
 	if !s.readGuard() {
-		return nil, fromOffset, ErrClosed
+		return nil, fromOffset, s.guardErr()
 	}
 	defer s.readDone()
 	q := s.queue(topic, queueId)
@@ -111,7 +111,7 @@ func (s *Store) readOne(topic string, queueId int32, queueOffset int64) ([]byte,
 // RocksDB: not on the event loop.
 func (s *Store) ReadMessage(topic string, queueId int32, queueOffset int64) ([]byte, error) {
 	if !s.readGuard() {
-		return nil, ErrClosed
+		return nil, s.guardErr()
 	}
 	defer s.readDone()
 	if q := s.queue(topic, queueId); q == nil || queueOffset >= q.max.Load() {
@@ -126,7 +126,7 @@ func (s *Store) ReadMessage(topic string, queueId int32, queueOffset int64) ([]b
 // errors. Blocks on RocksDB: not on the event loop.
 func (s *Store) MessageByPhysicalOffset(phys int64) ([]byte, error) {
 	if !s.readGuard() {
-		return nil, ErrClosed
+		return nil, s.guardErr()
 	}
 	defer s.readDone()
 	mk, err := s.getCF(s.cfMessages(), physKey(phys))
@@ -143,7 +143,7 @@ func (s *Store) MessageByPhysicalOffset(phys int64) ([]byte, error) {
 // empty. Blocks on RocksDB: not on the event loop.
 func (s *Store) SearchOffsetByTimestamp(topic string, queueId int32, tsMillis int64) (int64, error) {
 	if !s.readGuard() {
-		return 0, ErrClosed
+		return 0, s.guardErr()
 	}
 	defer s.readDone()
 	q := s.queue(topic, queueId)
@@ -211,7 +211,7 @@ func (s *Store) ConsumerOffsetsOf(group, topic string) map[int32]int64 {
 // an undecodable entry.
 func (s *Store) ScanCheckpoints(fromVisibleAt, toVisibleAt int64, limit int) ([]Checkpoint, error) {
 	if !s.readGuard() {
-		return nil, ErrClosed
+		return nil, s.guardErr()
 	}
 	defer s.readDone()
 	if limit <= 0 || toVisibleAt <= fromVisibleAt {
@@ -244,7 +244,7 @@ func (s *Store) ScanCheckpoints(fromVisibleAt, toVisibleAt int64, limit int) ([]
 // the writer use Txn.GetCheckpoint). Blocks on RocksDB.
 func (s *Store) Checkpoint(k CheckpointKey) (Checkpoint, bool, error) {
 	if !s.readGuard() {
-		return Checkpoint{}, false, ErrClosed
+		return Checkpoint{}, false, s.guardErr()
 	}
 	defer s.readDone()
 	return s.getCheckpoint(k)
@@ -315,7 +315,7 @@ func (s *Store) Group(name string) (GroupMeta, bool) {
 // errors. Blocks on RocksDB.
 func (s *Store) MetaValue(name string) ([]byte, error) {
 	if !s.readGuard() {
-		return nil, ErrClosed
+		return nil, s.guardErr()
 	}
 	defer s.readDone()
 	return s.getCF(s.cfMeta(), []byte(metaUserPrefix+name))

@@ -35,7 +35,7 @@ func (s *Store) PlanRetention(nowMillis int64) (RetentionPlan, error) {
 		return RetentionPlan{}, nil
 	}
 	if !s.readGuard() {
-		return plan, ErrClosed
+		return plan, s.guardErr()
 	}
 	defer s.readDone()
 	var keys []queueKey

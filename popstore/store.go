@@ -1,7 +1,7 @@
 package popstore
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -59,6 +59,15 @@ type Options struct {
 	// Statistics turns on RocksDB's statistics (a few % CPU), so WALSyncs
 	// reports the real number of WAL fsyncs. Benchmarks use it.
 	Statistics bool
+	// InfoLogDir is where RocksDB writes its own LOG file
+	// (--rocksdb-log-dir). "" (default): the LOG in Dir holds only the
+	// header written at open (options, version), nothing at run time. Debian's
+	// librocksdb is built with assertions on, and its LOG writer aborts the
+	// process on the second line it tries to write after one failed with
+	// ENOSPC (WritableFileWriter::AssertFalseAndGetStatusForPrevError), so
+	// a LOG on the data filesystem turns a full disk into SIGABRT. Give a
+	// directory on another filesystem to keep the LOG.
+	InfoLogDir string
 }
 
 // queueKey identifies one message queue.
@@ -123,8 +132,16 @@ type Store struct {
 	// under both serialMu and mu, so a Txn holding serialMu may read it.
 	groupsVer groupsVersion
 
-	closeMu sync.RWMutex // held shared by reads, exclusively by Close
+	closeMu sync.RWMutex // held shared by reads, exclusively by Close and Reopen
 	closed  bool
+	// down: the database was closed by Reopen and could not be opened
+	// again yet (db == nil); reads answer ErrUnavailable. REQUIRES: closeMu.
+	down bool
+	// writeFailed is set by a failed synced write: RocksDB's WAL writer has
+	// then seen an error, and any later flush of it (FlushWAL, SyncWAL)
+	// aborts the process (see Options.InfoLogDir); Close skips FlushWAL.
+	writeFailed atomic.Bool
+	dir         string
 }
 
 func (s *Store) cfMessages() *grocksdb.ColumnFamilyHandle { return s.cfs[1] }
@@ -145,6 +162,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{
 		hook:    opts.WriteHook,
+		dir:     opts.Dir,
 		now:     opts.NowMillis,
 		keep:    opts.RetentionMillis,
 		offsets: make(map[offsetID]int64),
@@ -177,6 +195,13 @@ func Open(opts Options) (*Store, error) {
 	// in five interleaved pairs the mean synced write was ~5–10 % shorter
 	// and ACK/s within ±10 % (median a few % higher).
 	s.opts.SetBytesPerSync(1 << 20)
+	if opts.InfoLogDir != "" {
+		s.opts.SetDbLogDir(opts.InfoLogDir)
+	} else {
+		// HEADER_LEVEL: RocksDB drops every line but the header it writes
+		// at open. The C API of 7.8 offers no null logger.
+		s.opts.SetInfoLogLevel(grocksdb.InfoLogLevel(silentInfoLogLevel))
+	}
 	if opts.Statistics {
 		s.opts.EnableStatistics()
 		s.stats = true
@@ -197,100 +222,28 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("popstore: rocksdb options: %w", err)
 	}
 	s.hinted = hinted
-	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta}
-	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.hinted, s.hinted, s.opts}
-	db, handles, err := grocksdb.OpenDbColumnFamilies(s.opts, opts.Dir, names, cfOpts)
-	if err != nil {
-		s.destroyOptions()
-		return nil, fmt.Errorf("popstore: open %s: %w", opts.Dir, err)
-	}
-	s.db = db
-	copy(s.cfs[:], handles)
-	for i, h := range handles {
-		if s.cfIDs[i] = h.ID(); s.cfIDs[i] >= 128 {
-			s.closeDB()
-			return nil, fmt.Errorf("popstore: column family %s has id %d; expected < 128", names[i], s.cfIDs[i])
-		}
-	}
 	s.wo = grocksdb.NewDefaultWriteOptions()
 	s.wo.SetSync(true)
 	s.wo.DisableWAL(false)
 	s.ro = grocksdb.NewDefaultReadOptions()
-	s.groupsVer.timestampMillis = s.now() // until a stored version is loaded
-	if err := s.load(); err != nil {
-		s.closeDB()
+	if err := s.openDB(); err != nil {
+		s.destroyOptions()
 		return nil, err
 	}
+	s.groupsVer.timestampMillis = s.now() // until a stored version is loaded
+	st, err := s.loadState()
+	if err != nil {
+		s.closeDB()
+		s.destroyOptions()
+		return nil, err
+	}
+	s.install(st)
 	s.committedPhys.Store(s.nextPhys)
 	s.log.Info().Str("dir", opts.Dir).Int("queues", s.queueCount()).
 		Int("topics", len(s.topics)).Int("groups", len(s.groups)).
 		Int("consumerOffsets", len(s.offsets)).Int64("nextPhysicalOffset", s.nextPhys).
 		Msg("store opened")
 	return s, nil
-}
-
-// load reads the meta and offsets column families into memory.
-func (s *Store) load() error {
-	it := s.db.NewIteratorCF(s.ro, s.cfMeta())
-	defer it.Close()
-	for it.SeekToFirst(); it.Valid(); it.Next() {
-		k, v := it.Key().Data(), it.Value().Data()
-		ks := string(k)
-		switch {
-		case ks == metaPhysKey:
-			p, ok := getInt64(v)
-			if !ok {
-				return fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaPhysKey, len(v))
-			}
-			s.nextPhys = p
-		case len(ks) > 2 && ks[:2] == metaQueuePrefix:
-			topic, qid, ok := parseQueueMetaKey(k)
-			if !ok || len(v) != 16 {
-				return fmt.Errorf("popstore: corrupt queue meta key %q", k)
-			}
-			min, _ := getInt64(v[:8])
-			max, _ := getInt64(v[8:])
-			st := &queueState{}
-			st.min.Store(min)
-			st.max.Store(max)
-			s.queues.Store(queueKey{topic, qid}, st)
-		case len(ks) > 2 && ks[:2] == metaTopicPrefix:
-			var m TopicMeta
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("popstore: corrupt topic %q: %w", ks[2:], err)
-			}
-			s.topics[m.TopicName] = m
-		case ks == metaGroupsVersionKey:
-			gv, ok := decodeGroupsVersion(v)
-			if !ok {
-				return fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaGroupsVersionKey, len(v))
-			}
-			s.groupsVer = gv
-		case len(ks) > 2 && ks[:2] == metaGroupPrefix:
-			g, err := decodeGroupMeta(ks[2:], v)
-			if err != nil {
-				return err
-			}
-			s.groups[g.GroupName] = g
-		}
-	}
-	if err := it.Err(); err != nil {
-		return fmt.Errorf("popstore: scan meta: %w", err)
-	}
-	ot := s.db.NewIteratorCF(s.ro, s.cfOffsets())
-	defer ot.Close()
-	for ot.SeekToFirst(); ot.Valid(); ot.Next() {
-		g, t, q, ok := parseOffsetKey(ot.Key().Data())
-		off, ok2 := getInt64(ot.Value().Data())
-		if !ok || !ok2 {
-			return fmt.Errorf("popstore: corrupt consumer offset key %q", ot.Key().Data())
-		}
-		s.offsets[offsetID{g, t, q}] = off
-	}
-	if err := ot.Err(); err != nil {
-		return fmt.Errorf("popstore: scan offsets: %w", err)
-	}
-	return nil
 }
 
 func (s *Store) queueCount() int {
@@ -323,39 +276,55 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	var err error
-	if e := s.db.FlushWAL(true); e != nil {
-		err = fmt.Errorf("popstore: sync WAL on close: %w", e)
+	// Every write is synced, so the WAL holds nothing to flush; the call
+	// only guards against a future unsynced write. After a failed write it
+	// would reach the failed WAL writer and abort (writeFailed).
+	if s.db != nil && !s.writeFailed.Load() {
+		if e := s.db.FlushWAL(true); e != nil {
+			err = fmt.Errorf("popstore: sync WAL on close: %w", e)
+		}
 	}
 	s.closeDB()
+	s.destroyOptions()
 	s.log.Info().Msg("store closed")
 	return err
 }
 
+// closeDB closes the database and its column family handles (not the
+// options, which Reopen reuses). REQUIRES: closeMu held exclusively, or
+// no other goroutine has the Store yet.
 func (s *Store) closeDB() {
-	for _, h := range s.cfs {
+	if s.db == nil {
+		return
+	}
+	for i, h := range s.cfs {
 		if h != nil {
 			h.Destroy()
+			s.cfs[i] = nil
 		}
 	}
 	s.db.Close()
-	if s.wo != nil {
-		s.wo.Destroy()
-	}
-	if s.ro != nil {
-		s.ro.Destroy()
-	}
-	s.destroyOptions()
+	s.db = nil
 }
 
 func (s *Store) destroyOptions() {
+	if s.wo != nil {
+		s.wo.Destroy()
+		s.wo = nil
+	}
+	if s.ro != nil {
+		s.ro.Destroy()
+		s.ro = nil
+	}
 	s.hinted.Destroy()
 	s.opts.Destroy()
 }
 
-// readGuard takes the shared close lock; ok=false after Close.
+// readGuard takes the shared close lock; ok=false after Close and while
+// the database is down (see Reopen).
 func (s *Store) readGuard() bool {
 	s.closeMu.RLock()
-	if s.closed {
+	if s.closed || s.db == nil {
 		s.closeMu.RUnlock()
 		return false
 	}
@@ -375,10 +344,16 @@ func (s *Store) write(wb *grocksdb.WriteBatch) error {
 		return s.db.Write(s.wo, wb)
 	}
 	seq := s.wseq.Add(1)
+	var err error
 	if s.hook != nil {
-		return s.hook(seq, do)
+		err = s.hook(seq, do)
+	} else {
+		err = do()
 	}
-	return do()
+	if err != nil && !errors.Is(err, ErrWriteRejected) {
+		s.writeFailed.Store(true)
+	}
+	return err
 }
 
 // NowMillis returns the store's clock (Options.NowMillis), Unix ms.

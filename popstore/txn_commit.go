@@ -139,7 +139,7 @@ func (t *Txn) Commit() error {
 		return nil
 	}
 	if !t.s.readGuard() {
-		return ErrClosed
+		return t.s.guardErr()
 	}
 	wb := grocksdb.WriteBatchFrom(t.b.encode(&t.s.cfIDs))
 	err := t.s.write(wb)

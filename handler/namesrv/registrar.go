@@ -20,7 +20,10 @@ package namesrv
 // server (closing it makes the name server drop the broker at once);
 // register at start, then every --register-interval, and within a second
 // of any topic-table change (the dataVersion counter moves, so the name
-// server applies changed queue counts); reconnect after errors. On shutdown
+// server applies changed queue counts), and within a second of the store
+// becoming unwritable or writable again (Self.Writable: every topic is then
+// registered without or with PermWrite, and the dataVersion counter moves
+// once more per change); reconnect after errors. On shutdown
 // UNREGISTER_BROKER (brokerName, brokerAddr, clusterName, brokerId 0) goes
 // to each name server. Failures are logged, never fatal.
 
@@ -117,8 +120,19 @@ func (r *Registrar) loop() {
 	defer tick.Stop()
 	var last time.Time
 	var lastDV codec.DataVersion
+	lastWritable, permEpoch := true, int64(0)
 	for {
-		if dv := r.topics.DataVersion(); time.Since(last) >= r.interval || dv != lastDV {
+		w := r.self.writable()
+		if w != lastWritable {
+			// The name server applies a registration's queue data only
+			// when its dataVersion changed: count every flip into it.
+			permEpoch++
+			lastWritable = w
+			r.log.Warn().Bool("writable", w).Msg("store writability changed; re-registering with the topic write permission adjusted")
+		}
+		dv := r.topics.DataVersion()
+		dv.Counter += permEpoch
+		if time.Since(last) >= r.interval || dv != lastDV {
 			r.registerAll(dv)
 			last, lastDV = time.Now(), dv
 		}
@@ -167,6 +181,7 @@ func (r *Registrar) registerBody(dv codec.DataVersion) []byte {
 	w := codec.TopicConfigWrapper{DataVersion: dv, TopicConfigTable: make(map[string]codec.TopicConfig, len(all))}
 	for _, m := range all {
 		tc := meta.TopicConfigOf(m)
+		tc.Perm = r.self.AdvertisedPerm(tc.Perm)
 		if tc.Attributes == nil {
 			tc.Attributes = map[string]string{}
 		}

@@ -15,6 +15,26 @@ type Self struct {
 	// Addr returns the advertised broker address ("ip:port"); called for
 	// every route, so it must be cheap and safe on the event loop.
 	Addr func() string
+	// Writable reports whether the store accepts messages (batch.Writer.
+	// Writable: no failed write awaiting recovery, disk below the warning
+	// level). While false, routes and registrations advertise every topic
+	// without PermWrite, as a Java broker whose brokerPermission is
+	// read-only, so producers pick another broker. Nil: always writable.
+	// Called per route: cheap, safe on the event loop.
+	Writable func() bool
+}
+
+// writable is s.Writable() (true when nil).
+func (s Self) writable() bool { return s.Writable == nil || s.Writable() }
+
+// AdvertisedPerm returns perm as this broker advertises it now: without
+// PermWrite while the store is not writable (Java masks topic perms with
+// brokerPermission the same way in registerBrokerAll and in routes).
+func (s Self) AdvertisedPerm(perm int32) int32 {
+	if s.writable() {
+		return perm
+	}
+	return perm &^ codec.PermWrite
 }
 
 // BrokerData is this broker as a route's BrokerData (master, id 0)
@@ -35,7 +55,7 @@ func (s Self) RouteOf(m popstore.TopicMeta) codec.TopicRouteData {
 		BrokerDatas: []codec.BrokerData{s.BrokerData()},
 		QueueDatas: []codec.QueueData{{
 			BrokerName:     s.BrokerName,
-			Perm:           m.Perm,
+			Perm:           s.AdvertisedPerm(m.Perm),
 			ReadQueueNums:  m.ReadQueueNums,
 			TopicSysFlag:   m.TopicSysFlag,
 			WriteQueueNums: m.WriteQueueNums,
