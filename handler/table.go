@@ -53,6 +53,7 @@ func RegisterNameServer(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetRouteInfoByTopic, b.handleGetRouteInfoByTopic)
 	r.Handle(codec.RequestGetBrokerClusterInfo, b.handleGetBrokerClusterInfo)
 	r.Handle(requestGetKVConfig, b.handleGetKVConfig)
+	r.Handle(requestDeleteKVConfig, b.handleDeleteKVConfig)
 	r.Handle(codec.RequestGetAllTopicListFromNameServer, b.handleGetAllTopicListFromNameserver)
 	r.Handle(codec.RequestDeleteTopicInNamesrv, b.handleDeleteTopicInNamesrv)
 }
