@@ -264,5 +264,8 @@ type GroupNameError struct {
 	Err    error
 }
 
+// Error returns the Java broker's remark.
 func (e *GroupNameError) Error() string { return e.Remark }
+
+// Unwrap returns the codec.ValidateGroup error (wraps codec.ErrBadName).
 func (e *GroupNameError) Unwrap() error { return e.Err }
