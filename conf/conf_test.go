@@ -37,19 +37,21 @@ func TestDefaultsAreValid(t *testing.T) {
 
 func TestEnvOverridesDefaultButNotFlag(t *testing.T) {
 	c, err := parse(t, []string{"--batch-max-ops=100"}, map[string]string{
-		"POPSHIM_DATA_DIR":          "/tmp/pd",
-		"POPSHIM_BATCH_MAX_OPS":     "7", // the flag wins
-		"POPSHIM_AUTO_CREATE_TOPIC": "false",
-		"POPSHIM_RETENTION":         "1h",
-		"POPSHIM_NAMESRV_ADDR":      "10.0.0.1:9876;10.0.0.2:9876",
-		"POPSHIM_BROKER_IP":         "192.0.2.7",
-		"POPSHIM_TEST_SLOW_STORE":   "5ms",
-		"POPSHIM_BACKGROUND_SHARE":  "0.5",
+		"POPSHIM_DATA_DIR":                       "/tmp/pd",
+		"POPSHIM_BATCH_MAX_OPS":                  "7", // the flag wins
+		"POPSHIM_AUTO_CREATE_TOPIC":              "false",
+		"POPSHIM_AUTO_CREATE_SUBSCRIPTION_GROUP": "false",
+		"POPSHIM_RETENTION":                      "1h",
+		"POPSHIM_NAMESRV_ADDR":                   "10.0.0.1:9876;10.0.0.2:9876",
+		"POPSHIM_BROKER_IP":                      "192.0.2.7",
+		"POPSHIM_TEST_SLOW_STORE":                "5ms",
+		"POPSHIM_BACKGROUND_SHARE":               "0.5",
 	})
 	require.NoError(t, err)
 	require.Equal(t, "/tmp/pd", c.DataDir)
 	require.Equal(t, 100, c.BatchMaxOps)
 	require.False(t, c.AutoCreateTopic)
+	require.False(t, c.AutoCreateSubscriptionGroup)
 	require.Equal(t, time.Hour, c.Retention)
 	require.Equal(t, []string{"10.0.0.1:9876", "10.0.0.2:9876"}, c.NamesrvAddrs())
 	require.Equal(t, "192.0.2.7:10911", c.BrokerAddr())

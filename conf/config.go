@@ -75,6 +75,13 @@ type Config struct {
 	// AutoCreateTopic creates unknown topics on first SEND
 	// (autoCreateTopicEnable, true). --auto-create-topic.
 	AutoCreateTopic bool
+	// AutoCreateSubscriptionGroup creates an unknown consumer group on
+	// HEART_BEAT, POP, PULL, NOTIFICATION, CONSUMER_SEND_MSG_BACK and
+	// GET_SUBSCRIPTIONGROUP_CONFIG (autoCreateSubscriptionGroup, true).
+	// Off, those requests answer SUBSCRIPTION_GROUP_NOT_EXIST (26) for an
+	// unknown group (HEART_BEAT skips it); CID_RMQ_SYS_ groups are still
+	// created. --auto-create-subscription-group.
+	AutoCreateSubscriptionGroup bool
 	// DefaultTopicQueueNums is the queue count of an auto-created topic
 	// (defaultTopicQueueNums, 8). --default-topic-queue-nums.
 	DefaultTopicQueueNums int
@@ -221,28 +228,29 @@ func (c *Config) EffectiveMemoryLimit() int64 {
 // the auto-detected BrokerIP (see Load).
 func Default() *Config {
 	return &Config{
-		Listen:                ":10911",
-		NamesrvListen:         ":9876",
-		RegisterInterval:      30 * time.Second,
-		MetricsListen:         ":5557",
-		DataDir:               "./data",
-		LogLevel:              "info",
-		LogFormat:             "json",
-		MaxFrameSize:          codec.DefaultMaxFrame,
-		MaxMessageSize:        4 << 20,
-		BrokerName:            "popshim-a",
-		ClusterName:           "DefaultCluster",
-		AutoCreateTopic:       true,
-		DefaultTopicQueueNums: 8,
-		Retention:             72 * time.Hour,
-		RetentionInterval:     10 * time.Minute,
-		PopWriteMode:          "group",
-		SyncWorkers:           16,
-		GCPercent:             400,
-		BatchMaxOps:           4096,
-		BatchMaxBytes:         8 << 20,
-		QueueCapacity:         100000,
-		QueueMaxBytes:         256 << 20,
+		Listen:                      ":10911",
+		NamesrvListen:               ":9876",
+		RegisterInterval:            30 * time.Second,
+		MetricsListen:               ":5557",
+		DataDir:                     "./data",
+		LogLevel:                    "info",
+		LogFormat:                   "json",
+		MaxFrameSize:                codec.DefaultMaxFrame,
+		MaxMessageSize:              4 << 20,
+		BrokerName:                  "popshim-a",
+		ClusterName:                 "DefaultCluster",
+		AutoCreateTopic:             true,
+		AutoCreateSubscriptionGroup: true,
+		DefaultTopicQueueNums:       8,
+		Retention:                   72 * time.Hour,
+		RetentionInterval:           10 * time.Minute,
+		PopWriteMode:                "group",
+		SyncWorkers:                 16,
+		GCPercent:                   400,
+		BatchMaxOps:                 4096,
+		BatchMaxBytes:               8 << 20,
+		QueueCapacity:               100000,
+		QueueMaxBytes:               256 << 20,
 
 		WaitTimeMillsInSendQueue:   200,
 		DiskSpaceWarningLevelRatio: 0.90,

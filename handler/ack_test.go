@@ -111,7 +111,7 @@ func TestACK05_FailedWritesNeverReportSuccess(t *testing.T) {
 	h.createTopic("T", 1)
 	c := h.dial()
 	send(t, c, "T", 0, "m", sendOpts{})
-	h.b().ensureGroup("G") // so the injected fault hits the POP's own write
+	h.b().Groups.Find("G") // so the injected fault hits the POP's own write
 	eventually(t, func() bool { _, ok := h.b().Store.Group("G"); return ok }, "group stored")
 
 	f.failNext.Store(1)

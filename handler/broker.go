@@ -26,7 +26,8 @@ import (
 
 // Broker is the state every request handler shares and the place the
 // subsystems are wired together: configuration, the store, the
-// group-commit writer, the topic table (handler/meta), the client registry
+// group-commit writer, the topic and subscription-group tables
+// (handler/meta), the client registry
 // (handler/clients), the long-poll registry (handler/longpoll), the POP
 // read path (handler/popsvc: reader pool, queue try-locks, POP jobs), the
 // revive loop (handler/revive) and this broker's name-server identity
@@ -44,6 +45,7 @@ type Broker struct {
 	Store   *popstore.Store
 	Writer  *batch.Writer
 	Topics  *meta.TopicTable
+	Groups  *meta.GroupTable
 	Clients *clients.ClientTable
 
 	pop *popsvc.Settings // shared with svc and the reviver (pop.revive); tests change knobs before traffic
@@ -104,6 +106,8 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		return nil, err
 	}
 	b.Topics = topics
+	b.Groups = meta.NewGroupTable(meta.GroupSettings{AutoCreate: cfg.AutoCreateSubscriptionGroup,
+		RetryMaxTimes: set.MaxReconsumeTimes}, store, w, log)
 	b.Clients = clients.NewClientTable(log)
 	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr, Writable: w.Writable}
 	if reg != nil {
@@ -136,11 +140,14 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 	b.polls.Appended(topic, queueID, maxOffset)
 }
 
-// Start launches the reader pool and the revive loop. Call once, after
+// Start queues the creation of the system consumer groups
+// (meta.SystemGroups) and launches the reader pool and the revive loop.
+// Call once, after
 // registration and before the servers accept traffic; later calls do
 // nothing.
 func (b *Broker) Start() {
 	b.startOnce.Do(func() {
+		b.Groups.CreateSystemGroups()
 		b.svc.Start()
 		b.revive.Start()
 		b.Log.Info().Str("brokerName", b.pop.BrokerName).Int("readers", b.pop.Readers).
@@ -179,11 +186,12 @@ func (b *Broker) onConnClose(connID uint64) {
 	}
 }
 
-// groupRetryMax is the retry limit of consumerGroup: its stored
-// retryMaxTimes (auto-created groups store --max-reconsume-times), else
-// --max-reconsume-times (default 16). Any goroutine.
+// groupRetryMax is the retry limit of consumerGroup: its retryMaxTimes
+// (auto-created groups store --max-reconsume-times; UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+// sets it), else --max-reconsume-times (default 16) for a group that does
+// not exist or stores a negative value. Any goroutine.
 func (b *Broker) groupRetryMax(group string) int32 {
-	if g, ok := b.Store.Group(group); ok && g.RetryMaxTimes > 0 {
+	if g, ok := b.Groups.Get(group); ok && g.RetryMaxTimes >= 0 {
 		return g.RetryMaxTimes
 	}
 	return b.pop.MaxReconsumeTimes

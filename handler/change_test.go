@@ -134,3 +134,18 @@ func TestCHG06_MassChangesAllRedelivered(t *testing.T) {
 		require.EqualValues(t, 1, m.m.ReconsumeTimes)
 	}
 }
+
+// TestCHG_Proxy55HeaderFields: the 5.5 proxy's CHANGE_MESSAGE_INVISIBLETIME
+// carries suspend=false and liteTopic="" (new 5.5 header fields); they are
+// ignored and the change works as without them.
+func TestCHG_Proxy55HeaderFields(t *testing.T) {
+	h, c, ms := oneInFlight(t, sendOpts{}, 60000)
+	req := changeReq("G", "T", ms[0], 1000)
+	req.SetExt("suspend", "false")
+	req.SetExt("liteTopic", "")
+	resp := call(t, c, req)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	got := redeliveries(t, h, "G", "T", 2*time.Second)
+	require.Len(t, got, 1)
+	require.EqualValues(t, 1, got[0].m.ReconsumeTimes)
+}

@@ -11,6 +11,9 @@ package handler
 // originMsgId, originTopic, unitMode, maxReconsumeTimes, bname.
 //
 // Behaviour:
+//   - The group is looked up (and auto-created when
+//     --auto-create-subscription-group allows, as findSubscriptionGroupConfig);
+//     an unknown group otherwise is SUBSCRIPTION_GROUP_NOT_EXIST (26).
 //   - The message is looked up by physical offset on a reader goroutine.
 //   - reconsumeTimes ≥ the limit (header maxReconsumeTimes from clients of
 //     V3_4_9 on, else the group's retryMaxTimes, else 16) or delayLevel < 0:
@@ -26,7 +29,9 @@ package handler
 //     service leaves them.
 //
 // Response codes: SUCCESS (0) once durable; SYSTEM_ERROR (1) header errors,
-// message not found by offset, failed write; SYSTEM_BUSY (2).
+// illegal group name, message not found by offset, failed write;
+// SYSTEM_BUSY (2); SUBSCRIPTION_GROUP_NOT_EXIST (26) "subscription group not
+// exist, <group> " + FAQ.
 
 import (
 	"errors"
@@ -34,6 +39,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/handler/revive"
@@ -54,6 +60,10 @@ func (b *Broker) handleConsumerSendMsgBack(c remoting.Conn, req *codec.Command) 
 	}
 	if err := codec.ValidateGroup(h.Group); err != nil {
 		reply.Code(c, req, codec.SystemError, err.Error())
+		return
+	}
+	if _, ok := b.Groups.Find(h.Group); !ok {
+		reply.Code(c, req, codec.SubscriptionGroupNotExist, "subscription group not exist, "+h.Group+" "+reply.FAQSuffix)
 		return
 	}
 	version := req.Version
@@ -92,7 +102,11 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	}
 	level = min(max(level, 1), int32(len(delayLevelMillis)))
 	delay := delayLevelMillis[level-1]
-	if _, err := b.Topics.EnsureRetryTopic(h.Group); err != nil {
+	queues := meta.RetryQueueNums
+	if g, ok := b.Groups.Get(h.Group); ok {
+		queues = g.RetryQueueNums
+	}
+	if _, err := b.Topics.EnsureRetryTopic(h.Group, queues); err != nil {
 		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
 		return
 	}

@@ -33,15 +33,21 @@ package handler
 //     sending connection with its consumeType, messageModel,
 //     consumeFromWhere and subscriptions (the last heartbeat wins);
 //     GET_CONSUMER_LIST_BY_GROUP and QUERY_ASSIGNMENT read it.
+//   - Each consumer group is looked up in the group table (meta.GroupTable
+//     Find, findSubscriptionGroupConfig): an unknown group is created with
+//     SubscriptionGroupConfig's defaults when --auto-create-subscription-group
+//     is on (or its name starts with CID_RMQ_SYS_); otherwise its entry is
+//     skipped silently, as a Java broker does: not registered, no retry
+//     topic, the reply still SUCCESS (such a heartbeat is not cached, so the
+//     group registers once an admin creates it).
 //   - Each registered consumer group's retry topic %RETRY%<group> is created
-//     (1 queue, perm 6) so its route exists (the Java push consumer
-//     subscribes it; pop-scenarios RET-06), and the group's configuration
-//     (SubscriptionGroupConfig defaults) is stored once, as a Java broker
-//     with autoCreateSubscriptionGroup does. Both writes go to the writer's
-//     background lane; the reply does not wait for them, and a full lane
-//     only logs (the next heartbeat, every 30 s, tries again). Nothing else
-//     is created: subscribed topics are recorded, never made, as in
-//     RocketMQ.
+//     with the group's retryQueueNums queues (default 1), perm 6, so its
+//     route exists (the Java push consumer subscribes it; pop-scenarios
+//     RET-06); an existing retry topic is left as it is. Group and topic
+//     writes go to the writer's background lane; the reply does not wait for
+//     them, and a full lane only logs (the next heartbeat, every 30 s, tries
+//     again). Nothing else is created: subscribed topics are recorded, never
+//     made, as in RocketMQ.
 //   - Each producer group is registered for the client.
 //   - The reply carries version 479 (V5_3_3), which the client records as
 //     the broker version, and IS_SUPPORT_HEART_BEAT_V2=false, so clients keep
@@ -63,8 +69,10 @@ package handler
 //     subscriptions the heartbeat's; --max-conn-client-channels cannot
 //     refuse a heartbeat that adds no membership). Otherwise (after
 //     UNREGISTER_CLIENT, expiry, the clientID moving to another connection)
-//     the full path runs. Both paths log the skipped entries, ensure the
-//     group configuration and retry topic, and send the same reply. The
+//     the full path runs, and so it does when a cached consumer group no
+//     longer exists and may not be auto-created. Both paths log the skipped
+//     entries, ensure the group configuration and retry topic, and send the
+//     same reply. The
 //     entry is replaced by each accepted heartbeat, dropped by a refused or
 //     oversized one and when the connection closes (onConnClose).
 //
@@ -78,31 +86,12 @@ package handler
 import (
 	"fmt"
 
-	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/handler/reply"
-	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
-
-// defaultGroupMeta is SubscriptionGroupConfig's defaults for an
-// auto-created consumer group, with retryMaxTimes from
-// --max-reconsume-times (RocketMQ's default is 16).
-func defaultGroupMeta(group string, retryMaxTimes int32) popstore.GroupMeta {
-	return popstore.GroupMeta{
-		GroupName:                      group,
-		ConsumeEnable:                  true,
-		ConsumeFromMinEnable:           true,
-		ConsumeBroadcastEnable:         true,
-		RetryQueueNums:                 meta.RetryQueueNums,
-		RetryMaxTimes:                  retryMaxTimes,
-		WhichBrokerWhenConsumeSlowly:   1,
-		NotifyConsumerIdsChangedEnable: true,
-		ConsumeTimeoutMinute:           15,
-	}
-}
 
 // maxHeartbeatBodyBytes bounds the HEART_BEAT body decoded on the event loop
 // (1 MiB; a client with a hundred subscriptions sends a few tens of KiB).
@@ -111,7 +100,7 @@ const maxHeartbeatBodyBytes = 1 << 20
 
 func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	connID := c.ID()
-	if last := b.hbCache.Match(connID, req); last != nil && b.Clients.RefreshHeartbeat(&last.Reg) {
+	if last := b.hbCache.Match(connID, req); last != nil && b.groupsKnown(&last.Reg) && b.Clients.RefreshHeartbeat(&last.Reg) {
 		b.logSkipped(last.Reg.Channel.ClientID, last.Skipped)
 		b.heartbeatAccepted(c, req, &last.Reg)
 		return
@@ -142,13 +131,20 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	}
 	reg, skipped := clients.PlanHeartbeat(&hb, ch)
 	b.logSkipped(hb.ClientID, skipped)
+	unknown := b.dropUnknownGroups(&reg)
 	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.ConnChannels); err != nil {
 		b.hbCache.Forget(connID)
 		b.Log.Warn().Err(err).Str("clientId", clients.ClipLog(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
 		reply.Code(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())
 		return
 	}
-	b.hbCache.Remember(connID, req, reg, skipped)
+	if unknown {
+		// Not cached: once an admin creates the group, the same body must
+		// take the full path and register it.
+		b.hbCache.Forget(connID)
+	} else {
+		b.hbCache.Remember(connID, req, reg, skipped)
+	}
 	b.heartbeatAccepted(c, req, &reg)
 }
 
@@ -161,44 +157,56 @@ func (b *Broker) logSkipped(clientID string, skipped clients.SkippedEntries) {
 	}
 }
 
+// groupsKnown reports whether every consumer group of a cached
+// registration still exists (or may be auto-created, which Find does);
+// false sends the heartbeat down the full path, which drops the missing
+// groups.
+func (b *Broker) groupsKnown(reg *clients.Heartbeat) bool {
+	for i := range reg.Consumers {
+		if _, ok := b.Groups.Find(reg.Consumers[i].Group); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// dropUnknownGroups removes from reg the consumer groups that do not exist
+// and may not be auto-created (--auto-create-subscription-group off), as a
+// Java broker's heartBeat skips a consumer whose findSubscriptionGroupConfig
+// is null: not registered, no retry topic, the reply still SUCCESS. Groups
+// that may be auto-created are created (Find). Reports whether any was
+// dropped.
+func (b *Broker) dropUnknownGroups(reg *clients.Heartbeat) bool {
+	kept := reg.Consumers[:0]
+	for _, cr := range reg.Consumers {
+		if _, ok := b.Groups.Find(cr.Group); ok {
+			kept = append(kept, cr)
+			continue
+		}
+		b.Log.Debug().Str("clientId", clients.ClipLog(reg.Channel.ClientID)).Str("consumerGroup", cr.Group).
+			Msg("heartbeat: subscription group not exist, consumer not registered")
+	}
+	dropped := len(kept) < len(reg.Consumers)
+	reg.Consumers = kept
+	return dropped
+}
+
 // heartbeatAccepted finishes a heartbeat whose registration reg the
-// ClientTable took (full or fast path): each consumer group's configuration
-// and retry topic are ensured, then SUCCESS with the heartbeat response
-// header is sent.
+// ClientTable took (full or fast path): each consumer group's retry topic
+// is ensured with the group's retryQueueNums queues, then SUCCESS with the
+// heartbeat response header is sent.
 func (b *Broker) heartbeatAccepted(c remoting.Conn, req *codec.Command, reg *clients.Heartbeat) {
 	for i := range reg.Consumers {
 		group := reg.Consumers[i].Group
-		b.ensureGroup(group)
-		if _, err := b.Topics.EnsureRetryTopic(group); err != nil {
+		queues := meta.RetryQueueNums
+		if g, ok := b.Groups.Get(group); ok {
+			queues = g.RetryQueueNums
+		}
+		if _, err := b.Topics.EnsureRetryTopic(group, queues); err != nil {
 			b.Log.Warn().Err(err).Str("consumerGroup", group).Msg("heartbeat: retry topic not created")
 		}
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.HeartbeatResponseHeader{}.Encode(resp)
 	reply.Respond(c, req, resp)
-}
-
-// ensureGroup stores the default configuration of consumerGroup unless the
-// store already has one. Fire and forget on the background lane.
-func (b *Broker) ensureGroup(group string) {
-	if _, ok := b.Store.Group(group); ok {
-		return
-	}
-	g := defaultGroupMeta(group, b.pop.MaxReconsumeTimes)
-	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 256,
-		Apply: func(tx *popstore.Txn) error {
-			if _, ok := tx.Group(group); ok {
-				return nil
-			}
-			return tx.PutGroup(g)
-		},
-		Done: func(err error) {
-			if err != nil {
-				b.Log.Warn().Err(err).Str("consumerGroup", group).Msg("consumer group config not stored")
-			}
-		},
-	}
-	if err := b.Writer.Submit(op); err != nil {
-		b.Log.Warn().Err(err).Str("consumerGroup", group).Msg("consumer group config not queued")
-	}
 }

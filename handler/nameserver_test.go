@@ -115,6 +115,8 @@ func TestNameServerCodesOnBothPorts(t *testing.T) {
 		resp = d2Call(t, c, requestGetKVConfig, map[string]string{"namespace": "ORDER_TOPIC_CONFIG", "key": "T"}, nil)
 		assert.Equal(t, codec.QueryNotFound, resp.Code)
 		assert.Equal(t, "No config item, Namespace: ORDER_TOPIC_CONFIG Key: T", resp.Remark)
+		resp = d2Call(t, c, requestDeleteKVConfig, map[string]string{"namespace": "ORDER_TOPIC_CONFIG", "key": "T"}, nil)
+		assert.Equal(t, codec.Success, resp.Code, resp.Remark)
 
 		resp = d2Call(t, c, codec.RequestGetAllTopicListFromNameServer, nil, nil)
 		require.Equal(t, codec.Success, resp.Code)
@@ -135,6 +137,9 @@ func TestNameServerHeaderErrors(t *testing.T) {
 	resp = d2Call(t, ns, requestGetKVConfig, map[string]string{"namespace": "x"}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<key>")
+	resp = d2Call(t, ns, requestDeleteKVConfig, map[string]string{"key": "x"}, nil)
+	assert.Equal(t, codec.SystemError, resp.Code)
+	assert.Contains(t, resp.Remark, "<namespace>")
 	resp = d2Call(t, ns, 9999, nil, nil)
 	assert.Equal(t, codec.RequestCodeNotSupported, resp.Code)
 }

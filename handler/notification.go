@@ -20,7 +20,11 @@ package handler
 // Response codes: SUCCESS (0) with hasMsg and pollingFull (a full polling
 // table is SUCCESS, hasMsg=false, pollingFull=true; an expired poll is
 // SUCCESS, hasMsg=false); POLLING_TIMEOUT (210) when now − bornTime −
-// pollTime > 500 ms; TOPIC_NOT_EXIST (17); NO_PERMISSION (16);
+// pollTime > 500 ms; TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not
+// readable or group consumeEnable=false; SUBSCRIPTION_GROUP_NOT_EXIST (26)
+// for an unknown group that may not be auto-created (the group is checked
+// after the topic, as NotificationProcessor; with
+// --auto-create-subscription-group it is created);
 // INVALID_PARAMETER (29) queueId out of range; SYSTEM_ERROR (1) header
 // errors.
 
@@ -57,6 +61,13 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 	}
 	if h.QueueID >= meta.ReadQueueNums || h.QueueID < longpoll.AnyQueue {
 		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		return
+	}
+	if g, ok := b.Groups.Find(h.ConsumerGroup); !ok {
+		reply.Code(c, req, codec.SubscriptionGroupNotExist, reply.GroupNotExistRemark(h.ConsumerGroup))
+		return
+	} else if !g.ConsumeEnable {
+		reply.Code(c, req, codec.NoPermission, reply.GroupNoPermissionRemark(h.ConsumerGroup))
 		return
 	}
 	n := &notifyJob{b: b, c: c, req: req, h: h, meta: meta, deadlineMillis: longpoll.Deadline(born, h.PollTime),

@@ -11,9 +11,13 @@ package handler
 //
 // Behaviour:
 //   - On the event loop: decode, validate against in-memory topic metadata,
-//     create the consumer group's configuration when it is unknown
-//     (autoCreateSubscriptionGroup), queue the request on the reader pool
-//     (full: SYSTEM_BUSY at once).
+//     then the consumer group (after the topic and queue checks, as
+//     PopMessageProcessor): an unknown group is created with
+//     SubscriptionGroupConfig's defaults when --auto-create-subscription-group
+//     is on or its name starts with CID_RMQ_SYS_ (the write is queued, not
+//     waited for), else refused; a group with consumeEnable=false is
+//     refused. Then queue the request on the reader pool (full: SYSTEM_BUSY
+//     at once).
 //   - On a reader: per source queue take the (group, topic, queueId)
 //     try-lock (skip the queue when taken), start from the committed consume
 //     offset (first use: MIN, or MAX-1 for initMode MAX; retry topics always
@@ -54,8 +58,11 @@ package handler
 // poll ends empty, pollTime ≤ 0, or now − bornTime − pollTime > 500 ms;
 // POLLING_FULL (209); SYSTEM_BUSY (2) reader queue or writer lane full;
 // SYSTEM_ERROR (1) header errors, store or write failures;
-// TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable or group
-// consumption disabled; INVALID_PARAMETER (29) maxMsgNums outside 1..32,
+// TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable, or
+// "subscription group no permission, <group>" for consumeEnable=false;
+// SUBSCRIPTION_GROUP_NOT_EXIST (26) "subscription group [<group>] does not
+// exist, " + FAQ for an unknown group with auto-creation off;
+// INVALID_PARAMETER (29) maxMsgNums outside 1..32,
 // queueId out of range, negative invisibleTime, invalid group name;
 // SUBSCRIPTION_PARSE_FAILED (23) unknown expression type;
 // REQUEST_CODE_NOT_SUPPORTED (3) for order=true (orderly POP) and SQL92
@@ -123,11 +130,12 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		refuse(codec.InvalidParameter, err.Error())
 		return
 	}
-	if g, ok := b.Store.Group(h.ConsumerGroup); ok && !g.ConsumeEnable {
-		refuse(codec.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+	if g, ok := b.Groups.Find(h.ConsumerGroup); !ok {
+		refuse(codec.SubscriptionGroupNotExist, reply.GroupNotExistRemark(h.ConsumerGroup))
 		return
-	} else if !ok {
-		b.ensureGroup(h.ConsumerGroup) // autoCreateSubscriptionGroup, as a Java broker
+	} else if !g.ConsumeEnable {
+		refuse(codec.NoPermission, reply.GroupNoPermissionRemark(h.ConsumerGroup))
+		return
 	}
 	filter, err := longpoll.ParseTagFilter(h.ExpType, h.Exp)
 	switch err {

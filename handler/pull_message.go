@@ -12,6 +12,11 @@ package handler
 // subscription, subVersion, expressionType, maxMsgBytes, bname.
 //
 // Behaviour:
+//   - The group first, before any topic check (PullMessageProcessor): an
+//     unknown group is created when --auto-create-subscription-group allows
+//     (or CID_RMQ_SYS_), else refused; consumeEnable=false is refused; a
+//     consumer registered BROADCASTING is refused when the group's
+//     consumeBroadcastEnable is false (after the topic checks).
 //   - Validated on the event loop; with sysFlag 0x1 and commitOffset ≥ 0 the
 //     consume offset is committed through the writer (background lane, not
 //     waited for).
@@ -28,7 +33,11 @@ package handler
 // Response codes: SUCCESS (0) with records; PULL_NOT_FOUND (19);
 // PULL_RETRY_IMMEDIATELY (20); PULL_OFFSET_MOVED (21); all with
 // suggestWhichBrokerId (0), nextBeginOffset, minOffset, maxOffset.
-// TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable;
+// TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable, group
+// consumeEnable=false ("subscription group no permission, <group>",
+// response field forbiddenType=2) or broadcast consumption disabled;
+// SUBSCRIPTION_GROUP_NOT_EXIST (26) unknown group with auto-creation off
+// ("subscription group [<group>] does not exist, " + FAQ);
 // SYSTEM_ERROR (1) header errors, queueId out of range, read failure;
 // SUBSCRIPTION_GROUP_NOT_EXIST (26) consumerGroup not a legal group name
 // (codec.ValidateGroup); REQUEST_CODE_NOT_SUPPORTED (3) for SQL92; SUBSCRIPTION_PARSE_FAILED (23);
@@ -46,6 +55,15 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
+// forbiddenTypeGroup is ForbiddenType.GROUP_FORBIDDEN, the forbiddenType
+// response field of a PULL refused because the group's consumeEnable is
+// false (remoting/.../protocol/ForbiddenType.java).
+const forbiddenTypeGroup = "2"
+
+// messageModelBroadcasting is MessageModel.BROADCASTING as HEART_BEAT
+// registers it.
+const messageModelBroadcasting = "BROADCASTING"
+
 // maxPullBatch caps the messages of one PULL answer (the Java store's
 // maxTransferCountOnMessageInMemory).
 const maxPullBatch = 32
@@ -54,6 +72,25 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodePullMessageRequestHeader(req.ExtFields)
 	if err != nil {
 		reply.HeaderError(c, req, err)
+		return
+	}
+	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
+		// A Java broker's findSubscriptionGroupConfig returns null for an
+		// illegal group name. Checked before the group reaches the store
+		// (offset commit) or a metrics label (Prometheus panics on a label
+		// that is not UTF-8).
+		reply.Code(c, req, codec.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
+		return
+	}
+	group, ok := b.Groups.Find(h.ConsumerGroup)
+	if !ok {
+		reply.Code(c, req, codec.SubscriptionGroupNotExist, reply.GroupNotExistRemark(h.ConsumerGroup))
+		return
+	}
+	if !group.ConsumeEnable {
+		resp := codec.NewResponse(req, codec.NoPermission, reply.GroupNoPermissionRemark(h.ConsumerGroup))
+		resp.SetExt("forbiddenType", forbiddenTypeGroup)
+		reply.Respond(c, req, resp)
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
@@ -69,13 +106,11 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 		reply.Code(c, req, codec.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
-	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
-		// A Java broker's findSubscriptionGroupConfig returns null for an
-		// illegal group name. Checked before the group reaches the store
-		// (offset commit) or a metrics label (Prometheus panics on a label
-		// that is not UTF-8).
-		reply.Code(c, req, codec.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
-		return
+	if !group.ConsumeBroadcastEnable {
+		if g, ok := b.Clients.Consumer(h.ConsumerGroup); ok && g.MessageModel == messageModelBroadcasting {
+			reply.Code(c, req, codec.NoPermission, "the consumer group["+h.ConsumerGroup+"] can not consume by broadcast way")
+			return
+		}
 	}
 	expType, exp := h.ExpressionType, h.Subscription
 	if h.SysFlag&codec.PullSysFlagSubscription == 0 || exp == "" {

@@ -37,6 +37,12 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetTopicConfig, b.handleGetTopicConfig)
 	r.Handle(codec.RequestDeleteTopicInBroker, b.handleDeleteTopicInBroker)
 	r.Handle(codec.RequestGetAllTopicConfig, b.handleGetAllTopicConfig)
+	r.Handle(codec.RequestUpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup)
+	r.Handle(codec.RequestUpdateAndCreateSubscriptionGroupList, b.handleUpdateAndCreateSubscriptionGroupList)
+	r.Handle(codec.RequestGetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroupConfig)
+	r.Handle(codec.RequestGetSubscriptionGroupConfig, b.handleGetSubscriptionGroupConfig)
+	r.Handle(codec.RequestDeleteSubscriptionGroup, b.handleDeleteSubscriptionGroup)
+	r.Handle(codec.RequestDeleteSubscriptionGroupList, b.handleDeleteSubscriptionGroupList)
 	r.Handle(codec.RequestGetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo)
 	r.Handle(codec.RequestViewMessageByID, b.handleViewMessageByID)
 }
@@ -47,6 +53,7 @@ func RegisterNameServer(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetRouteInfoByTopic, b.handleGetRouteInfoByTopic)
 	r.Handle(codec.RequestGetBrokerClusterInfo, b.handleGetBrokerClusterInfo)
 	r.Handle(requestGetKVConfig, b.handleGetKVConfig)
+	r.Handle(requestDeleteKVConfig, b.handleDeleteKVConfig)
 	r.Handle(codec.RequestGetAllTopicListFromNameServer, b.handleGetAllTopicListFromNameserver)
 	r.Handle(codec.RequestDeleteTopicInNamesrv, b.handleDeleteTopicInNamesrv)
 }

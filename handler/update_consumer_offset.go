@@ -22,7 +22,17 @@ package handler
 // still overwrite it there. Once durable, a reset wakes one parked POP of
 // the group on the queue (a rewind makes messages available again).
 //
+// The group must exist (ConsumerManageProcessor's containsSubscriptionGroup,
+// which never creates): with --auto-create-subscription-group off an
+// unknown group is SUBSCRIPTION_GROUP_NOT_EXIST (26) "Group <g> not exist!".
+// With it on, popshim accepts the offset of a group it has not seen (a
+// Java broker answers 26 there too, but every consumer that could commit
+// has been auto-created by its HEART_BEAT or POP; admin tools resetting a
+// group that only ever pulled through a proxy keep working). The offset
+// commit does not create the group.
+//
 // Response codes: SUCCESS (0); TOPIC_NOT_EXIST (17) for an unknown topic;
+// SUBSCRIPTION_GROUP_NOT_EXIST (26) as above;
 // INVALID_PARAMETER (29) for a queueId outside the topic's queues or a
 // negative commitOffset; SYSTEM_BUSY (2) when the lane is full;
 // SYSTEM_ERROR (1) naming a missing field, or for a failed write.
@@ -41,6 +51,10 @@ func (b *Broker) handleUpdateConsumerOffset(c remoting.Conn, req *codec.Command)
 	h, err := codec.DecodeUpdateConsumerOffsetRequestHeader(req.ExtFields)
 	if err != nil {
 		reply.HeaderError(c, req, err)
+		return
+	}
+	if _, ok := b.Groups.Get(h.ConsumerGroup); !ok && !b.Groups.MayAutoCreate(h.ConsumerGroup) {
+		reply.Code(c, req, codec.SubscriptionGroupNotExist, "Group "+h.ConsumerGroup+" not exist!")
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)

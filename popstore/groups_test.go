@@ -223,3 +223,42 @@ func TestGroupReadsDuringWrites(t *testing.T) {
 	require.Equal(t, int32(50), g.RetryMaxTimes)
 	require.Equal(t, int64(50), s.GroupsDataVersion().Counter)
 }
+
+// TestDeleteGroupOffsets removes the committed offsets of one group on
+// every topic, including one set earlier in the same Txn, and leaves other
+// groups' offsets alone.
+func TestDeleteGroupOffsets(t *testing.T) {
+	s, err := popstore.Open(popstore.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	w, err := batch.New(s, batch.Options{RetentionInterval: -1}, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, w.Close()); require.NoError(t, s.Close()) }()
+	require.NoError(t, w.SubmitWait(batch.LaneBackground, func(tx *popstore.Txn) error {
+		for _, g := range []string{"G", "H"} {
+			for _, topic := range []string{"T1", "T2"} {
+				if err := tx.SetConsumerOffset(g, topic, 0, 5); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}))
+	var n int
+	require.NoError(t, w.SubmitWait(batch.LaneBackground, func(tx *popstore.Txn) error {
+		if err := tx.SetConsumerOffset("G", "T3", 1, 7); err != nil {
+			return err
+		}
+		n, err = tx.DeleteGroupOffsets("G")
+		return err
+	}))
+	require.Equal(t, 3, n)
+	for _, topic := range []string{"T1", "T2", "T3"} {
+		_, ok := s.ConsumerOffset("G", topic, 0)
+		require.False(t, ok, topic)
+	}
+	_, ok := s.ConsumerOffset("G", "T3", 1)
+	require.False(t, ok)
+	off, ok := s.ConsumerOffset("H", "T1", 0)
+	require.True(t, ok)
+	require.EqualValues(t, 5, off)
+}

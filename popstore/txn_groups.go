@@ -87,3 +87,37 @@ func (t *Txn) Group(name string) (GroupMeta, bool) {
 	}
 	return t.s.Group(name)
 }
+
+// DeleteGroupOffsets removes every committed consume offset of group, on
+// every topic and queue (DELETE_SUBSCRIPTIONGROUP with cleanOffset=true),
+// and returns how many it removed. It walks the in-memory offset table
+// (cost grows with the number of stored offsets, not with the group's),
+// under the store's read lock, plus this Txn's own writes. Errors: ErrTxnDone.
+func (t *Txn) DeleteGroupOffsets(group string) (int, error) {
+	if err := t.check(); err != nil {
+		return 0, err
+	}
+	seen := make(map[offsetID]struct{})
+	t.s.mu.RLock()
+	for id := range t.s.offsets {
+		if id.group == group {
+			seen[id] = struct{}{}
+		}
+	}
+	t.s.mu.RUnlock()
+	for id, v := range t.offsets {
+		if id.group == group && v.present {
+			seen[id] = struct{}{}
+		}
+	}
+	ids := make([]offsetID, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		if err := t.DeleteConsumerOffset(id.group, id.topic, id.queueId); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}

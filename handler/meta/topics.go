@@ -251,11 +251,24 @@ func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
 		Perm: permReadWrite, TopicFilterType: codec.TopicFilterSingleTag})
 }
 
-// EnsureRetryTopic makes %RETRY%<group> exist (1 queue, perm 6), as
-// HEART_BEAT does for every consumer group, whatever --auto-create-topic
-// says. Errors as GetOrCreate.
-func (t *TopicTable) EnsureRetryTopic(group string) (popstore.TopicMeta, error) {
-	return t.GetOrCreate(codec.RetryGroupTopic(group))
+// EnsureRetryTopic makes %RETRY%<group> exist with queues queues (the
+// group's retryQueueNums; < 1 reads as RetryQueueNums), perm 6, as
+// HEART_BEAT and CONSUMER_SEND_MSG_BACK do for a consumer group, whatever
+// --auto-create-topic says. An existing retry topic is returned unchanged.
+// Errors as GetOrCreate.
+func (t *TopicTable) EnsureRetryTopic(group string, queues int32) (popstore.TopicMeta, error) {
+	name := codec.RetryGroupTopic(group)
+	if queues < 1 || queues == RetryQueueNums {
+		return t.GetOrCreate(name)
+	}
+	if m, ok := t.Get(name); ok {
+		return m, nil
+	}
+	if err := ValidateTopicName(name); err != nil {
+		return popstore.TopicMeta{}, err
+	}
+	return t.ensure(popstore.TopicMeta{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues,
+		Perm: permReadWrite, TopicFilterType: codec.TopicFilterSingleTag})
 }
 
 // EnsureDLQTopic makes %DLQ%<group> exist (1 queue, perm 6), whatever

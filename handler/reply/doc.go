@@ -2,7 +2,8 @@
 // response unless the request was oneway (Respond, Code), the SYSTEM_ERROR
 // answer to an undecodable header (HeaderError), and the mapping of a
 // batch.Writer Submit refusal to a RocketMQ response code and remark
-// (SubmitCode, SubmitRemark, SubmitError, Done).
+// (SubmitCode, SubmitRemark, SubmitError, Done), and the remarks several
+// handlers share for a missing or disabled subscription group.
 //
 // Callers: request handlers on the gnet event loops, the POP service's
 // reader goroutines, and batch.Op completions on the writer's completer
