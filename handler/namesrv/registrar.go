@@ -76,6 +76,11 @@ type Registrar struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 	clients map[string]*remoting.Client // owned by the loop goroutine, then by Close
+
+	kick    chan struct{} // capacity 1: a RegisterNow is waiting
+	mu      sync.Mutex
+	waiters []func() // REQUIRES: mu held. RegisterNow callbacks for the next round.
+	closed  bool     // REQUIRES: mu held
 }
 
 // Topics is what the registrar needs of the topic table (handler/meta's
@@ -102,6 +107,7 @@ func NewRegistrar(self Self, topics Topics, addrs []string, interval time.Durati
 		ctx:     ctx,
 		cancel:  cancel,
 		clients: make(map[string]*remoting.Client, len(addrs)),
+		kick:    make(chan struct{}, 1),
 	}
 }
 
@@ -118,15 +124,48 @@ func (r *Registrar) loop() {
 	var last time.Time
 	var lastDV codec.DataVersion
 	for {
-		if dv := r.topics.DataVersion(); time.Since(last) >= r.interval || dv != lastDV {
+		r.mu.Lock()
+		waiters := r.waiters
+		r.waiters = nil
+		r.mu.Unlock()
+		if dv := r.topics.DataVersion(); len(waiters) > 0 || time.Since(last) >= r.interval || dv != lastDV {
 			r.registerAll(dv)
 			last, lastDV = time.Now(), dv
+		}
+		for _, w := range waiters {
+			w()
 		}
 		select {
 		case <-r.stop:
 			return
 		case <-tick.C:
+		case <-r.kick:
 		}
+	}
+}
+
+// RegisterNow asks for a registration round with the current topic table
+// (the Java broker's registerIncrementBrokerData after a topic creation)
+// and calls done exactly once: when a round that started after this call
+// has been answered (or has failed) at every name server, or after
+// timeout, whichever comes first, or at once when the registrar is
+// closed. done runs on the registrar's goroutine or a timer goroutine and
+// must not block. Any goroutine; never waits.
+func (r *Registrar) RegisterNow(timeout time.Duration, done func()) {
+	var once sync.Once
+	fire := func() { once.Do(done) }
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		fire()
+		return
+	}
+	t := time.AfterFunc(timeout, fire)
+	r.waiters = append(r.waiters, func() { t.Stop(); fire() })
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -227,6 +266,14 @@ func (r *Registrar) Close(ctx context.Context) {
 		close(r.stop)
 		r.cancel()
 		r.wg.Wait()
+		r.mu.Lock()
+		r.closed = true
+		waiters := r.waiters
+		r.waiters = nil
+		r.mu.Unlock()
+		for _, w := range waiters {
+			w()
+		}
 		for _, ns := range r.addrs {
 			req := codec.NewRequest(codec.RequestUnregisterBroker, 0, r.identity(), nil)
 			uctx, cancel := context.WithTimeout(ctx, registerTimeout)
