@@ -18,9 +18,11 @@ package namesrv
 //
 // Behaviour (client-behaviour §6.1): one long-lived connection per name
 // server (closing it makes the name server drop the broker at once);
-// register at start, then every --register-interval, and within a second
-// of any topic-table change (the dataVersion counter moves, so the name
-// server applies changed queue counts); reconnect after errors. On shutdown
+// register at start, then every --register-interval, within a second of
+// any topic-table change (the dataVersion counter moves, so the name
+// server applies changed queue counts), and at once when RegisterNow asks
+// (UPDATE_AND_CREATE_TOPIC waits for that round, FINDINGS F3); reconnect
+// after errors. On shutdown
 // UNREGISTER_BROKER (brokerName, brokerAddr, clusterName, brokerId 0) goes
 // to each name server. Failures are logged, never fatal.
 
