@@ -4,6 +4,7 @@ package handler
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/popstore"
 )
 
 // redeliveries advances the clock past every invisible time used by the
@@ -111,8 +114,15 @@ func TestACK05_FailedWritesNeverReportSuccess(t *testing.T) {
 	h.createTopic("T", 1)
 	c := h.dial()
 	send(t, c, "T", 0, "m", sendOpts{})
-	h.b().Groups.Find("G") // so the injected fault hits the POP's own write
-	eventually(t, func() bool { _, ok := h.b().Store.Group("G"); return ok }, "group stored")
+	// The group's configuration and retry topic exist (as after its first
+	// heartbeat), so the injected fault hits the POP's own write.
+	h.b().Groups.Find("G")
+	_, err := h.b().Topics.EnsureRetryTopic("G", meta.RetryQueueNums)
+	require.NoError(t, err)
+	eventually(t, func() bool {
+		_, ok := h.b().Store.Group("G")
+		return ok && slices.ContainsFunc(h.b().Store.Topics(), func(m popstore.TopicMeta) bool { return m.TopicName == "%RETRY%G" })
+	}, "group and retry topic stored")
 
 	f.failNext.Store(1)
 	resp, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000})

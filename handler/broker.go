@@ -70,6 +70,13 @@ type Broker struct {
 	// self is this broker in routes, cluster info and name-server
 	// registrations (its address is advertisedAddr).
 	self namesrv.Self
+	// registrar keeps this broker registered with --namesrv-addr and
+	// registers a created topic before UPDATE_AND_CREATE_TOPIC answers;
+	// routes caches the topic routes those name servers hold, for
+	// QUERY_ASSIGNMENT. Both nil without --namesrv-addr; StartStack starts
+	// them, Stack.close closes them.
+	registrar *namesrv.Registrar
+	routes    *namesrv.RouteCache
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -77,7 +84,8 @@ type Broker struct {
 
 // NewBroker builds the broker state over an open store and a running
 // writer. It creates the topic and client tables (meta.NewTopicTable,
-// clients.NewClientTable) and the subsystems, installs the store's append listener (wakes parked long
+// clients.NewClientTable) and the subsystems (with --namesrv-addr also the
+// name-server Registrar and RouteCache, not yet started), installs the store's append listener (wakes parked long
 // polls) and registers the POP metrics with reg (nil: not registered). No
 // goroutine runs until Start. Errors: invalid configuration values, metric
 // registration conflicts.
@@ -110,6 +118,10 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		RetryMaxTimes: set.MaxReconsumeTimes}, store, w, log)
 	b.Clients = clients.NewClientTable(log)
 	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr, Writable: w.Writable}
+	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
+		b.registrar = namesrv.NewRegistrar(b.self, topics, addrs, cfg.RegisterInterval, log)
+		b.routes = namesrv.NewRouteCache(addrs, namesrv.DefaultRouteRefresh, namesrv.FetchTimeout, log)
+	}
 	if reg != nil {
 		if err := b.metrics.Register(reg); err != nil {
 			return nil, fmt.Errorf("handler: register metrics: %w", err)

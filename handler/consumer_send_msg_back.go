@@ -39,7 +39,6 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/handler/revive"
@@ -102,11 +101,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	}
 	level = min(max(level, 1), int32(len(delayLevelMillis)))
 	delay := delayLevelMillis[level-1]
-	queues := meta.RetryQueueNums
-	if g, ok := b.Groups.Get(h.Group); ok {
-		queues = g.RetryQueueNums
-	}
-	if _, err := b.Topics.EnsureRetryTopic(h.Group, queues); err != nil {
+	if _, err := b.Topics.EnsureRetryTopic(h.Group, b.retryQueueNums(h.Group)); err != nil {
 		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
 		return
 	}

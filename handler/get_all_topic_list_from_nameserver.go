@@ -5,7 +5,9 @@ package handler
 // Header: none.
 //
 // Behaviour: lists every topic this broker holds, system topics included,
-// as body/TopicList.java {"topicList":[...]} (sorted). Used by mqadmin
+// as body/TopicList.java {"topicList":[...]} (sorted): exactly the topics
+// GET_ROUTEINFO_BY_TOPIC routes, so a deleted or never created topic is in
+// neither. Used by mqadmin
 // topicList and the Go admin API.
 //
 // Response codes: SUCCESS (0).

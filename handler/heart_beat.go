@@ -198,15 +198,21 @@ func (b *Broker) dropUnknownGroups(reg *clients.Heartbeat) bool {
 func (b *Broker) heartbeatAccepted(c remoting.Conn, req *codec.Command, reg *clients.Heartbeat) {
 	for i := range reg.Consumers {
 		group := reg.Consumers[i].Group
-		queues := meta.RetryQueueNums
-		if g, ok := b.Groups.Get(group); ok {
-			queues = g.RetryQueueNums
-		}
-		if _, err := b.Topics.EnsureRetryTopic(group, queues); err != nil {
+		if _, err := b.Topics.EnsureRetryTopic(group, b.retryQueueNums(group)); err != nil {
 			b.Log.Warn().Err(err).Str("consumerGroup", group).Msg("heartbeat: retry topic not created")
 		}
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.HeartbeatResponseHeader{}.Encode(resp)
 	reply.Respond(c, req, resp)
+}
+
+// retryQueueNums is the queue count %RETRY%<group> is created with: the
+// group's retryQueueNums (SubscriptionGroupConfig.java), or
+// meta.RetryQueueNums for a group not (yet) in the table. Event loop.
+func (b *Broker) retryQueueNums(group string) int32 {
+	if g, ok := b.Groups.Get(group); ok {
+		return g.RetryQueueNums
+	}
+	return meta.RetryQueueNums
 }

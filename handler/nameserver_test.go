@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
 )
 
 func routeOK(t *testing.T, resp *codec.Command) codec.TopicRouteData {
@@ -20,30 +21,51 @@ func routeOK(t *testing.T, resp *codec.Command) codec.TopicRouteData {
 	return r
 }
 
-func TestRouteAutoCreateOn(t *testing.T) {
+func TestRouteUnknownTopicAutoCreateOn(t *testing.T) {
 	cfg := d2Config(t.TempDir())
 	cfg.DefaultTopicQueueNums = 6
 	st := d2Start(t, cfg)
 	ns := dialAddr(t, st.NamesrvAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 
-	// Unknown topic: created with TBW102's defaults and routed to us.
+	// Unknown topic: TOPIC_NOT_EXIST with the 5.5 name server's remark, and
+	// the look-up creates nothing (asked twice, on both ports).
+	for _, c := range []*remoting.Client{ns, bc, ns} {
+		resp := d2Call(t, c, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicA"}, nil)
+		require.Equal(t, codec.TopicNotExist, resp.Code)
+		assert.Equal(t, "No topic route info in name server for the topic: TopicA\nSee https://rocketmq.apache.org/docs/faq/ for further details.", resp.Remark)
+	}
+	_, ok := topicConfig(t, bc, "TopicA")
+	require.False(t, ok, "a route look-up must not create the topic")
+	resp := d2Call(t, ns, codec.RequestGetAllTopicListFromNameServer, nil, nil)
+	require.Equal(t, codec.Success, resp.Code)
+	assert.NotContains(t, string(resp.Body), `"TopicA"`)
+
+	// TBW102, cluster-name and broker-name topics: system topics, perm 7.
+	// TBW102 is what a producer falls back to.
+	for _, name := range []string{"TBW102", "ClusterD2", "broker-d2"} {
+		r := routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": name}, nil))
+		assert.Equal(t, int32(7), r.QueueDatas[0].Perm, name)
+	}
+	// The producer's fallback: SEND with defaultTopic TBW102 creates the
+	// topic with TBW102's defaults; from then on it is routed to us.
+	d2Send(t, bc, "TopicA", 0, "first")
 	r := routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicA"}, nil))
 	assert.Equal(t, map[int64]string{0: st.BrokerAddr()}, r.BrokerDatas[0].BrokerAddrs)
 	assert.Equal(t, "broker-d2", r.BrokerDatas[0].BrokerName)
 	assert.Equal(t, "ClusterD2", r.BrokerDatas[0].Cluster)
 	assert.Equal(t, codec.QueueData{BrokerName: "broker-d2", Perm: 6, ReadQueueNums: 6, WriteQueueNums: 6}, r.QueueDatas[0])
 
-	// Now it exists: GET_TOPIC_CONFIG on the broker port sees it.
-	bc := dialAddr(t, st.BrokerAddr())
-	resp := d2Call(t, bc, codec.RequestGetTopicConfig, map[string]string{"topic": "TopicA"}, nil)
-	require.Equal(t, codec.Success, resp.Code, resp.Remark)
-
-	// TBW102, cluster-name and broker-name topics: system topics, perm 7.
-	for _, name := range []string{"TBW102", "ClusterD2", "broker-d2"} {
-		r := routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": name}, nil))
-		assert.Equal(t, int32(7), r.QueueDatas[0].Perm, name)
+	// Deleted: 17 again, and it stays deleted (M4).
+	require.Equal(t, codec.Success, d2Call(t, bc, codec.RequestDeleteTopicInBroker, map[string]string{"topic": "TopicA"}, nil).Code)
+	require.Equal(t, codec.Success, d2Call(t, ns, codec.RequestDeleteTopicInNamesrv, map[string]string{"topic": "TopicA"}, nil).Code)
+	for i := 0; i < 2; i++ {
+		assert.Equal(t, codec.TopicNotExist, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicA"}, nil).Code)
 	}
-	// Invalid names are never created.
+	_, ok = topicConfig(t, bc, "TopicA")
+	assert.False(t, ok)
+
+	// Invalid and reserved names: 17 too.
 	resp = d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "bad topic!"}, nil)
 	assert.Equal(t, codec.TopicNotExist, resp.Code)
 	resp = d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "rmq_sys_x"}, nil)
@@ -55,21 +77,29 @@ func TestRouteAutoCreateOff(t *testing.T) {
 	cfg.AutoCreateTopic = false
 	st := d2Start(t, cfg)
 	ns := dialAddr(t, st.NamesrvAddr())
+	bc := dialAddr(t, st.BrokerAddr())
 
-	for _, name := range []string{"TopicB", "TBW102", "%DLQ%g1"} {
+	for _, name := range []string{"TopicB", "TBW102", "%DLQ%g1", "%RETRY%groupX"} {
 		resp := d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": name}, nil)
 		assert.Equal(t, codec.TopicNotExist, resp.Code, name)
-		assert.Contains(t, resp.Remark, name)
+		assert.Equal(t, noRouteRemark(name), resp.Remark)
 	}
-	// Retry topics always get a route (RET-06), with one queue.
+	// A consumer group's retry topic gets its route (1 queue) from the
+	// group's first HEART_BEAT (RET-06), whatever --auto-create-topic says.
+	d2Call(t, bc, codec.RequestHeartBeat, nil, heartbeatBody("cX", "groupX"))
 	r := routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "%RETRY%groupX"}, nil))
 	assert.Equal(t, int32(1), r.QueueDatas[0].ReadQueueNums)
 	assert.Equal(t, int32(6), r.QueueDatas[0].Perm)
 	// The cluster-name topic exists regardless (the proxy needs it).
 	routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "ClusterD2"}, nil))
+	// No TBW102 to fall back to: SEND to an unknown topic is refused.
+	req := codec.NewRequest(codec.RequestSendMessageV2, 0, nil, []byte("x"))
+	codec.SendMessageRequestHeader{ProducerGroup: "PG", Topic: "TopicB", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+		QueueID: 0, BornTimestamp: 1}.EncodeV2(req)
+	assert.Equal(t, codec.TopicNotExist, d2Invoke(t, bc, req).Code)
 
-	// After UPDATE_AND_CREATE_TOPIC the route is there at once.
-	bc := dialAddr(t, st.BrokerAddr())
+	// After UPDATE_AND_CREATE_TOPIC the route is there at once (the proxy's
+	// start: DefaultHeartBeatSyncerTopic, F3).
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, map[string]string{
 		"topic": "TopicB", "readQueueNums": "3", "writeQueueNums": "2", "perm": "6", "defaultTopic": "TBW102",
 		"topicFilterType": "SINGLE_TAG", "order": "false",
@@ -92,6 +122,8 @@ func TestRouteJSONKeyStyle(t *testing.T) {
 		require.NoError(t, err)
 		return string(resp.Body)
 	}
+	bc := dialAddr(t, st.BrokerAddr())
+	require.Equal(t, codec.Success, d2Call(t, bc, codec.RequestUpdateAndCreateTopic, createTopicReq("TopicJ", "4", "4", "6", ""), nil).Code)
 	legacy := call(317, map[string]string{"topic": "TopicJ"}) // the Go client's version
 	assert.Contains(t, legacy, `"brokerAddrs":{0:"`+st.BrokerAddr()+`"}`)
 	standard := call(479, map[string]string{"topic": "TopicJ"})

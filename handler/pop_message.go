@@ -53,6 +53,9 @@ package handler
 //     takerTable): it stops there and wakes that POP. Messages for a
 //     subscription with no POP outstanding are still skipped, as in
 //     RocketMQ, which requires one subscription per group.
+//   - The group's retry topic %RETRY%<group> is created when missing
+//     (ensurePopRetryTopic), so its route exists for admin tools even when
+//     the group's heartbeats never reach popshim (a proxy in cluster mode).
 //
 // Response codes: SUCCESS (0) with messages; POLLING_TIMEOUT (210) when the
 // poll ends empty, pollTime ≤ 0, or now − bornTime − pollTime > 500 ms;
@@ -147,6 +150,7 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		refuse(codec.SubscriptionParseFailed, fmt.Sprintf("parse the consumer's subscription failed: %s %q", err, h.ExpType))
 		return
 	}
+	b.ensurePopRetryTopic(h.ConsumerGroup)
 	job := popsvc.NewPopJob(b.svc, c, req, h, meta, filter, longpoll.Deadline(born, h.PollTime))
 	// The request reserves its tags from arrival, also while it waits for a
 	// reader, so a peer's scan in that time does not skip its messages.
@@ -154,5 +158,23 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	if !b.svc.SubmitRead(job.Run) {
 		job.EndTaking()
 		refuse(codec.SystemBusy, reply.BusyRemark)
+	}
+}
+
+// ensurePopRetryTopic makes %RETRY%<group> exist when a group pops, so its
+// route answers (mqadmin consumerProgress and the Java push consumer look it
+// up; pop-scenarios RET-06). A Java broker creates it on HEART_BEAT, which
+// popshim does too, but a proxy in cluster mode does not forward its
+// clients' heartbeats, so POP is the first request popshim sees of such a
+// group. A map read when the topic exists; otherwise fire and forget on the
+// writer's background lane, a failure only logged (the next POP retries).
+// Event loop.
+func (b *Broker) ensurePopRetryTopic(group string) {
+	rt := codec.RetryGroupTopic(group)
+	if _, ok := b.Topics.Get(rt); ok {
+		return
+	}
+	if _, err := b.Topics.EnsureRetryTopic(group, b.retryQueueNums(group)); err != nil {
+		b.Log.Debug().Err(err).Str("consumerGroup", group).Msg("pop: retry topic not created")
 	}
 }

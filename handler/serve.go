@@ -48,7 +48,8 @@ type Stack struct {
 	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
 	// for its ?seconds= and holds Shutdown until the shutdown timeout.
 	metricsStop context.CancelFunc
-	registrar   *namesrv.Registrar // nil without --namesrv-addr
+	registrar   *namesrv.Registrar  // nil without --namesrv-addr
+	routes      *namesrv.RouteCache // nil without --namesrv-addr
 
 	closeOnce sync.Once
 	closeErr  error
@@ -203,9 +204,10 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 			}
 		}(st.metrics, st.metricsLn, st.metricsWG)
 	}
-	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
-		st.registrar = namesrv.NewRegistrar(st.Broker.self, st.Broker.Topics, addrs, cfg.RegisterInterval, log)
+	if st.Broker.registrar != nil {
+		st.registrar, st.routes = st.Broker.registrar, st.Broker.routes
 		st.registrar.Start()
+		st.routes.Start()
 	}
 	ev := log.Info().Str("brokerName", cfg.BrokerName).Str("cluster", cfg.ClusterName).
 		Str("broker", st.BrokerAddr()).Str("advertised", st.Broker.Topics.BrokerAddr()).
@@ -316,6 +318,9 @@ func (st *Stack) close(ctx context.Context) error {
 	}
 	if st.registrar != nil {
 		st.registrar.Close(ctx)
+	}
+	if st.routes != nil {
+		st.routes.Close()
 	}
 	if st.Broker != nil {
 		st.Broker.Close()

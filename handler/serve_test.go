@@ -68,7 +68,7 @@ func TestServeStartsAndStopsCleanly(t *testing.T) {
 	// Both ports and /metrics answer.
 	c, err := remoting.Dial(nsAddr)
 	require.NoError(t, err)
-	resp := d2Call(t, c, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicS"}, nil)
+	resp := d2Call(t, c, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "ClusterD2"}, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Contains(t, string(resp.Body), brokerAddr)
 	require.NoError(t, c.Close())
@@ -131,8 +131,8 @@ func TestBrokerRuntimeInfoAndUnknownCode(t *testing.T) {
 
 	resp = d2Call(t, bc, 54321, map[string]string{"x": "y"}, nil)
 	assert.Equal(t, codec.RequestCodeNotSupported, resp.Code)
-	resp = d2Call(t, bc, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicR"}, nil)
-	assert.Equal(t, codec.Success, resp.Code)
+	resp = d2Call(t, bc, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "%RETRY%GR"}, nil)
+	assert.Equal(t, codec.Success, resp.Code, "the heartbeat of GR made its retry topic")
 }
 
 // serving runs Serve(cfg) on its own goroutine and waits for its "popshim

@@ -21,6 +21,15 @@ package handler
 //   - The configuration is written through the writer (background lane);
 //     the reply waits until it is fsynced, and the new route is visible to
 //     GET_ROUTEINFO_BY_TOPIC from that moment (the proxy reads it right after).
+//   - With --namesrv-addr the reply also waits for a REGISTER_BROKER that
+//     carries the new table (Registrar.RegisterNow), as a Java broker
+//     registers with its name servers before it answers
+//     (registerIncrementBrokerData): the 5.5 proxy asks the name servers for
+//     the route right after this reply (interop FINDINGS F3). That wait is
+//     bounded by createRegisterTimeout (3 s); after it the reply is SUCCESS
+//     anyway (the topic is durable) and the registrar's next round, at most
+//     a second later, carries the topic. The event loop never waits: the
+//     reply goes out from the registrar's or a timer goroutine.
 //
 // Response codes: SUCCESS (0); SYSTEM_ERROR (1) for an invalid topic name (as
 // Java), a missing header field or a failed write; INVALID_PARAMETER (29) for
@@ -30,6 +39,7 @@ package handler
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/meta"
@@ -40,6 +50,10 @@ import (
 
 // maxTopicQueueNums bounds queue counts accepted from admin requests.
 const maxTopicQueueNums = 1024
+
+// createRegisterTimeout bounds how long UPDATE_AND_CREATE_TOPIC waits for
+// the name servers to acknowledge the registration of the new topic.
+const createRegisterTimeout = 3 * time.Second
 
 // topicAttributeValues lists the topic attributes popshim accepts; a nil
 // slice accepts any value (common/.../attribute/TopicAttributes.java).
@@ -134,7 +148,14 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 		Perm: h.Perm, TopicFilterType: h.TopicFilterType, TopicSysFlag: h.TopicSysFlag,
 		Order: h.Order, Attributes: attrs,
 	}
-	if err := b.Topics.Create(m, func(err error) { reply.Done(c, req, err) }); err != nil {
+	done := func(err error) {
+		if err != nil || b.registrar == nil {
+			reply.Done(c, req, err)
+			return
+		}
+		b.registrar.RegisterNow(createRegisterTimeout, func() { reply.Done(c, req, nil) })
+	}
+	if err := b.Topics.Create(m, done); err != nil {
 		reply.SubmitError(c, req, err)
 	}
 }

@@ -18,12 +18,14 @@ package namesrv
 //
 // Behaviour (client-behaviour §6.1): one long-lived connection per name
 // server (closing it makes the name server drop the broker at once);
-// register at start, then every --register-interval, and within a second
-// of any topic-table change (the dataVersion counter moves, so the name
-// server applies changed queue counts), and within a second of the store
+// register at start, then every --register-interval, within a second of
+// any topic-table change (the dataVersion counter moves, so the name
+// server applies changed queue counts), within a second of the store
 // becoming unwritable or writable again (Self.Writable: every topic is then
 // registered without or with PermWrite, and the dataVersion counter moves
-// once more per change); reconnect after errors. On shutdown
+// once more per change), and at once when RegisterNow asks
+// (UPDATE_AND_CREATE_TOPIC waits for that round, FINDINGS F3); reconnect
+// after errors. On shutdown
 // UNREGISTER_BROKER (brokerName, brokerAddr, clusterName, brokerId 0) goes
 // to each name server. Failures are logged, never fatal.
 
@@ -79,6 +81,11 @@ type Registrar struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 	clients map[string]*remoting.Client // owned by the loop goroutine, then by Close
+
+	kick    chan struct{} // capacity 1: a RegisterNow is waiting
+	mu      sync.Mutex
+	waiters []func() // REQUIRES: mu held. RegisterNow callbacks for the next round.
+	closed  bool     // REQUIRES: mu held
 }
 
 // Topics is what the registrar needs of the topic table (handler/meta's
@@ -105,6 +112,7 @@ func NewRegistrar(self Self, topics Topics, addrs []string, interval time.Durati
 		ctx:     ctx,
 		cancel:  cancel,
 		clients: make(map[string]*remoting.Client, len(addrs)),
+		kick:    make(chan struct{}, 1),
 	}
 }
 
@@ -130,17 +138,50 @@ func (r *Registrar) loop() {
 			lastWritable = w
 			r.log.Warn().Bool("writable", w).Msg("store writability changed; re-registering with the topic write permission adjusted")
 		}
+		r.mu.Lock()
+		waiters := r.waiters
+		r.waiters = nil
+		r.mu.Unlock()
 		dv := r.topics.DataVersion()
 		dv.Counter += permEpoch
-		if time.Since(last) >= r.interval || dv != lastDV {
+		if len(waiters) > 0 || time.Since(last) >= r.interval || dv != lastDV {
 			r.registerAll(dv)
 			last, lastDV = time.Now(), dv
+		}
+		for _, w := range waiters {
+			w()
 		}
 		select {
 		case <-r.stop:
 			return
 		case <-tick.C:
+		case <-r.kick:
 		}
+	}
+}
+
+// RegisterNow asks for a registration round with the current topic table
+// (the Java broker's registerIncrementBrokerData after a topic creation)
+// and calls done exactly once: when a round that started after this call
+// has been answered (or has failed) at every name server, or after
+// timeout, whichever comes first, or at once when the registrar is
+// closed. done runs on the registrar's goroutine or a timer goroutine and
+// must not block. Any goroutine; never waits.
+func (r *Registrar) RegisterNow(timeout time.Duration, done func()) {
+	var once sync.Once
+	fire := func() { once.Do(done) }
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		fire()
+		return
+	}
+	t := time.AfterFunc(timeout, fire)
+	r.waiters = append(r.waiters, func() { t.Stop(); fire() })
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -242,6 +283,14 @@ func (r *Registrar) Close(ctx context.Context) {
 		close(r.stop)
 		r.cancel()
 		r.wg.Wait()
+		r.mu.Lock()
+		r.closed = true
+		waiters := r.waiters
+		r.waiters = nil
+		r.mu.Unlock()
+		for _, w := range waiters {
+			w()
+		}
 		for _, ns := range r.addrs {
 			req := codec.NewRequest(codec.RequestUnregisterBroker, 0, r.identity(), nil)
 			uctx, cancel := context.WithTimeout(ctx, registerTimeout)
