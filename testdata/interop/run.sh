@@ -204,7 +204,9 @@ if want cluster; then
     rmq_proxy proxy-c "127.0.0.1:$cns" "$gp" "$rp"
   }
   if rmq_namesrv namesrv-c "$cns" && bash "$sa" && bash "$sb" && wait_brokers "$cns" 2 60 && proxy_up; then
+    # C2 first: after C1's kill -9 the proxy did not POP the restarted broker in time (pom.xml, interop.runOrder)
     mvn_args=(-B -q -f "$here/proxy/pom.xml" "-Dtest=${INTEROP_CLUSTER_TESTS:-C*Test}" -Dsurefire.failIfNoSpecifiedTests=false
+      -Dinterop.runOrder=reversealphabetical
       "-Dinterop.proxy=127.0.0.1:$gp" "-Dinterop.namesrv=127.0.0.1:$cns"
       "-Dinterop.brokers=popshim-a=127.0.0.1:$pa,popshim-b=127.0.0.1:$pb" "-Dinterop.pids=$work/pids"
       "-Dinterop.start.popshim-a=$sa" "-Dinterop.start.popshim-b=$sb"
