@@ -49,7 +49,7 @@ func run(addr, topic, group, pg, brokerName string, n, acks int, hold time.Durat
 	clientID := "127.0.0.1@adminclient" + strconv.Itoa(os.Getpid())
 	hb := codec.HeartbeatData{ClientID: clientID, ProducerDataSet: []codec.ProducerData{{GroupName: pg}},
 		ConsumerDataSet: []codec.ConsumerData{{GroupName: group, ConsumeType: "CONSUME_POP", MessageModel: codec.MessageModelCluster,
-			ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
+			ConsumeFromWhere:    "CONSUME_FROM_LAST_OFFSET",
 			SubscriptionDataSet: []codec.SubscriptionData{{Topic: topic, SubString: "*", ExpressionType: "TAG"}}}}}
 	heartbeat := func() error {
 		resp, err := call(c, codec.NewRequest(codec.RequestHeartBeat, 0, nil, codec.EncodeHeartbeatData(&hb)))
