@@ -114,6 +114,25 @@ const (
 	// RequestGetSubscriptionGroupConfig is GET_SUBSCRIPTIONGROUP_CONFIG (352).
 	RequestGetSubscriptionGroupConfig int32 = 352
 
+	// RequestGetBrokerConfig reads the broker's configuration as properties text (GET_BROKER_CONFIG).
+	RequestGetBrokerConfig int32 = 26
+	// RequestUpdateAndCreateTopicList creates or updates several topics at once (UPDATE_AND_CREATE_TOPIC_LIST);
+	// body {"topicConfigList":[TopicConfig...]} (body/CreateTopicListRequestBody.java).
+	RequestUpdateAndCreateTopicList int32 = 18
+	// RequestPutKVConfig stores a name-server KV item (PUT_KV_CONFIG, name-server role); mqadmin
+	// `updateTopic -o true` sends it with namespace ORDER_TOPIC_CONFIG.
+	RequestPutKVConfig int32 = 100
+	// RequestGetTopicStatsInfo answers min/max offsets of every queue of a topic (GET_TOPIC_STATS_INFO).
+	RequestGetTopicStatsInfo int32 = 202
+	// RequestGetConsumerConnectionList lists a consumer group's connections (GET_CONSUMER_CONNECTION_LIST).
+	RequestGetConsumerConnectionList int32 = 203
+	// RequestGetProducerConnectionList lists a producer group's connections (GET_PRODUCER_CONNECTION_LIST).
+	RequestGetProducerConnectionList int32 = 204
+	// RequestGetConsumeStats answers a group's consume progress per queue (GET_CONSUME_STATS).
+	RequestGetConsumeStats int32 = 208
+	// RequestQueryTopicConsumeByWho lists the groups consuming a topic (QUERY_TOPIC_CONSUME_BY_WHO).
+	RequestQueryTopicConsumeByWho int32 = 300
+
 	// Client/broker → name server.
 
 	// RequestRegisterBroker is REGISTER_BROKER (103).

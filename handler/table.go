@@ -45,6 +45,13 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestDeleteSubscriptionGroupList, b.handleDeleteSubscriptionGroupList)
 	r.Handle(codec.RequestGetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo)
 	r.Handle(codec.RequestViewMessageByID, b.handleViewMessageByID)
+	r.Handle(codec.RequestGetTopicStatsInfo, b.handleGetTopicStatsInfo)
+	r.Handle(codec.RequestGetConsumeStats, b.handleGetConsumeStats)
+	r.Handle(codec.RequestGetConsumerConnectionList, b.handleGetConsumerConnectionList)
+	r.Handle(codec.RequestGetProducerConnectionList, b.handleGetProducerConnectionList)
+	r.Handle(codec.RequestGetBrokerConfig, b.handleGetBrokerConfig)
+	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
+	r.Handle(codec.RequestQueryTopicConsumeByWho, b.handleQueryTopicConsumeByWho)
 }
 
 // RegisterNameServer fills the name-server port's dispatch table (the
@@ -54,6 +61,7 @@ func RegisterNameServer(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetBrokerClusterInfo, b.handleGetBrokerClusterInfo)
 	r.Handle(requestGetKVConfig, b.handleGetKVConfig)
 	r.Handle(requestDeleteKVConfig, b.handleDeleteKVConfig)
+	r.Handle(codec.RequestPutKVConfig, b.handlePutKVConfig)
 	r.Handle(codec.RequestGetAllTopicListFromNameServer, b.handleGetAllTopicListFromNameserver)
 	r.Handle(codec.RequestDeleteTopicInNamesrv, b.handleDeleteTopicInNamesrv)
 }

@@ -105,6 +105,20 @@ func applyTopicAttributes(cur map[string]string, change string) (map[string]stri
 	return out, nil
 }
 
+// topicShapeError returns why queue counts or perm of an admin topic
+// request are refused (INVALID_PARAMETER), or "".
+func topicShapeError(read, write, perm int32) string {
+	switch {
+	case read < 0 || write < 0 || read > maxTopicQueueNums || write > maxTopicQueueNums:
+		return fmt.Sprintf("queue nums must be within 0..%d, got read %d write %d", maxTopicQueueNums, read, write)
+	case read == 0 && write == 0:
+		return "readQueueNums and writeQueueNums are both 0"
+	case perm&^(codec.PermPriority|codec.PermRead|codec.PermWrite|codec.PermInherit) != 0:
+		return fmt.Sprintf("perm %d has unknown bits", perm)
+	}
+	return ""
+}
+
 func containsString(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -123,15 +137,8 @@ func (b *Broker) handleUpdateAndCreateTopic(c remoting.Conn, req *codec.Command)
 	if b.refuseAdminTopic(c, req, h.Topic) {
 		return
 	}
-	switch {
-	case h.ReadQueueNums < 0 || h.WriteQueueNums < 0 || h.ReadQueueNums > maxTopicQueueNums || h.WriteQueueNums > maxTopicQueueNums:
-		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("queue nums must be within 0..%d, got read %d write %d", maxTopicQueueNums, h.ReadQueueNums, h.WriteQueueNums))
-		return
-	case h.ReadQueueNums == 0 && h.WriteQueueNums == 0:
-		reply.Code(c, req, codec.InvalidParameter, "readQueueNums and writeQueueNums are both 0")
-		return
-	case h.Perm&^(codec.PermPriority|codec.PermRead|codec.PermWrite|codec.PermInherit) != 0:
-		reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("perm %d has unknown bits", h.Perm))
+	if remark := topicShapeError(h.ReadQueueNums, h.WriteQueueNums, h.Perm); remark != "" {
+		reply.Code(c, req, codec.InvalidParameter, remark)
 		return
 	}
 	var cur map[string]string

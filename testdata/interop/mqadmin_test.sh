@@ -13,6 +13,14 @@
 #      -t T prints "delete topic [T] from cluster [DefaultCluster] success."; topicRoute -t T then fails with
 #      CODE: 17 (TOPIC_NOT_EXIST), and still does 5 s later (no route refresh re-creates it)
 #   M5 topicRoute of a topic nobody created fails with CODE: 17
+#   M6 updateTopic -o true -t T2 -r 1 -w 1 (UPDATE_AND_CREATE_TOPIC, then PUT_KV_CONFIG to the name server)
+#      succeeds; then the live client testdata/interop/adminclient sends 100 messages to T2 and pops and acks
+#      50 as POP consumer group G2, and stays connected; topicStatus -t T2 lists queue 0 with min 0, max 100
+#   M7 consumerProgress -g G2 -t T2: queue 0 with broker offset 100, consumer offset 50, diff 50;
+#      "Diff Total: 50"
+#   M8 consumerConnection -g G2 lists the live client, its subscription of T2 and ConsumeType CONSUME_POP
+#   M9 producerConnection -g PG2 -t T2 lists the live client
+#   M10 getBrokerConfig -b ADDR prints brokerName and listenPort lines
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -139,11 +147,61 @@ m5() {
     || { echo "    want CODE: 17 (TOPIC_NOT_EXIST) for a topic nobody created"; show m5_route "topicRoute -t never_created_$suffix"; return 1; }
 }
 
+# M6–M9 share one live client (adminclient) and topic T2.
+topic2=mq_t2_$suffix
+group2=mq_g2_$suffix
+pgroup2=mq_pg2_$suffix
+m6() {
+  mq m6_create updateTopic -c DefaultCluster -t "$topic2" -r 1 -w 1 -o true
+  [ "$(rc m6_create)" = 0 ] && grep -qF "set cluster orderConf. isOrder=true" "$tmp/m6_create.out" \
+    || { show m6_create "updateTopic -c DefaultCluster -t $topic2 -r 1 -w 1 -o true"; return 1; }
+  (cd "$here/../.." && go build -o "$tmp/adminclient" ./testdata/interop/adminclient) || return 1
+  "$tmp/adminclient" -b "${brokers[0]}" -t "$topic2" -g "$group2" -pg "$pgroup2" -broker-name "${BROKER_NAME:-popshim-a}" \
+    -n 100 -ack 50 -hold 60s >"$tmp/adminclient.out" 2>&1 &
+  client_pid=$!
+  local i
+  for i in $(seq 1 60); do grep -q '^ready$' "$tmp/adminclient.out" && break; sleep 0.5; done
+  grep -q '^ready$' "$tmp/adminclient.out" || { echo "    adminclient not ready:"; sed 's/^/    /' "$tmp/adminclient.out"; return 1; }
+  mq m6_status topicStatus -t "$topic2"
+  [ "$(rc m6_status)" = 0 ] && grep -qE "^[^ #]+ +0 +0 +100 " "$tmp/m6_status.out" \
+    || { echo "    want queue 0 with min 0, max 100"; show m6_status "topicStatus -t $topic2"; return 1; }
+}
+m7() {
+  mq m7_progress consumerProgress -g "$group2" -t "$topic2"
+  [ "$(rc m7_progress)" = 0 ] && grep -qE "^$topic2 +[^ ]+ +0 +100 +50 +50 " "$tmp/m7_progress.out" \
+    && grep -qE "Diff Total: 50" "$tmp/m7_progress.out" \
+    || { echo "    want queue 0 with broker offset 100, consumer offset 50, diff 50"; show m7_progress "consumerProgress -g $group2 -t $topic2"; return 1; }
+}
+m8() {
+  mq m8_conn consumerConnection -g "$group2"
+  [ "$(rc m8_conn)" = 0 ] && grep -qE "^127.0.0.1@adminclient[0-9]+ +127.0.0.1:[0-9]+ " "$tmp/m8_conn.out" \
+    && grep -qF "ConsumeType: CONSUME_POP" "$tmp/m8_conn.out" && grep -qE "^$topic2 +\*" "$tmp/m8_conn.out" \
+    || { show m8_conn "consumerConnection -g $group2"; return 1; }
+}
+m9() {
+  mq m9_conn producerConnection -g "$pgroup2" -t "$topic2"
+  [ "$(rc m9_conn)" = 0 ] && grep -qE "^0001 +127.0.0.1@adminclient[0-9]+ +127.0.0.1:[0-9]+ " "$tmp/m9_conn.out" \
+    || { show m9_conn "producerConnection -g $pgroup2 -t $topic2"; return 1; }
+}
+m10() {
+  mq m10_config getBrokerConfig -b "${brokers[0]}"
+  [ "$(rc m10_config)" = 0 ] && grep -qE "^brokerName +=  [^ ]+" "$tmp/m10_config.out" \
+    && grep -qE "^listenPort +=  ${brokers[0]##*:}$" "$tmp/m10_config.out" \
+    || { show m10_config "getBrokerConfig -b ${brokers[0]}"; return 1; }
+}
+
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
 check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
 check "M3 deleteSubGroup, then the group is gone" m3
 check "M4 updateTopic, topicRoute, deleteTopic, then topicRoute fails with CODE: 17" m4
 check "M5 topicRoute of an unknown topic fails with CODE: 17" m5
+client_pid=""
+check "M6 updateTopic -o true; topicStatus lists queue 0 with min 0, max 100" m6
+check "M7 consumerProgress shows diff 50 after a POP consumer acked 50 of 100" m7
+check "M8 consumerConnection lists the live POP consumer" m8
+check "M9 producerConnection lists the live producer" m9
+check "M10 getBrokerConfig prints key=value lines" m10
+[ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

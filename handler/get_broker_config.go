@@ -1,0 +1,117 @@
+package handler
+
+// GET_BROKER_CONFIG (26).
+//
+// Header: none.
+//
+// Behaviour: the broker's configuration as Java properties text, one
+// key=value line per setting, sorted by key (AdminBrokerProcessor
+// getBrokerConfig answers Configuration.getAllConfigsFormatString; mqadmin
+// getBrokerConfig parses it with MixAll.string2Properties and prints
+// "key=  value"). Every popshim flag is listed once: under its Java
+// BrokerConfig/MessageStoreConfig name where one means the same
+// (brokerConfigJavaNames, values converted to Java's unit), else under
+// the flag's own name. The response header's "version" is the
+// configuration's DataVersion as JSON; popshim's configuration does not
+// change at run time, so it is counter 0 stamped with the process start.
+// Memory only: answered on the event loop.
+//
+// Response codes: SUCCESS (0).
+
+import (
+	"encoding/json"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/remoting"
+)
+
+// brokerConfigJavaNames maps a popshim flag to the Java broker property of
+// the same meaning (broker/.../BrokerConfig.java, store/.../config/
+// MessageStoreConfig.java) and converts the flag's value to Java's unit.
+var brokerConfigJavaNames = map[string]struct {
+	key     string
+	convert func(flagValue string) string
+}{
+	"broker-name":                    {"brokerName", nil},
+	"cluster-name":                   {"brokerClusterName", nil},
+	"broker-ip":                      {"brokerIP1", nil},
+	"namesrv-addr":                   {"namesrvAddr", nil},
+	"data-dir":                       {"storePathRootDir", nil},
+	"auto-create-topic":              {"autoCreateTopicEnable", nil},
+	"auto-create-subscription-group": {"autoCreateSubscriptionGroup", nil},
+	"default-topic-queue-nums":       {"defaultTopicQueueNums", nil},
+	"max-message-size":               {"maxMessageSize", nil},
+	"wait-time-mills-in-send-queue":  {"waitTimeMillsInSendQueue", nil},
+	"listen": {"listenPort", func(v string) string {
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return v
+		}
+		return port
+	}},
+	// Java: whole hours.
+	"retention": {"fileReservedTime", func(v string) string {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return v
+		}
+		return strconv.FormatInt(int64(d/time.Hour), 10)
+	}},
+	// Java: an int percentage.
+	"disk-space-warning-level-ratio": {"diskSpaceWarningLevelRatio", func(v string) string {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return v
+		}
+		return strconv.Itoa(int(f*100 + 0.5))
+	}},
+}
+
+// brokerConfigText renders the configuration as properties lines.
+func (b *Broker) brokerConfigText() []byte {
+	cfg := *b.Cfg
+	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	cfg.BindFlags(fs)
+	lines := make([]string, 0, 64)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		key, val := f.Name, f.Value.String()
+		if j, ok := brokerConfigJavaNames[f.Name]; ok {
+			key = j.key
+			if j.convert != nil {
+				val = j.convert(val)
+			}
+		}
+		lines = append(lines, key+"="+propertiesEscape(val))
+	})
+	sort.Strings(lines)
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// propertiesEscape escapes a value for java.util.Properties.load:
+// backslashes, and a leading space.
+func propertiesEscape(v string) string {
+	v = strings.ReplaceAll(v, `\`, `\\`)
+	if strings.HasPrefix(v, " ") {
+		v = `\` + v
+	}
+	return v
+}
+
+func (b *Broker) handleGetBrokerConfig(c remoting.Conn, req *codec.Command) {
+	resp := codec.NewResponse(req, codec.Success, "")
+	resp.Body = b.brokerConfigText()
+	version, _ := json.Marshal(codec.DataVersion{Timestamp: processStart.UnixMilli()})
+	resp.SetExt("version", string(version))
+	reply.Respond(c, req, resp)
+}

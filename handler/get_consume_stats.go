@@ -1,0 +1,102 @@
+package handler
+
+// GET_CONSUME_STATS (208).
+//
+// Header: consumerGroup (required); topic, topicList (';'-separated)
+// (optional) (GetConsumeStatsRequestHeader.java).
+//
+// Behaviour (AdminBrokerProcessor.getConsumeStats): the topics reported are
+// topicList when given; otherwise topic, or every topic the group has a
+// committed offset on; without topicList, topics the group's live members
+// do not subscribe are dropped when the group has live subscriptions.
+// Unknown topics are skipped. For each read queue of each topic:
+//   - brokerOffset: the queue's max offset (one past the last message);
+//   - consumerOffset: the group's committed offset, 0 when none. POP
+//     commits the offset to the end of what it returned in the same write
+//     as its checkpoints, so for POP consumers this is the POP offset;
+//     mqadmin consumerProgress prints brokerOffset − consumerOffset as Diff;
+//   - pullOffset: equal to consumerOffset (popshim keeps no separate pull
+//     offset), so Inflight prints 0;
+//   - lastTimestamp: store time in ms of the message at consumerOffset−1,
+//     0 when none.
+//
+// consumeTps is 0: popshim keeps no per-group rate (the message counts are
+// in rocketmq_messages_out_total on /metrics). Offsets come from memory;
+// the store times need store reads, so the answer is built on the reader
+// pool. The body is a ConsumeStats with MessageQueue-object keys
+// (codec.AppendConsumeStats).
+//
+// Response codes: SUCCESS (0); SYSTEM_BUSY (2) when the reader queue is
+// full; SYSTEM_ERROR (1) for a store error or a missing header field.
+
+import (
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/remoting"
+)
+
+// consumeStatsTopics chooses the topics GET_CONSUME_STATS reports. Event
+// loop; memory only.
+func (b *Broker) consumeStatsTopics(h codec.GetConsumeStatsRequestHeader) []string {
+	if len(h.TopicList) > 0 {
+		return h.TopicList
+	}
+	topics := []string{h.Topic}
+	if h.Topic == "" {
+		topics = b.Store.TopicsOfGroup(h.ConsumerGroup)
+	}
+	info, online := b.Clients.Consumer(h.ConsumerGroup)
+	if !online || len(info.Subscriptions) == 0 {
+		return topics
+	}
+	kept := topics[:0:0]
+	for _, t := range topics {
+		if _, ok := info.Subscriptions[t]; ok {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+func (b *Broker) handleGetConsumeStats(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeGetConsumeStatsRequestHeader(req.ExtFields)
+	if err != nil {
+		reply.HeaderError(c, req, err)
+		return
+	}
+	var rows []codec.OffsetWrapper
+	for _, topic := range b.consumeStatsTopics(h) {
+		tc, ok := b.Topics.Get(topic)
+		if !ok {
+			continue
+		}
+		for q := int32(0); q < tc.ReadQueueNums; q++ {
+			off, _ := b.Store.ConsumerOffset(h.ConsumerGroup, topic, q)
+			off = max(off, 0)
+			rows = append(rows, codec.OffsetWrapper{
+				Queue:        codec.MessageQueue{Topic: topic, BrokerName: b.Cfg.BrokerName, QueueID: q},
+				BrokerOffset: max(b.Store.MaxOffset(topic, q), 0), ConsumerOffset: off, PullOffset: off,
+			})
+		}
+	}
+	job := func() {
+		for i := range rows {
+			r := &rows[i]
+			if r.ConsumerOffset <= 0 {
+				continue
+			}
+			ts, err := b.Store.StoreTimeAt(r.Queue.Topic, r.Queue.QueueID, r.ConsumerOffset-1)
+			if err != nil {
+				reply.Code(c, req, codec.SystemError, "consume stats: "+err.Error())
+				return
+			}
+			r.LastTimestamp = ts
+		}
+		resp := codec.NewResponse(req, codec.Success, "")
+		resp.Body = codec.AppendConsumeStats(nil, rows, 0)
+		reply.Respond(c, req, resp)
+	}
+	if !b.submitRead(job) {
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
+	}
+}

@@ -1,0 +1,119 @@
+// Command adminclient is the live client of the interop mqadmin suite
+// (mqadmin_test.sh M6–M9): over popshim's own remoting client it announces
+// producer group -pg and POP consumer group -g (subscribing -t) with
+// HEART_BEAT, sends -n messages to queue 0 of -t, pops and acks -ack of
+// them, prints "ready", then repeats the heartbeat every 5 s for -hold so
+// consumerConnection and producerConnection see a connected client.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+func main() {
+	addr := flag.String("b", "127.0.0.1:10911", "broker address")
+	topic := flag.String("t", "", "topic (must exist)")
+	group := flag.String("g", "", "POP consumer group")
+	pg := flag.String("pg", "", "producer group")
+	brokerName := flag.String("broker-name", "", "broker name (POP header brokerName)")
+	n := flag.Int("n", 100, "messages to send")
+	acks := flag.Int("ack", 50, "messages to pop and ack")
+	hold := flag.Duration("hold", 60*time.Second, "how long to stay connected after ready")
+	flag.Parse()
+	if err := run(*addr, *topic, *group, *pg, *brokerName, *n, *acks, *hold); err != nil {
+		fmt.Fprintln(os.Stderr, "adminclient:", err)
+		os.Exit(1)
+	}
+}
+
+func call(c *remoting.Client, req *codec.Command) (*codec.Command, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return c.Invoke(ctx, req)
+}
+
+func run(addr, topic, group, pg, brokerName string, n, acks int, hold time.Duration) error {
+	c, err := remoting.Dial(addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	clientID := "127.0.0.1@adminclient" + strconv.Itoa(os.Getpid())
+	hb := codec.HeartbeatData{ClientID: clientID, ProducerDataSet: []codec.ProducerData{{GroupName: pg}},
+		ConsumerDataSet: []codec.ConsumerData{{GroupName: group, ConsumeType: "CONSUME_POP", MessageModel: codec.MessageModelCluster,
+			ConsumeFromWhere:    "CONSUME_FROM_LAST_OFFSET",
+			SubscriptionDataSet: []codec.SubscriptionData{{Topic: topic, SubString: "*", ExpressionType: "TAG"}}}}}
+	heartbeat := func() error {
+		resp, err := call(c, codec.NewRequest(codec.RequestHeartBeat, 0, nil, codec.EncodeHeartbeatData(&hb)))
+		if err == nil && resp.Code != codec.Success {
+			err = fmt.Errorf("HEART_BEAT: code %d %s", resp.Code, resp.Remark)
+		}
+		return err
+	}
+	if err := heartbeat(); err != nil {
+		return err
+	}
+	props, _ := codec.EncodeProperties(map[string]string{"WAIT": "true"})
+	for i := range n {
+		h := codec.SendMessageRequestHeader{ProducerGroup: pg, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+			BornTimestamp: time.Now().UnixMilli(), Properties: props, BrokerName: brokerName}
+		req := codec.NewRequest(codec.RequestSendMessageV2, 0, nil, []byte("m-"+strconv.Itoa(i)))
+		h.EncodeV2(req)
+		resp, err := call(c, req)
+		if err != nil {
+			return err
+		}
+		if resp.Code != codec.Success {
+			return fmt.Errorf("SEND: code %d %s", resp.Code, resp.Remark)
+		}
+	}
+	for acked := 0; acked < acks; {
+		h := codec.PopMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: 0, MaxMsgNums: int32(min(32, acks-acked)),
+			InvisibleTime: 60000, PollTime: 1000, BornTime: time.Now().UnixMilli(), BrokerName: brokerName}
+		req := codec.NewRequest(codec.RequestPopMessage, 0, nil, nil)
+		h.Encode(req)
+		resp, err := call(c, req)
+		if err != nil {
+			return err
+		}
+		if resp.Code != codec.Success {
+			return fmt.Errorf("POP after %d acks: code %d %s", acked, resp.Code, resp.Remark)
+		}
+		msgs, err := codec.DecodeMessages(resp.Body)
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			ck, _ := m.Property(codec.PropertyPopCK)
+			a := codec.AckMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: m.QueueID, Offset: m.QueueOffset,
+				ExtraInfo: ck, BrokerName: brokerName}
+			req := codec.NewRequest(codec.RequestAckMessage, 0, nil, nil)
+			a.Encode(req)
+			resp, err := call(c, req)
+			if err != nil {
+				return err
+			}
+			if resp.Code != codec.Success {
+				return fmt.Errorf("ACK: code %d %s", resp.Code, resp.Remark)
+			}
+			acked++
+		}
+	}
+	fmt.Println("ready")
+	deadline := time.Now().Add(hold)
+	for time.Now().Before(deadline) {
+		time.Sleep(5 * time.Second)
+		if err := heartbeat(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
