@@ -122,7 +122,7 @@ func Consume(ctx context.Context, o ConsumeOptions) ([]Consumed, error) {
 	// timedOut describes running out of o.Timeout; why is the step that
 	// was waiting (a POP or ACK cut short adds nothing: pass ctx.Err()).
 	timedOut := func(why error) error {
-		return fmt.Errorf("consumed %d of %d messages from %s as group %s before --timeout %s: %w", len(out), o.Count, o.Topic, o.Group, o.Timeout, why)
+		return fmt.Errorf("consumed %d of %d messages from %s as group %s %s: %w", len(out), o.Count, o.Topic, o.Group, cutShort(ctx, o.Timeout), why)
 	}
 	brokers, err := waitRoute(ctx, ns, &o)
 	if err != nil {
@@ -194,8 +194,9 @@ func popAndAck(ctx context.Context, c *remoting.Client, o *ConsumeOptions, b bro
 	if dl, ok := ctx.Deadline(); ok {
 		poll = min(poll, time.Until(dl)-200*time.Millisecond)
 	}
-	if poll < 0 {
-		poll = 0
+	if poll <= 0 {
+		<-ctx.Done() // too little time left for another long poll
+		return nil, ctx.Err()
 	}
 	req := codec.NewRequest(codec.RequestPopMessage, 0, make(map[string]string, 12), nil)
 	codec.PopMessageRequestHeader{ConsumerGroup: o.Group, Topic: o.Topic, QueueID: o.QueueID, MaxMsgNums: int32(min(want, 32)),

@@ -145,6 +145,15 @@ func invoke(ctx context.Context, c *remoting.Client, req *codec.Command, timeout
 	return c.Invoke(ctx, req)
 }
 
+// cutShort says why ctx ended, for "consumed 3 of 10 messages <cutShort>":
+// the run's --timeout, or an interrupt (SIGINT or SIGTERM cancels it).
+func cutShort(ctx context.Context, timeout time.Duration) string {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return "before being interrupted"
+	}
+	return "before --timeout " + timeout.String()
+}
+
 // replyError describes a non-success reply by code name and remark.
 func replyError(resp *codec.Command) error {
 	if resp.Remark == "" {

@@ -106,7 +106,7 @@ func Send(ctx context.Context, o SendOptions) ([]SendResult, error) {
 		r, err := sendOne(ctx, conns, &o, q, props, ids.Next(time.Now().UnixMilli()))
 		if err != nil {
 			if ctx.Err() != nil {
-				err = fmt.Errorf("sent %d of %d messages before --timeout %s: %w", i, o.Count, o.Timeout, err)
+				err = fmt.Errorf("sent %d of %d messages %s: %w", i, o.Count, cutShort(ctx, o.Timeout), err)
 			}
 			return out, err
 		}
