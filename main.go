@@ -27,6 +27,8 @@ var commands = []func() *cobra.Command{
 	serveCommand,
 	versionCommand,
 	benchCommand,
+	sendCommand,
+	consumeCommand,
 }
 
 func main() {

@@ -2,7 +2,9 @@ package conf
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +76,7 @@ func TestValidationErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--namesrv-listen=:10911"}, "same port"},
 		{[]string{"--namesrv-addr=a:1;bad"}, "--namesrv-addr must be host:port"},
 		{[]string{"--log-level=loud"}, "--log-level"},
-		{[]string{"--log-format=xml"}, "--log-format must be json or console"},
+		{[]string{"--log-format=xml"}, "--log-format must be auto, json or console"},
 		{[]string{"--pop-write-mode=async"}, "--pop-write-mode must be group or sync"},
 		{[]string{"--batch-max-ops=0"}, "--batch-max-ops must be in [1,"},
 		{[]string{"--background-share=0"}, "--background-share must be in (0, 1]"},
@@ -242,4 +244,41 @@ func TestBrokerIPFollowsListenHost(t *testing.T) {
 		require.Equal(t, DetectBrokerIP(), c.BrokerIP, listen)
 	}
 	require.Equal(t, "", ListenBrokerIP("no-port"))
+}
+
+// --log-format defaults to auto: JSON into a pipe, file or buffer, the
+// console format (coloured) on a terminal; json and console keep working
+// whatever the writer.
+func TestLogFormatAuto(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, LogFormatAuto, c.LogFormat)
+	for _, f := range []string{"auto", "json", "console"} {
+		_, err := parse(t, []string{"--log-format=" + f}, nil)
+		require.NoError(t, err, f)
+	}
+
+	logLine := func(format string, tty bool) string {
+		t.Helper()
+		prev := terminal
+		terminal = func(io.Writer) bool { return tty }
+		defer func() { terminal = prev }()
+		cfg := Default()
+		cfg.LogFormat = format
+		var buf bytes.Buffer
+		log := cfg.NewLogger(&buf)
+		log.Info().Msg("hello")
+		return buf.String()
+	}
+	isJSON := func(s string) bool { return json.Valid([]byte(strings.TrimSpace(s))) }
+
+	require.True(t, isJSON(logLine("auto", false)), "auto writes JSON when not on a terminal")
+	onTTY := logLine("auto", true)
+	require.False(t, isJSON(onTTY), "auto writes the console format on a terminal: %q", onTTY)
+	require.Contains(t, onTTY, "hello")
+	require.Contains(t, onTTY, "\x1b[", "colour on a terminal")
+	require.True(t, isJSON(logLine("json", true)), "json stays JSON on a terminal")
+	console := logLine("console", false)
+	require.False(t, isJSON(console))
+	require.NotContains(t, console, "\x1b[", "no colour off a terminal")
 }

@@ -50,8 +50,10 @@ type Config struct {
 	// LogLevel is a zerolog level: trace, debug, info, warn, error.
 	// --log-level, default "info".
 	LogLevel string
-	// LogFormat is "json" (default) or "console" (human-readable).
-	// --log-format.
+	// LogFormat is "auto" (default), "json" or "console" (human-readable).
+	// auto is console when the log output (stderr in main) is a terminal
+	// and JSON otherwise: readable at a prompt, machine-readable under
+	// systemd, docker or a redirect. --log-format.
 	LogFormat string
 	// MaxFrameSize is the largest remoting frame accepted, bytes, 4-byte
 	// length prefix included (com.rocketmq.remoting.frameMaxLength,
@@ -234,7 +236,7 @@ func Default() *Config {
 		MetricsListen:               ":5557",
 		DataDir:                     "./data",
 		LogLevel:                    "info",
-		LogFormat:                   "json",
+		LogFormat:                   LogFormatAuto,
 		MaxFrameSize:                codec.DefaultMaxFrame,
 		MaxMessageSize:              4 << 20,
 		BrokerName:                  "popshim-a",

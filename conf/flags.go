@@ -29,7 +29,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve Go's runtime profiles under /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "RocksDB data directory (created when missing)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: trace|debug|info|warn|error")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: json|console")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: auto|json|console; auto = console when the log output (stderr) is a terminal, else json")
 	fs.IntVar(&c.MaxFrameSize, "max-frame-size", c.MaxFrameSize, "largest remoting frame accepted, bytes (length prefix included)")
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "largest message body accepted on SEND, bytes")
 	fs.StringVar(&c.BrokerName, "broker-name", c.BrokerName, "broker name (brokerName), part of every receipt handle")

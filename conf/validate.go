@@ -38,8 +38,10 @@ func (c *Config) Validate() error {
 	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
 		v.errf("--log-level must be one of trace|debug|info|warn|error, got %q", c.LogLevel)
 	}
-	if c.LogFormat != "json" && c.LogFormat != "console" {
-		v.errf("--log-format must be json or console, got %q", c.LogFormat)
+	switch c.LogFormat {
+	case LogFormatAuto, LogFormatJSON, LogFormatConsole:
+	default:
+		v.errf("--log-format must be auto, json or console, got %q", c.LogFormat)
 	}
 	v.intRange("max-frame-size", c.MaxFrameSize, 1<<10, 1<<30)
 	v.intRange("max-message-size", c.MaxMessageSize, 1, 1<<30)
