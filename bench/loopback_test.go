@@ -9,30 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler"
+	"github.com/popshim/popshim/handler/stacktest"
 )
 
-// startPopshim runs an in-process popshim (real RocksDB in a temp dir, real
-// TCP on 127.0.0.1, port 0) in the given write mode and stops it at test end.
+// startPopshim runs an in-process popshim (stacktest.Start) in the given
+// write mode.
 func startPopshim(t *testing.T, mode string) *handler.Stack {
 	t.Helper()
-	cfg := conf.Default()
-	cfg.Listen, cfg.NamesrvListen, cfg.MetricsListen = "127.0.0.1:0", "", "127.0.0.1:0"
-	cfg.BrokerIP, cfg.DataDir, cfg.PopWriteMode = "127.0.0.1", t.TempDir(), mode
-	cfg.EventLoops = 2
-	require.NoError(t, cfg.Validate())
-	st, err := handler.StartStack(cfg, zerolog.New(os.Stderr).Level(zerolog.ErrorLevel))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		require.NoError(t, st.Close(ctx))
-	})
-	return st
+	return stacktest.Start(t, func(c *conf.Config) { c.PopWriteMode = mode })
 }
 
 // countCheckpoints returns the checkpoints (in-flight deliveries) stored.

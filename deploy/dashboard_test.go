@@ -13,13 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/bench"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler"
+	"github.com/popshim/popshim/handler/stacktest"
 	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/tools"
 )
@@ -184,22 +183,10 @@ func TestDashboardMetricsAreExported(t *testing.T) {
 	require.True(t, exported[`rocketmq_rpc_latency_bucket{request_code="change_message_invisibletime"}`])
 }
 
-// startBroker runs an in-process popshim (real RocksDB in a temp dir, real
-// TCP on 127.0.0.1, ports picked by the kernel) and stops it at test end.
+// startBroker runs an in-process popshim (stacktest.Start).
 func startBroker(t *testing.T) *handler.Stack {
 	t.Helper()
-	cfg := conf.Default()
-	cfg.Listen, cfg.NamesrvListen, cfg.MetricsListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.BrokerIP, cfg.DataDir, cfg.EventLoops = "127.0.0.1", t.TempDir(), 2
-	require.NoError(t, cfg.Validate())
-	st, err := handler.StartStack(cfg, zerolog.New(os.Stderr).Level(zerolog.ErrorLevel))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		require.NoError(t, st.Close(ctx))
-	})
-	return st
+	return stacktest.Start(t, nil)
 }
 
 // drive sends 4 messages through the name server, pops them from one

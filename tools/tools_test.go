@@ -5,37 +5,21 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler"
+	"github.com/popshim/popshim/handler/stacktest"
 )
 
-// startBroker runs an in-process popshim (real RocksDB in a temp dir, real
-// TCP on 127.0.0.1 with ports picked by the kernel, the embedded name
-// server on its own port) and stops it at test end. It returns the name
-// server address.
+// startBroker runs an in-process popshim (stacktest.Start) and returns its
+// embedded name server's address.
 func startBroker(t *testing.T) string {
 	t.Helper()
-	cfg := conf.Default()
-	cfg.Listen, cfg.NamesrvListen, cfg.MetricsListen = "127.0.0.1:0", "127.0.0.1:0", ""
-	cfg.BrokerIP, cfg.DataDir, cfg.EventLoops = "127.0.0.1", t.TempDir(), 2
-	require.NoError(t, cfg.Validate())
-	st, err := handler.StartStack(cfg, zerolog.New(os.Stderr).Level(zerolog.ErrorLevel))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		require.NoError(t, st.Close(ctx))
-	})
-	return st.NamesrvAddr()
+	return stacktest.Start(t, nil).NamesrvAddr()
 }
 
 // closedPort returns a 127.0.0.1 address nothing listens on.
