@@ -294,14 +294,24 @@ func newGateHook() *gateHook {
 // the store, for fault-injection tests.
 func startHookedHarness(t *testing.T, hook popstore.WriteHook) *harness {
 	t.Helper()
+	return startHookedHarnessWith(t, hook, 0)
+}
+
+// startHookedHarnessWith is startHookedHarness with SEND shedding after
+// maxProduceWait (0: the test config's default, shedding off).
+func startHookedHarnessWith(t *testing.T, hook popstore.WriteHook, maxProduceWait time.Duration) *harness {
+	t.Helper()
 	cfg := popConfig(t.TempDir())
+	if maxProduceWait > 0 {
+		cfg.WaitTimeMillsInSendQueue = int(maxProduceWait.Milliseconds())
+	}
 	h := &harness{t: t, cfg: cfg}
 	log := zerolog.Nop()
 	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
 	var err error
 	st.Store, err = popstore.Open(popstore.Options{Dir: cfg.DataDir, WriteHook: hook, RetentionMillis: -1})
 	require.NoError(t, err)
-	st.Writer, err = batch.New(st.Store, batch.Options{RetentionInterval: -1}, st.Registry)
+	st.Writer, err = batch.New(st.Store, batch.Options{RetentionInterval: -1, MaxProduceWait: maxProduceWait}, st.Registry)
 	require.NoError(t, err)
 	st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, st.Registry)
 	require.NoError(t, err)

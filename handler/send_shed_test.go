@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
@@ -25,27 +23,7 @@ import (
 // startShedHarness is startHookedHarness with SEND shedding after maxWait.
 func startShedHarness(t *testing.T, hook popstore.WriteHook, maxWait time.Duration) *harness {
 	t.Helper()
-	cfg := popConfig(t.TempDir())
-	cfg.WaitTimeMillsInSendQueue = int(maxWait.Milliseconds())
-	h := &harness{t: t, cfg: cfg}
-	log := zerolog.Nop()
-	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
-	var err error
-	st.Store, err = popstore.Open(popstore.Options{Dir: cfg.DataDir, WriteHook: hook, RetentionMillis: -1})
-	require.NoError(t, err)
-	st.Writer, err = batch.New(st.Store, batch.Options{RetentionInterval: -1, MaxProduceWait: maxWait}, st.Registry)
-	require.NoError(t, err)
-	st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, st.Registry)
-	require.NoError(t, err)
-	r := remoting.NewRouter()
-	RegisterBroker(r, st.Broker)
-	st.Broker.Start()
-	st.broker = remoting.NewServer(cfg.BrokerServerOptions(nil), r, log)
-	require.NoError(t, st.broker.Start())
-	st.Broker.Topics.SetBrokerAddr(st.broker.Addr().String())
-	h.st = st
-	t.Cleanup(h.stop)
-	return h
+	return startHookedHarnessWith(t, hook, maxWait)
 }
 
 // invokeAsync sends req on c and delivers the response (or the error) on
