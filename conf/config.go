@@ -167,6 +167,12 @@ type Config struct {
 	// MaxReconsumeTimes is the default retry limit before a message goes to
 	// %DLQ%<group> (maxReconsumeTimes, 16). --max-reconsume-times.
 	MaxReconsumeTimes int
+	// MessageDelayLevel lists the delays of DELAY levels 1..N
+	// (messageDelayLevel). --message-delay-level.
+	MessageDelayLevel string
+	// TimerMaxDelaySec bounds how far ahead a timer message may be due
+	// (timerMaxDelaySec, 3 days). --timer-max-delay-sec.
+	TimerMaxDelaySec int64
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -262,6 +268,8 @@ func Default() *Config {
 		MaxParkedPolls:             100000,
 		ReviveInterval:             500 * time.Millisecond,
 		MaxReconsumeTimes:          16,
+		MessageDelayLevel:          "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
+		TimerMaxDelaySec:           3 * 24 * 3600,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,

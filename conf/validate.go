@@ -79,6 +79,9 @@ func (c *Config) Validate() error {
 	v.intRange("max-parked-polls", c.MaxParkedPolls, 1, 1<<24)
 	v.positiveDur("revive-interval", c.ReviveInterval, 10*time.Millisecond)
 	v.intRange("max-reconsume-times", c.MaxReconsumeTimes, 1, 1<<16)
+	if c.TimerMaxDelaySec < 1 || c.TimerMaxDelaySec > 100*365*24*3600 {
+		v.errf("--timer-max-delay-sec %d: want 1 to 3153600000 seconds", c.TimerMaxDelaySec)
+	}
 	v.intRange("pop-reader-workers", c.PopReaderWorkers, 1, 1024)
 	v.intRange("pop-reader-queue", c.PopReaderQueue, 1, 1<<24)
 	if c.IdleTimeout < 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/revive"
+	"github.com/popshim/popshim/handler/timer"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -65,7 +66,11 @@ type Broker struct {
 	// svc is the POP read path: reader pool, queue locks, POP jobs.
 	svc *popsvc.Service
 
-	revive    *revive.Reviver
+	revive *revive.Reviver
+	// timers delivers delay-level and timer messages when due; delay holds
+	// --message-delay-level and --timer-max-delay-sec.
+	timers    *timer.Loop
+	delay     timer.Settings
 	hostCache atomic.Pointer[cachedHost] // storeHost's parse of the advertised address
 	// self is this broker in routes, cluster info and name-server
 	// registrations (its address is advertisedAddr).
@@ -136,6 +141,17 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 			Retry: b.metrics.ReviveRetry, SendToDLQ: b.metrics.SendToDLQ,
 		},
 	})
+	levels, err := timer.ParseDelayLevels(cfg.MessageDelayLevel)
+	if err != nil {
+		return nil, fmt.Errorf("handler: --message-delay-level: %w", err)
+	}
+	b.delay = timer.Settings{LevelMillis: levels, MaxDelayMillis: cfg.TimerMaxDelaySec * 1000}
+	b.timers = timer.New(timer.Deps{
+		Log: log, Store: store, Writer: w, Now: b.nowMillis,
+		TopicExists: func(topic string) bool { _, ok := topics.Get(topic); return ok },
+		Metrics: timer.Metrics{Pending: b.metrics.TimingMessages, Delivered: b.metrics.TimerDequeued,
+			Lateness: b.metrics.TimerLateness, Dropped: b.metrics.TimerDropped},
+	})
 	b.svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.pop,
 		Polls: b.polls, Metrics: b.metrics, Revive: b.revive, Now: b.nowMillis}
 	store.SetAppendListener(b.onAppend)
@@ -153,7 +169,8 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 }
 
 // Start queues the creation of the system consumer groups
-// (meta.SystemGroups) and launches the reader pool and the revive loop.
+// (meta.SystemGroups) and launches the reader pool, the revive loop and
+// the timer loop.
 // Call once, after
 // registration and before the servers accept traffic; later calls do
 // nothing.
@@ -162,19 +179,21 @@ func (b *Broker) Start() {
 		b.Groups.CreateSystemGroups()
 		b.svc.Start()
 		b.revive.Start()
+		b.timers.Start()
 		b.Log.Info().Str("brokerName", b.pop.BrokerName).Int("readers", b.pop.Readers).
 			Int("maxParkedPolls", b.pop.MaxParkedPolls).Bool("retryTopicV2", b.pop.Revive.RetryTopicV2).
 			Msg("pop service started")
 	})
 }
 
-// Close stops the revive loop (waiting for its current pass, whose writes
+// Close stops the revive and timer loops (waiting for its current pass, whose writes
 // still go through the writer), answers every parked long poll with its
 // timeout code, and stops the reader pool. Call before closing the writer.
 // Idempotent; safe if Start was never called.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
 		b.revive.Stop()
+		b.timers.Stop()
 		b.polls.Close()
 		b.svc.Close()
 		b.Store.SetAppendListener(nil)

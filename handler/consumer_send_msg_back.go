@@ -18,15 +18,18 @@ package handler
 //   - reconsumeTimes ≥ the limit (header maxReconsumeTimes from clients of
 //     V3_4_9 on, else the group's retryMaxTimes, else 16) or delayLevel < 0:
 //     a copy goes to %DLQ%<group> at once (one writer op).
-//   - Otherwise the copy is delayed by the delay level (1s 5s 10s 30s 1m 2m
-//     3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h): a checkpoint marked as a
-//     send-back is written (one writer op) and the revive loop puts the
-//     copy into %RETRY%<group> when it is due — durable, at least once.
+//   - Otherwise the copy is delayed by the delay level
+//     (--message-delay-level, default 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m
+//     9m 10m 20m 30m 1h 2h; clamped to 1..N): it is stored as a timer entry
+//     for %RETRY%<group> queue 0 (one writer op, handler/timer) and the
+//     timer loop appends it there when it is due — durable, at least once.
+//     (Checkpoints marked as send-backs by earlier versions are still
+//     delivered by revive.)
 //   - The copy keeps body, flag, sysFlag, born timestamp/host and
 //     properties, gets reconsumeTimes + 1, RETRY_TOPIC (original topic,
 //     when absent) and ORIGIN_MESSAGE_ID (original offsetMsgId, when absent),
 //     and for the delayed path REAL_TOPIC / REAL_QID as the Java schedule
-//     service leaves them.
+//     service leaves them (DELAY is removed on delivery).
 //
 // Response codes: SUCCESS (0) once durable; SYSTEM_ERROR (1) header errors,
 // illegal group name, message not found by offset, failed write;
@@ -45,11 +48,6 @@ import (
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
-
-// delayLevelMillis are RocketMQ's default delay levels
-// (messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h").
-var delayLevelMillis = [...]int64{1e3, 5e3, 10e3, 30e3, 60e3, 120e3, 180e3, 240e3, 300e3, 360e3,
-	420e3, 480e3, 540e3, 600e3, 1200e3, 1800e3, 3600e3, 7200e3}
 
 func (b *Broker) handleConsumerSendMsgBack(c remoting.Conn, req *codec.Command) {
 	h, err := codec.DecodeConsumerSendMsgBackRequestHeader(req.ExtFields)
@@ -99,27 +97,42 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	if level == 0 {
 		level = 3 + m.ReconsumeTimes
 	}
-	level = min(max(level, 1), int32(len(delayLevelMillis)))
-	delay := delayLevelMillis[level-1]
-	if _, err := b.Topics.EnsureRetryTopic(h.Group, b.retryQueueNums(h.Group)); err != nil {
+	level = min(max(level, 1), int32(len(b.delay.LevelMillis)))
+	retry, err := b.Topics.EnsureRetryTopic(h.Group, b.retryQueueNums(h.Group))
+	if err != nil {
 		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
 		return
 	}
 	now := b.nowMillis()
-	ck := popstore.Checkpoint{
-		Key: popstore.CheckpointKey{VisibleAtMillis: now + delay, Group: h.Group, Topic: m.Topic,
-			QueueId: m.QueueID, QueueOffset: m.QueueOffset},
-		PopTimeMillis: now, InvisibleTimeMillis: delay, ReviveQid: revive.SendBackReviveQid,
-		PhysicalOffset: m.PhysicalOffset,
+	due := now + b.delay.LevelMillis[level-1]
+	if err := revive.PrepareSendBackCopy(&m, retry.TopicName, b.storeHost(), now); err != nil {
+		reply.Code(c, req, codec.MessageIllegal, err.Error())
+		return
 	}
-	op := &batch.Op{Lane: batch.LaneForeground, Bytes: 64,
-		Apply: func(tx *popstore.Txn) error { return tx.PutCheckpoint(ck) },
+	for _, p := range [][2]string{{codec.PropertyDelayTimeLevel, strconv.Itoa(int(level))},
+		{codec.PropertyRealTopic, m.Topic}, {codec.PropertyRealQueueID, strconv.Itoa(int(m.QueueID))}} {
+		if m.Properties, err = codec.SetProperty(m.Properties, p[0], p[1]); err != nil {
+			reply.Code(c, req, codec.MessageIllegal, err.Error())
+			return
+		}
+	}
+	rec, err2 := codec.AppendMessage(nil, &m)
+	if err2 != nil {
+		reply.Code(c, req, codec.MessageIllegal, err2.Error())
+		return
+	}
+	op := &batch.Op{Lane: batch.LaneForeground, Bytes: len(rec),
+		Apply: func(tx *popstore.Txn) error {
+			_, err := tx.PutTimer(due, m.QueueID, rec)
+			return err
+		},
 		Done: func(err error) {
 			if err != nil {
 				reply.Code(c, req, popsvc.WriteErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
-			b.revive.NoteDurable(ck.Key.VisibleAtMillis)
+			b.timers.NoteDurable(due)
+			b.metrics.TimerEnqueued.Inc()
 			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {

@@ -132,15 +132,32 @@ func dialAddr(t *testing.T, addr string) *remoting.Client {
 func (h *harness) advance(d time.Duration) { h.b().skewMillis.Add(d.Milliseconds()) }
 
 // reviveNow runs revive passes until one that started after this call has
-// completed, so every checkpoint due before the call has been handled.
+// completed, so every checkpoint due before the call has been handled, and
+// then delivers due timers (CONSUMER_SEND_MSG_BACK copies are timers).
 func (h *harness) reviveNow() {
 	h.t.Helper()
+	defer h.timersNow()
 	rv := h.b().revive
 	start := rv.Passes()
 	deadline := time.Now().Add(waitFor)
 	for rv.Passes() < start+2 {
 		require.True(h.t, time.Now().Before(deadline), "revive passes did not run")
 		rv.Trigger()
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// timersNow runs timer passes until one that started after this call has
+// completed, so every timer due at the broker clock before the call has
+// been delivered (durably).
+func (h *harness) timersNow() {
+	h.t.Helper()
+	tl := h.b().timers
+	start := tl.Passes()
+	deadline := time.Now().Add(waitFor)
+	for tl.Passes() < start+2 {
+		require.True(h.t, time.Now().Before(deadline), "timer passes did not run")
+		tl.Trigger()
 		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -15,6 +15,10 @@ package handler
 //     own flag, body and properties (POP_CK stripped; no UNIQ_KEY or CLUSTER
 //     added, as in Java). All records go to the writer as one op and get
 //     consecutive queue offsets.
+//   - Not delayed: a batch whose own properties carry a DELAY level ≥ 1 is
+//     refused with MESSAGE_ILLEGAL (CommitLog.asyncPutMessages); DELAY and
+//     TIMER_* properties of the entries are stored as given and not
+//     acted on, as in Java (the schedule hook sees only single messages).
 //   - SUCCESS when durable, msgId = comma-joined offsetMsgIds, queueOffset =
 //     the first one.
 //
@@ -23,6 +27,7 @@ package handler
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
@@ -44,6 +49,11 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 		return
 	case len(req.Body) > b.pop.MaxMessageBytes:
 		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.MaxMessageBytes))
+		return
+	}
+	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyDelayTimeLevel); atoiPositive(v) {
+		// CommitLog.asyncPutMessages refuses a batch with a delay level.
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.pop.MaxMessageBytes))
 		return
 	}
 	msgs, err := codec.DecodeBatchBody(req.Body)
@@ -77,4 +87,10 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 		}
 	}
 	b.appendRecords(c, req, t, recs, len(req.Body))
+}
+
+// atoiPositive reports whether v is a decimal integer ≥ 1.
+func atoiPositive(v string) bool {
+	n, err := strconv.Atoi(v)
+	return err == nil && n > 0
 }

@@ -21,9 +21,16 @@ package handler
 //     goes to %DLQ%<group> instead (handleRetryAndDLQ).
 //   - One writer op on the produce lane appends the record (queueOffset and
 //     physicalOffset assigned there); SUCCESS when durable.
+//   - Delayed delivery (handler/timer, Settings.Resolve): DELAY level
+//     1..N (--message-delay-level; above N: N), else TIMER_DELAY_SEC,
+//     TIMER_DELAY_MS or TIMER_DELIVER_MS up to --timer-max-delay-sec
+//     ahead. A delayed message is stored as a timer entry (same op,
+//     REAL_TOPIC/REAL_QID and for timers TIMER_OUT_MS set) and appears in
+//     its queue when due; the reply carries the entry's offsetMsgId and
+//     queueOffset 0. A time now or past stores at once. Not delayed: DLQ
+//     diversions, messages already carrying TIMER_OUT_MS.
 //   - Not served: transactional half messages (TRAN_MSG=true) are refused
-//     with NO_PERMISSION, as a Java broker with rejectTransactionMessage;
-//     delay levels and timer properties are stored but not delayed.
+//     with NO_PERMISSION, as a Java broker with rejectTransactionMessage.
 //
 // Response codes: SUCCESS (0) with msgId (offsetMsgId), queueId,
 // queueOffset, MSG_REGION, TRACE_ON; TOPIC_NOT_EXIST (17); NO_PERMISSION
@@ -31,7 +38,9 @@ package handler
 // not write (meta.IsSendForbidden: SCHEDULE_TOPIC_XXXX, the transaction
 // topics, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, TBW102, rmq_sys_*); INVALID_PARAMETER (29)
 // queueId out of range; MESSAGE_ILLEGAL (13) body too large or bad
-// properties; SYSTEM_ERROR (1) header errors, bad topic name, failed write;
+// properties, or a timer message over --timer-max-delay-sec or with a
+// non-numeric timer property ("timer message illegal, …" as Java's
+// WHEEL_TIMER_MSG_ILLEGAL); SYSTEM_ERROR (1) header errors, bad topic name, failed write;
 // SYSTEM_BUSY (2) writer lane or queued bytes full, or "[TIMEOUT_CLEAN_QUEUE]"
 // after waiting --wait-time-mills-in-send-queue; SERVICE_NOT_AVAILABLE (14)
 // disk above --disk-space-warning-level-ratio or store not writable after
@@ -50,6 +59,7 @@ import (
 	"github.com/popshim/popshim/handler/meta"
 	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/handler/timer"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -89,6 +99,19 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
+	var due int64
+	if !t.dlq {
+		sch, err := b.delay.Resolve(t.props, t.topic, t.queueID, now)
+		switch {
+		case errors.Is(err, timer.ErrIllegal):
+			reply.Code(c, req, codec.MessageIllegal, b.delay.IllegalRemark())
+			return
+		case err != nil:
+			reply.Code(c, req, codec.MessageIllegal, err.Error())
+			return
+		}
+		t.props, due = sch.Props, sch.DueMillis
+	}
 	m := codec.MessageExt{
 		Message:        codec.Message{Topic: t.topic, Flag: h.Flag, Body: req.Body, Properties: t.props},
 		QueueID:        t.queueID,
@@ -104,7 +127,50 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
+	if due > 0 {
+		b.storeTimer(c, req, t, rec, due, len(req.Body))
+		return
+	}
 	b.appendRecords(c, req, t, [][]byte{rec}, len(req.Body))
+}
+
+// storeTimer stores a delayed message as a timer entry due at due (one
+// produce-lane op; the message reaches t.topic/t.queueID when the timer
+// loop delivers it) and answers SUCCESS when durable, with the entry's
+// offsetMsgId and queueOffset 0 (the message has no queue offset yet).
+func (b *Broker) storeTimer(c remoting.Conn, req *codec.Command, t sendTarget, rec []byte, due int64, bodyBytes int) {
+	req.Body = nil // as in appendRecords: rec is the one copy the op keeps
+	var phys int64
+	host := b.storeHost()
+	op := &batch.Op{
+		Lane:  batch.LaneProduce,
+		Bytes: len(rec),
+		Apply: func(tx *popstore.Txn) (err error) {
+			phys, err = tx.PutTimer(due, t.queueID, rec)
+			return err
+		},
+		Done: func(err error) {
+			if err != nil {
+				code, remark := b.sendWriteError(err)
+				reply.Code(c, req, code, remark)
+				return
+			}
+			b.timers.NoteDurable(due)
+			resp := codec.NewResponse(req, codec.Success, "")
+			codec.SendMessageResponseHeader{MsgID: codec.OffsetMsgID(host, phys), QueueID: t.queueID}.Encode(resp)
+			reply.Respond(c, req, resp)
+			b.metrics.TimerEnqueued.Inc()
+			sys := popsvc.IsSystemTopic(t.topic)
+			if !codec.IsRetryTopic(t.topic) {
+				b.metrics.MessagesIn.WithLabelValues(t.topic, "delay", sys).Inc()
+				b.metrics.ThroughputIn.WithLabelValues(t.topic, "delay", sys).Add(float64(bodyBytes))
+			}
+		},
+	}
+	if err := b.Writer.Submit(op); err != nil {
+		code, remark := b.sendWriteError(err)
+		reply.Code(c, req, code, remark)
+	}
 }
 
 // sendTargetOf validates topic and queue of a SEND and applies the retry →

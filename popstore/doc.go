@@ -6,6 +6,8 @@
 //
 //	messages  topic 0x00 queueId(u32) queueOffset(u64)   → stored-message record
 //	          0x00 'P' physicalOffset(u64)                → message key (index)
+//	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
+//	                                                        not yet in its queue (timers.go)
 //	pop       visibleAt(i64) group '@' topic '@' queueId(u32) '@' queueOffset(u64)
 //	                                                      → checkpoint value
 //	offsets   group 0x00 topic 0x00 queueId(u32)          → consume offset (i64)
@@ -13,6 +15,7 @@
 //	          "g/" group                                  → GroupMeta as SubscriptionGroupConfig JSON
 //	          "q/" topic 0x00 queueId(u32)                → minOffset(i64) maxOffset(i64)
 //	          "s/phys"                                    → next physical offset (i64)
+//	          "s/timers"                                  → number of timer entries (i64)
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
 //

@@ -142,6 +142,7 @@ func (s *Store) roomToReopen() error {
 // loaded is the in-memory state read from the meta and offsets families.
 type loaded struct {
 	nextPhys  int64
+	timers    int64
 	queues    map[queueKey][2]int64 // min, max
 	topics    map[string]TopicMeta
 	groups    map[string]GroupMeta
@@ -168,6 +169,12 @@ func (s *Store) loadState() (*loaded, error) {
 				return nil, fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaPhysKey, len(v))
 			}
 			st.nextPhys = p
+		case ks == metaTimersKey:
+			n, ok := getInt64(v)
+			if !ok {
+				return nil, fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaTimersKey, len(v))
+			}
+			st.timers = n
 		case len(ks) > 2 && ks[:2] == metaQueuePrefix:
 			topic, qid, ok := parseQueueMetaKey(k)
 			if !ok || len(v) != 16 {
@@ -221,6 +228,7 @@ func (s *Store) loadState() (*loaded, error) {
 // REQUIRES: serialMu held, or the Store not shared yet.
 func (s *Store) install(st *loaded) {
 	s.nextPhys = st.nextPhys
+	s.timers.Store(st.timers)
 	for k, mm := range st.queues {
 		v, _ := s.queues.LoadOrStore(k, &queueState{})
 		q := v.(*queueState)

@@ -121,6 +121,9 @@ type Store struct {
 	nextPhys int64 // REQUIRES: serialMu (committed value)
 	// committedPhys mirrors nextPhys for lock-free readers.
 	committedPhys atomic.Int64
+	// timers is the number of durable timer entries (meta "s/timers");
+	// written by publish under serialMu.
+	timers atomic.Int64
 
 	queues sync.Map // queueKey -> *queueState
 

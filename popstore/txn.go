@@ -26,16 +26,20 @@ type Txn struct {
 
 	phys     int64 // next physical offset; valid when serial
 	physUsed bool
-	queues   map[queueKey]*txnQueue
-	ckLog    []ckOverlay           // checkpoint writes in order
-	ckIdx    map[CheckpointKey]int // key → last ckLog index; built on first GetCheckpoint
-	ckMark   int                   // len(ckLog) when the current op started
-	offsets  map[offsetID]offsetOverlay
-	topics   map[string]*TopicMeta // nil value: deleted
-	groups   map[string]*GroupMeta // nil value: deleted
-	gver     groupsVersion         // valid when gverSet: the group table version after this Txn
-	gverSet  bool
-	scratch  []byte
+	// timerDelta is the change of the timer entry count (PutTimer,
+	// DeleteTimer); timersUsed: persist it. Valid when serial.
+	timerDelta int64
+	timersUsed bool
+	queues     map[queueKey]*txnQueue
+	ckLog      []ckOverlay           // checkpoint writes in order
+	ckIdx      map[CheckpointKey]int // key → last ckLog index; built on first GetCheckpoint
+	ckMark     int                   // len(ckLog) when the current op started
+	offsets    map[offsetID]offsetOverlay
+	topics     map[string]*TopicMeta // nil value: deleted
+	groups     map[string]*GroupMeta // nil value: deleted
+	gver       groupsVersion         // valid when gverSet: the group table version after this Txn
+	gverSet    bool
+	scratch    []byte
 }
 
 type txnQueue struct {

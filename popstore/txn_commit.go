@@ -135,6 +135,9 @@ func (t *Txn) Commit() error {
 	if t.physUsed {
 		t.b.put(cfiMeta, []byte(metaPhysKey), putInt64(t.phys))
 	}
+	if t.timersUsed {
+		t.b.put(cfiMeta, []byte(metaTimersKey), putInt64(t.s.timers.Load()+t.timerDelta))
+	}
 	if t.b.count() == 0 {
 		return nil
 	}
@@ -195,6 +198,9 @@ func (t *Txn) publish() {
 	if t.physUsed {
 		s.nextPhys = t.phys
 		s.committedPhys.Store(t.phys)
+	}
+	if t.timersUsed {
+		s.timers.Add(t.timerDelta)
 	}
 	if len(t.offsets)+len(t.topics)+len(t.groups) > 0 {
 		s.mu.Lock()

@@ -26,6 +26,11 @@ type Metrics struct {
 	ReviveLagMillis prometheus.Gauge       // popshim_revive_lag_milliseconds
 	RevivePasses    prometheus.Counter     // popshim_revive_passes_total
 	ReviveDropped   prometheus.Counter     // popshim_revive_dropped_total
+	TimingMessages  prometheus.Gauge       // rocketmq_timing_messages (no topic label: the total)
+	TimerEnqueued   prometheus.Counter     // rocketmq_timer_enqueue_total
+	TimerDequeued   prometheus.Counter     // rocketmq_timer_dequeue_total
+	TimerLateness   prometheus.Histogram   // popshim_timer_lateness_milliseconds
+	TimerDropped    prometheus.Counter     // popshim_timer_dropped_total
 }
 
 // NewMetrics returns unregistered series (see Register).
@@ -61,6 +66,23 @@ func NewMetrics() *Metrics {
 		ReviveDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "popshim_revive_dropped_total", Help: "Checkpoints dropped by revive (message gone or attempts exhausted).",
 		}),
+		TimingMessages: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rocketmq_timing_messages", Help: "Delay-level and timer messages waiting for their time.",
+		}),
+		TimerEnqueued: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rocketmq_timer_enqueue_total", Help: "Delayed messages stored as timers.",
+		}),
+		TimerDequeued: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rocketmq_timer_dequeue_total", Help: "Timers delivered to their real topic.",
+		}),
+		TimerLateness: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "popshim_timer_lateness_milliseconds",
+			Help:    "How long after its due time a timer was delivered (durable in its real topic), ms.",
+			Buckets: []float64{5, 10, 25, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 60000},
+		}),
+		TimerDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "popshim_timer_dropped_total", Help: "Due timers dropped (topic deleted or entry unreadable).",
+		}),
 	}
 }
 
@@ -68,7 +90,8 @@ func NewMetrics() *Metrics {
 // collector is tolerated (a second Broker in one test process).
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.MessagesIn, m.ThroughputIn, m.MessagesOut, m.ThroughputOut,
-		m.SendToDLQ, m.ReviveRetry, m.ParkedPolls, m.ReviveLagMillis, m.RevivePasses, m.ReviveDropped} {
+		m.SendToDLQ, m.ReviveRetry, m.ParkedPolls, m.ReviveLagMillis, m.RevivePasses, m.ReviveDropped,
+		m.TimingMessages, m.TimerEnqueued, m.TimerDequeued, m.TimerLateness, m.TimerDropped} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

@@ -1,0 +1,268 @@
+package timer
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+)
+
+// ChunkItems bounds the timers delivered by one writer op (and held in
+// memory by the loop at once).
+const ChunkItems = 256
+
+// chunkBytes also closes a chunk once its records reach this many bytes.
+const chunkBytes = 4 << 20
+
+// maxIdle is the longest the loop sleeps between passes: the bound on how
+// late a timer is when the clock jumps (tests move the broker clock) or a
+// NoteDurable is missed.
+const maxIdle = 100 * time.Millisecond
+
+// Metrics are the Prometheus series the loop updates; the broker owns and
+// registers them.
+type Metrics struct {
+	Pending   prometheus.Gauge     // rocketmq_timing_messages
+	Delivered prometheus.Counter   // rocketmq_timer_dequeue_total
+	Lateness  prometheus.Histogram // popshim_timer_lateness_milliseconds
+	Dropped   prometheus.Counter   // popshim_timer_dropped_total
+}
+
+// Deps are the broker pieces a Loop works with. All fields are required.
+type Deps struct {
+	Log    zerolog.Logger
+	Store  *popstore.Store // scans timers (loop goroutine)
+	Writer *batch.Writer   // one background-lane op per chunk
+	// TopicExists reports whether a topic is known; a due message whose
+	// topic was deleted is dropped. Any goroutine, no I/O.
+	TopicExists func(topic string) bool
+	// Now is the broker clock, Unix ms: the scan bound and the store time
+	// of delivered messages.
+	Now     func() int64
+	Metrics Metrics
+}
+
+// Loop delivers due timers. One pass at a time: scan one chunk of entries
+// due now, convert them on this goroutine, then one background-lane op
+// that appends each and deletes its entry; the pass waits for the op
+// before the next scan, so an entry is never delivered twice by one
+// process.
+type Loop struct {
+	d      Deps
+	kick   chan struct{}
+	quit   chan struct{}
+	done   chan struct{}
+	passes atomic.Uint64
+	// wake is when the loop plans its next pass (Unix ms, broker clock);
+	// NoteDurable kicks it for an earlier entry.
+	wake  atomic.Int64
+	once  sync.Once
+	began atomic.Bool
+}
+
+// New returns a stopped loop over d; Start launches it.
+func New(d Deps) *Loop {
+	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	l.wake.Store(math.MaxInt64)
+	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
+	return l
+}
+
+// Start launches the loop's goroutine. Call once.
+func (l *Loop) Start() {
+	l.began.Store(true)
+	go l.run()
+}
+
+// Stop ends the loop after its current pass and waits; safe when never
+// started, idempotent. Call before the writer closes.
+func (l *Loop) Stop() {
+	l.once.Do(func() {
+		close(l.quit)
+		if l.began.Load() {
+			<-l.done
+		}
+	})
+}
+
+// Trigger asks for a pass now (non-blocking). Any goroutine.
+func (l *Loop) Trigger() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// NoteDurable reports a timer entry due at dueMillis made durable (call
+// from the op's Done); it wakes the loop if that is before its next pass.
+// Any goroutine, never blocks.
+func (l *Loop) NoteDurable(dueMillis int64) {
+	l.d.Metrics.Pending.Set(float64(l.d.Store.PendingTimers()))
+	if dueMillis < l.wake.Load() {
+		l.Trigger()
+	}
+}
+
+// Passes returns how many passes completed (tests wait on it).
+func (l *Loop) Passes() uint64 { return l.passes.Load() }
+
+func (l *Loop) run() {
+	defer close(l.done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.quit:
+			return
+		case <-t.C:
+		case <-l.kick:
+		}
+		wait := l.pass()
+		l.wake.Store(l.d.Now() + wait.Milliseconds())
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(wait)
+	}
+}
+
+// pass delivers one chunk and returns how long to wait before the next.
+func (l *Loop) pass() time.Duration {
+	defer l.passes.Add(1)
+	d := l.d
+	now := d.Now()
+	due, err := d.Store.ScanTimers(now, ChunkItems, chunkBytes)
+	if err != nil && len(due) == 0 {
+		d.Log.Error().Err(err).Msg("timer: scan failed")
+		return maxIdle
+	}
+	if len(due) == 0 {
+		next, ok, err := d.Store.NextTimerDue()
+		if err != nil || !ok {
+			return maxIdle
+		}
+		return min(time.Duration(max(next-d.Now(), 0))*time.Millisecond, maxIdle)
+	}
+	items := make([]item, len(due))
+	for i := range due {
+		items[i] = l.convert(due[i], now)
+	}
+	if err := l.commit(items); err != nil {
+		d.Log.Error().Err(err).Int("timers", len(items)).Msg("timer: delivery not written, retrying")
+		return maxIdle
+	}
+	delivered := d.Now()
+	for i := range items {
+		if items[i].record == nil {
+			d.Metrics.Dropped.Inc()
+			continue
+		}
+		d.Metrics.Delivered.Inc()
+		d.Metrics.Lateness.Observe(float64(max(delivered-items[i].key.DueMillis, 0)))
+	}
+	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
+	return 0 // another pass at once: more may be due; an empty one reads the next due time
+}
+
+// item is one due timer ready for the writer: record nil means drop.
+type item struct {
+	key     popstore.TimerKey
+	topic   string
+	queueID int32
+	record  []byte
+}
+
+// convert builds the delivered record of a timer entry: store timestamp
+// now; DELAY, TIMER_DELIVER_MS and TIMER_DELAY_SEC removed for a delay
+// level (as ScheduleMessageService.messageTimeUp); TIMER_DEQUEUE_MS and
+// TIMER_ENQUEUE_MS added for a timer message (as TimerMessageStore); every
+// other property, REAL_TOPIC and REAL_QID included, kept.
+func (l *Loop) convert(t popstore.Timer, now int64) item {
+	it := item{key: t.Key}
+	m, _, err := codec.DecodeMessage(t.Record)
+	if err != nil {
+		l.d.Log.Error().Err(err).Int64("due", t.Key.DueMillis).Msg("timer: undecodable entry dropped")
+		return it
+	}
+	if !l.d.TopicExists(m.Topic) {
+		l.d.Log.Warn().Str("topic", m.Topic).Int64("due", t.Key.DueMillis).Msg("timer: topic no longer exists, message dropped")
+		return it
+	}
+	props := m.Properties
+	if _, ok := codec.PropertyValue(props, codec.PropertyTimerOutMS); ok {
+		props, _ = codec.SetProperty(props, codec.PropertyTimerEnqueueMS, strconv.FormatInt(m.StoreTimestamp, 10))
+		props, _ = codec.SetProperty(props, codec.PropertyTimerDequeueMS, strconv.FormatInt(now, 10))
+	} else {
+		for _, k := range []string{codec.PropertyDelayTimeLevel, codec.PropertyTimerDeliverMS, codec.PropertyTimerDelaySec} {
+			props = codec.DeleteProperty(props, k)
+		}
+	}
+	m.Properties = props
+	m.StoreTimestamp = now
+	m.QueueOffset, m.PhysicalOffset = 0, 0
+	rec, err := codec.AppendMessage(nil, &m)
+	if err != nil {
+		l.d.Log.Error().Err(err).Int64("due", t.Key.DueMillis).Msg("timer: entry cannot be re-encoded, dropped")
+		return it
+	}
+	it.topic, it.queueID, it.record = m.Topic, m.QueueID, rec
+	return it
+}
+
+// commit writes one chunk as one background-lane op and waits for it.
+func (l *Loop) commit(items []item) error {
+	bytes := 0
+	for i := range items {
+		bytes += 32 + len(items[i].record)
+	}
+	done := make(chan error, 1)
+	op := &batch.Op{
+		Lane:  batch.LaneBackground,
+		Bytes: bytes,
+		Apply: func(tx *popstore.Txn) error {
+			for i := range items {
+				it := &items[i]
+				if it.record != nil {
+					if _, _, err := tx.AppendMessage(it.topic, it.queueID, it.record); err != nil {
+						if !errors.Is(err, popstore.ErrBadName) && !errors.Is(err, popstore.ErrBadRecord) {
+							return err
+						}
+						it.record = nil
+					}
+				}
+				if err := tx.DeleteTimer(it.key); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Done: func(err error) { done <- err },
+	}
+	for {
+		err := l.d.Writer.Submit(op)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, batch.ErrBusy) {
+			return err
+		}
+		select {
+		case <-l.quit:
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return <-done
+}
