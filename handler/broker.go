@@ -31,7 +31,7 @@ import (
 // (handler/meta), the client registry
 // (handler/clients), the long-poll registry (handler/longpoll), the POP
 // read path (handler/popsvc: reader pool, queue try-locks, POP jobs), the
-// revive loop (handler/revive) and this broker's name-server identity
+// revive loop (handler/revive), the timer loop (handler/timer) and this broker's name-server identity
 // (handler/namesrv).
 //
 // Goroutines: handlers run on gnet event loops and only decode, validate
