@@ -2,11 +2,12 @@ package codec
 
 // Bodies of the admin statistics and connection codes that mqadmin parses
 // with fastjson2 (RocketMQ 5.5 RemotingSerializable): GET_TOPIC_STATS_INFO
-// (202), GET_CONSUME_STATS (208), GET_CONSUMER_CONNECTION_LIST (203),
+// (202), GET_CONSUME_STATS (208), INVOKE_BROKER_TO_RESET_OFFSET (222),
+// GET_CONSUMER_CONNECTION_LIST (203),
 // GET_PRODUCER_CONNECTION_LIST (204), QUERY_TOPIC_CONSUME_BY_WHO (300), and
 // the UPDATE_AND_CREATE_TOPIC_LIST (18) request body.
 //
-// The two offset tables are Map<MessageQueue, X> in Java. fastjson2 writes
+// The three offset tables are Map<MessageQueue, X> in Java. fastjson2 writes
 // such a key as a JSON object, not a string, and reads it back the same
 // way: {"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{...}}}
 // (checked against fastjson2 2.0.59 from rocketmq-tools 5.5.0). That is not
@@ -135,6 +136,29 @@ func AppendConsumeStats(dst []byte, rows []OffsetWrapper, consumeTps float64) []
 		dst = append(dst, `,"pullOffset":`...)
 		dst = strconv.AppendInt(dst, r.PullOffset, 10)
 		dst = append(dst, '}')
+	}
+	return append(dst, "}}"...)
+}
+
+// QueueOffset is one queue of a ResetOffsetBody and its new offset.
+type QueueOffset struct {
+	Queue  MessageQueue
+	Offset int64
+}
+
+// AppendResetOffsetBody appends the INVOKE_BROKER_TO_RESET_OFFSET (222)
+// SUCCESS body (body/ResetOffsetBody.java): {"offsetTable":{MQ:offset,...}},
+// queues sorted. rows is sorted in place.
+func AppendResetOffsetBody(dst []byte, rows []QueueOffset) []byte {
+	sortQueues(rows, func(r *QueueOffset) MessageQueue { return r.Queue })
+	dst = append(dst, `{"offsetTable":{`...)
+	for i, r := range rows {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendMessageQueueKey(dst, r.Queue)
+		dst = append(dst, ':')
+		dst = strconv.AppendInt(dst, r.Offset, 10)
 	}
 	return append(dst, "}}"...)
 }

@@ -132,6 +132,9 @@ const (
 	RequestGetConsumeStats int32 = 208
 	// RequestQueryTopicConsumeByWho lists the groups consuming a topic (QUERY_TOPIC_CONSUME_BY_WHO).
 	RequestQueryTopicConsumeByWho int32 = 300
+	// RequestInvokeBrokerToResetOffset resets a group's consume offsets of a topic by store time
+	// (INVOKE_BROKER_TO_RESET_OFFSET); header ResetOffsetRequestHeader, SUCCESS body ResetOffsetBody.
+	RequestInvokeBrokerToResetOffset int32 = 222
 
 	// Client/broker → name server.
 
@@ -202,6 +205,7 @@ var requestNames = map[int32]string{
 	RequestDeleteTopicInNamesrv: "DELETE_TOPIC_IN_NAMESRV", RequestQueryDataVersion: "QUERY_DATA_VERSION",
 	RequestBrokerHeartbeat: "BROKER_HEARTBEAT", RequestCheckTransactionState: "CHECK_TRANSACTION_STATE",
 	RequestNotifyConsumerIDsChanged: "NOTIFY_CONSUMER_IDS_CHANGED", RequestResetConsumerClientOffset: "RESET_CONSUMER_CLIENT_OFFSET",
+	RequestInvokeBrokerToResetOffset:   "INVOKE_BROKER_TO_RESET_OFFSET",
 	RequestGetConsumerStatusFromClient: "GET_CONSUMER_STATUS_FROM_CLIENT", RequestGetConsumerRunningInfo: "GET_CONSUMER_RUNNING_INFO",
 	RequestConsumeMessageDirectly: "CONSUME_MESSAGE_DIRECTLY", RequestPushReplyMessageToClient: "PUSH_REPLY_MESSAGE_TO_CLIENT",
 }

@@ -178,3 +178,52 @@ type EarliestMsgStoretimeResponseHeader struct {
 func (h EarliestMsgStoretimeResponseHeader) Encode(c *Command) {
 	extWriter{c}.i64("timestamp", h.Timestamp)
 }
+
+// ResetOffsetRequestHeader is the header of INVOKE_BROKER_TO_RESET_OFFSET
+// (222) (ResetOffsetRequestHeader.java): group, topic, timestamp and
+// isForce required; queueId optional (-1, every queue, when absent);
+// offset optional (absent or -1 means none: search by timestamp).
+// mqadmin resetOffsetByTime sends offset -1 and no queueId.
+type ResetOffsetRequestHeader struct {
+	Group   string
+	Topic   string
+	QueueID int32 // < 0: every read queue of the topic
+	// Offset is the target queue offset when HasOffset, used only with a
+	// QueueID ≥ 0, as in Java.
+	Offset    int64
+	HasOffset bool
+	// Timestamp is a store time in ms since epoch; negative means "the
+	// queue's max offset".
+	Timestamp int64
+	IsForce   bool
+}
+
+// DecodeResetOffsetRequestHeader decodes the request; errors are *FieldError.
+func DecodeResetOffsetRequestHeader(ext map[string]string) (ResetOffsetRequestHeader, error) {
+	r := extReader{ext: ext}
+	h := ResetOffsetRequestHeader{Group: r.str("group"), Topic: r.str("topic"), QueueID: r.optI32("queueId", -1),
+		Timestamp: r.i64("timestamp")}
+	if _, ok := r.lookup("isForce", true); ok {
+		h.IsForce = r.optBool("isForce", false)
+	}
+	if off, ok := r.int64Field("offset", false, -1); ok && off != -1 {
+		h.Offset, h.HasOffset = off, true
+	}
+	return h, r.Err()
+}
+
+// Encode sets the ext fields on c; offset is written as -1 when absent, as
+// the Java admin client does.
+func (h ResetOffsetRequestHeader) Encode(c *Command) {
+	w := extWriter{c}
+	w.str("group", h.Group)
+	w.str("topic", h.Topic)
+	w.i32("queueId", h.QueueID)
+	if h.HasOffset {
+		w.i64("offset", h.Offset)
+	} else {
+		w.i64("offset", -1)
+	}
+	w.i64("timestamp", h.Timestamp)
+	w.boolean("isForce", h.IsForce)
+}

@@ -32,6 +32,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetMaxOffset, b.handleGetMaxOffset)
 	r.Handle(codec.RequestGetMinOffset, b.handleGetMinOffset)
 	r.Handle(codec.RequestSearchOffsetByTimestamp, b.handleSearchOffsetByTimestamp)
+	r.Handle(codec.RequestInvokeBrokerToResetOffset, b.handleInvokeBrokerToResetOffset)
 	r.Handle(codec.RequestGetEarliestMsgStoreTime, b.handleGetEarliestMsgStoretime)
 	r.Handle(codec.RequestUpdateAndCreateTopic, b.handleUpdateAndCreateTopic)
 	r.Handle(codec.RequestGetTopicConfig, b.handleGetTopicConfig)

@@ -21,6 +21,10 @@
 #   M8 consumerConnection -g G2 lists the live client, its subscription of T2 and ConsumeType CONSUME_POP
 #   M9 producerConnection -g PG2 -t T2 lists the live client
 #   M10 getBrokerConfig -b ADDR prints brokerName and listenPort lines
+#   M11 resetOffsetByTime (INVOKE_BROKER_TO_RESET_OFFSET): adminclient sends 20 messages to a new topic T3 and
+#      pops and acks all 20 as group G3; resetOffsetByTime -g G3 -t T3 -s <ms before the first send> prints the
+#      queue with offset 0, and a POP consumer then receives and acks all 20 again; resetOffsetByTime -s now
+#      prints offset 20, and a POP then gets nothing (POLLING_TIMEOUT, code 210)
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -190,6 +194,37 @@ m10() {
     || { show m10_config "getBrokerConfig -b ${brokers[0]}"; return 1; }
 }
 
+# M11: a POP consumer receives its messages again after resetOffsetByTime.
+topic3=mq_t3_$suffix
+group3=mq_g3_$suffix
+# popclient NAME ARGS...: runs adminclient (built by m6 or here) against the first broker, output in $tmp/NAME.out
+popclient() {
+  local name=$1
+  shift
+  [ -x "$tmp/adminclient" ] || (cd "$here/../.." && go build -o "$tmp/adminclient" ./testdata/interop/adminclient) || return 1
+  "$tmp/adminclient" -b "${brokers[0]}" -t "$topic3" -g "$group3" -pg "$pgroup2" -broker-name "${BROKER_NAME:-popshim-a}" \
+    -hold 0s "$@" >"$tmp/$name.out" 2>&1
+}
+m11() {
+  mq m11_create updateTopic -c DefaultCluster -t "$topic3" -r 1 -w 1
+  [ "$(rc m11_create)" = 0 ] || { show m11_create "updateTopic -c DefaultCluster -t $topic3 -r 1 -w 1"; return 1; }
+  local before bn=${BROKER_NAME:-popshim-a}
+  before=$(( $(date +%s%3N) - 1000 ))
+  popclient m11_first -n 20 -ack 20 || { echo "    first consumption failed:"; sed 's/^/    /' "$tmp/m11_first.out"; return 1; }
+  mq m11_reset resetOffsetByTime -g "$group3" -t "$topic3" -s "$before"
+  [ "$(rc m11_reset)" = 0 ] && grep -qF "start reset consumer offset by specified, group[$group3], topic[$topic3]" "$tmp/m11_reset.out" \
+    && grep -qE "^$bn +0 +0( |$)" "$tmp/m11_reset.out" \
+    || { echo "    want queue 0 reset to offset 0"; show m11_reset "resetOffsetByTime -g $group3 -t $topic3 -s $before"; return 1; }
+  popclient m11_again -n 0 -ack 20 \
+    || { echo "    the POP consumer did not receive the 20 messages again:"; sed 's/^/    /' "$tmp/m11_again.out"; return 1; }
+  mq m11_now resetOffsetByTime -g "$group3" -t "$topic3" -s now
+  [ "$(rc m11_now)" = 0 ] && grep -qE "^$bn +0 +20( |$)" "$tmp/m11_now.out" \
+    || { echo "    want queue 0 reset to offset 20"; show m11_now "resetOffsetByTime -g $group3 -t $topic3 -s now"; return 1; }
+  if popclient m11_none -n 0 -ack 1 || ! grep -q "code 210" "$tmp/m11_none.out"; then
+    echo "    want POLLING_TIMEOUT (210) after a reset to now:"; sed 's/^/    /' "$tmp/m11_none.out"; return 1
+  fi
+}
+
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
 check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
@@ -202,6 +237,7 @@ check "M7 consumerProgress shows diff 50 after a POP consumer acked 50 of 100" m
 check "M8 consumerConnection lists the live POP consumer" m8
 check "M9 producerConnection lists the live producer" m9
 check "M10 getBrokerConfig prints key=value lines" m10
+check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

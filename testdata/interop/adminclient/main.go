@@ -4,6 +4,9 @@
 // HEART_BEAT, sends -n messages to queue 0 of -t, pops and acks -ack of
 // them, prints "ready", then repeats the heartbeat every 5 s for -hold so
 // consumerConnection and producerConnection see a connected client.
+// M11 runs it with -hold 0s: -n 20 -ack 20 consumes a topic once, -n 0
+// -ack 20 after resetOffsetByTime checks the messages come again (a POP
+// that finds nothing fails with "code 210").
 package main
 
 import (
