@@ -115,7 +115,11 @@ func TestDiskFull_RefuseRecoverNoLoss(t *testing.T) {
 	}
 	require.Equal(t, 10, refused, "SENDs refused with SERVICE_NOT_AVAILABLE")
 	require.False(t, h.b().Writer.Writable())
-	require.Equal(t, codec.PermRead, h.b().self.AdvertisedPerm(codec.PermRead|codec.PermWrite), "routes drop PermWrite")
+	require.Equal(t, codec.PermRead, h.b().self.AdvertisedPerm(codec.PermRead|codec.PermWrite), "registrations drop PermWrite")
+	tm, ok := h.b().Topics.Get("T")
+	require.True(t, ok)
+	require.Equal(t, tm.Perm, h.b().self.RouteOf(tm).QueueDatas[0].Perm,
+		"the embedded route keeps PermWrite: producers of a one-broker setup get SERVICE_NOT_AVAILABLE, not 'No route info'")
 	require.Equal(t, codec.SystemError, ack(t, c, "G", "T", ms[0]), "ACK refused while the store is not writable")
 	require.GreaterOrEqual(t, metricSum(t, h, "popshim_writer_failed_mutations_total"), float64(refused+1),
 		"every refused mutation is counted")

@@ -127,3 +127,33 @@ func TestDiskFullCloseAndOpenDoNotAbort(t *testing.T) {
 	checkMessages(t, s, acked)
 	require.NoError(t, appendBig(s, int(s.MaxOffset("T", 0))))
 }
+
+// TestCloseFlushesMemtables: a clean Close writes the memtables to table
+// files, so no WAL is left to replay. A replay needs about the WAL's size
+// in free disk space, which a disk that filled up may no longer have (a
+// broker stopped on a full disk then could not start again).
+func TestCloseFlushesMemtables(t *testing.T) {
+	dir := t.TempDir()
+	s, err := popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	const n = 8
+	for i := 0; i < n; i++ {
+		require.NoError(t, appendBig(s, i))
+	}
+	require.NoError(t, s.Close())
+	var wal int64
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if filepath.Ext(e.Name()) == ".log" {
+			fi, err := e.Info()
+			require.NoError(t, err)
+			wal += fi.Size()
+		}
+	}
+	require.Less(t, wal, int64(256<<10), "WAL bytes left after a clean Close of %d × 256 KiB messages", n)
+	s, err = popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	defer s.Close()
+	checkMessages(t, s, n)
+}

@@ -41,6 +41,11 @@ func (s *Store) openDB() error {
 	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.hinted, s.hinted, s.opts}
 	db, handles, err := grocksdb.OpenDbColumnFamilies(s.opts, s.dir, names, cfOpts)
 	if err != nil {
+		// Opening replays the WAL into a table file: on a full disk say
+		// so, with the numbers, instead of RocksDB's bare ENOSPC.
+		if room := s.roomToReopen(); errors.Is(room, ErrNoRoom) {
+			return fmt.Errorf("popstore: open %s: %w; opening writes the WAL into a table file, so free that much disk space and start again (%v)", s.dir, room, err)
+		}
 		return fmt.Errorf("popstore: open %s: %w", s.dir, err)
 	}
 	s.db = db
@@ -276,4 +281,29 @@ func (s *Store) guardErr() error {
 		return ErrClosed
 	}
 	return ErrUnavailable
+}
+
+// flushMemtables writes every column family's memtable to table files
+// when the disk has room for it, so the next Open has no WAL to replay
+// (a replay needs about the WAL's size in free space, which a disk that
+// filled up may not have). Best effort: a failure is only logged, the WAL
+// still holds everything. Called by Close. REQUIRES: closeMu held
+// exclusively; the last write did not fail.
+func (s *Store) flushMemtables() {
+	if err := s.roomToReopen(); err != nil {
+		s.log.Warn().Err(err).Msg("memtables not flushed on close; the next start replays the WAL")
+		return
+	}
+	fo := grocksdb.NewDefaultFlushOptions()
+	defer fo.Destroy()
+	fo.SetWait(true)
+	for _, h := range s.cfs {
+		if h == nil {
+			continue
+		}
+		if err := s.db.FlushCF(h, fo); err != nil {
+			s.log.Warn().Err(err).Msg("memtable flush on close failed; the next start replays the WAL")
+			return
+		}
+	}
 }

@@ -286,6 +286,7 @@ func (s *Store) Close() error {
 		if e := s.db.FlushWAL(true); e != nil {
 			err = fmt.Errorf("popstore: sync WAL on close: %w", e)
 		}
+		s.flushMemtables()
 	}
 	s.closeDB()
 	s.destroyOptions()

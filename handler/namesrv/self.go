@@ -17,10 +17,14 @@ type Self struct {
 	Addr func() string
 	// Writable reports whether the store accepts messages (batch.Writer.
 	// Writable: no failed write awaiting recovery, disk below the warning
-	// level). While false, routes and registrations advertise every topic
-	// without PermWrite, as a Java broker whose brokerPermission is
-	// read-only, so producers pick another broker. Nil: always writable.
-	// Called per route: cheap, safe on the event loop.
+	// level). While false, registrations with external name servers
+	// advertise every topic without PermWrite (AdvertisedPerm), as a Java
+	// broker whose brokerPermission is read-only, so producers pick another
+	// broker. The embedded name server's routes (RouteOf) keep the topic's
+	// perm: they name this broker alone, so there is no other broker to
+	// pick, and a route without PermWrite would only turn the SEND's clear
+	// SERVICE_NOT_AVAILABLE (14) into the client's "No route info of this
+	// topic". Nil: always writable. Cheap, safe on the event loop.
 	Writable func() bool
 }
 
@@ -48,14 +52,15 @@ func (s Self) BrokerData() codec.BrokerData {
 }
 
 // RouteOf builds the route of one topic held by this broker: this
-// broker's BrokerData and one QueueData with m's queue counts, perm and
+// broker's BrokerData and one QueueData with m's queue counts, perm (not
+// masked while the store refuses writes: see Self.Writable) and
 // topicSysFlag (route/TopicRouteData.java).
 func (s Self) RouteOf(m popstore.TopicMeta) codec.TopicRouteData {
 	return codec.TopicRouteData{
 		BrokerDatas: []codec.BrokerData{s.BrokerData()},
 		QueueDatas: []codec.QueueData{{
 			BrokerName:     s.BrokerName,
-			Perm:           s.AdvertisedPerm(m.Perm),
+			Perm:           m.Perm,
 			ReadQueueNums:  m.ReadQueueNums,
 			TopicSysFlag:   m.TopicSysFlag,
 			WriteQueueNums: m.WriteQueueNums,
