@@ -53,22 +53,24 @@ type broker struct {
 
 // start runs popshim on dir, logging to logDir (not on the tmpfs, which
 // fills up), and waits until it listens or exits. A broker
-// that exits during start-up is returned with exited closed.
-func start(t *testing.T, bin, dir, logDir, addr string, n int) *broker {
+// that exits during start-up is returned with exited closed. extra flags
+// follow the defaults (a repeated flag's last value wins).
+func start(t *testing.T, bin, dir, logDir, addr string, n int, extra ...string) *broker {
 	t.Helper()
 	b := &broker{addr: addr, log: filepath.Join(logDir, fmt.Sprintf("popshim-%d.log", n)), exited: make(chan struct{})}
 	logf, err := os.Create(b.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.cmd = exec.Command(bin, "serve",
+	args := []string{"serve",
 		"--listen", addr, "--broker-ip", "127.0.0.1",
 		"--namesrv-listen=", "--metrics-listen=",
 		"--data-dir", dir,
 		"--writer-probe-interval", "100ms",
 		"--disk-space-warning-level-ratio", "0", // the synced write itself must fail
 		"--revive-interval", "100ms",
-		"--log-format", "console")
+		"--log-format", "console"}
+	b.cmd = exec.Command(bin, append(args, extra...)...)
 	b.cmd.Stdout, b.cmd.Stderr = logf, logf
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := b.cmd.Start(); err != nil {
