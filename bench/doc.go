@@ -19,7 +19,9 @@
 //	          CPU seconds of the bench and of the server
 //
 // Further modes: RunPop (pop+ack throughput), RunProduce (SEND_MESSAGE_V2),
-// RunHeartbeat (HEART_BEAT round trips, the network limit), RunRawStorage
+// RunHeartbeat (HEART_BEAT round trips, the network limit), RunTimer
+// (N timer messages due at the same instant: delivered/s from the due time
+// and lateness percentiles, both read from /metrics), RunRawStorage
 // (one large synced RocksDB WriteBatch, the storage limit, plus the disk's
 // fdatasync latency) and Compare (the side-by-side ratio table of several
 // JSON reports).

@@ -36,6 +36,7 @@ type Report struct {
 	ServerCPU   *CPUStats       `json:"server_cpu,omitempty"`
 	Machine     Machine         `json:"machine"`
 	Storage     *StorageResult  `json:"storage,omitempty"`
+	Timer       *TimerStats     `json:"timer,omitempty"`
 	Intervals   []IntervalStats `json:"intervals,omitempty"`
 	Points      []Point         `json:"points,omitempty"`
 }

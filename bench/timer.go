@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
+)
+
+// Timer series read from popshim's /metrics (handler/popsvc/metrics.go).
+const (
+	metricTimerDequeued = "rocketmq_timer_dequeue_total"        // timers delivered
+	metricTimerLateness = "popshim_timer_lateness_milliseconds" // histogram, ms after due
+)
+
+// TimerStats is the result of RunTimer.
+type TimerStats struct {
+	// Timers is how many timer SENDs answered SUCCESS (all due at DueMs).
+	Timers int   `json:"timers"`
+	DueMs  int64 `json:"due_ms"`
+	// SendSeconds is how long the SENDs took; SentBeforeDue is false when
+	// they ended after DueMs (the run then measures little).
+	SendSeconds   float64 `json:"send_seconds"`
+	SentBeforeDue bool    `json:"sent_before_due"`
+	// Delivered counts rocketmq_timer_dequeue_total's growth; DrainSeconds
+	// is from DueMs until it reached Timers; PerSecond is Timers/DrainSeconds.
+	Delivered    int     `json:"delivered"`
+	DrainSeconds float64 `json:"drain_seconds"`
+	PerSecond    float64 `json:"per_second"`
+	// P50LatenessMs and P99LatenessMs are bucket upper bounds of
+	// popshim_timer_lateness_milliseconds over the run; MeanLatenessMs is
+	// its sum over its count.
+	P50LatenessMs  float64 `json:"p50_lateness_ms"`
+	P99LatenessMs  float64 `json:"p99_lateness_ms"`
+	MeanLatenessMs float64 `json:"mean_lateness_ms"`
+}
+
+// timerCounters is one scrape of the timer series.
+type timerCounters struct {
+	dequeued, latSum, latCount float64
+	buckets                    []bucket
+}
+
+// scrapeTimers reads the timer series from url.
+func scrapeTimers(ctx context.Context, url string) (timerCounters, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return timerCounters{}, fmt.Errorf("bench: metrics url: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return timerCounters{}, fmt.Errorf("bench: scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	return parseTimers(resp.Body)
+}
+
+// parseTimers extracts the timer series from a text exposition (summed
+// over label sets). Errors: a parse failure or no timer series.
+func parseTimers(r io.Reader) (timerCounters, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return timerCounters{}, fmt.Errorf("bench: parse metrics: %w", err)
+	}
+	var c timerCounters
+	f, ok := fams[metricTimerDequeued]
+	if !ok {
+		return c, fmt.Errorf("bench: %s not in /metrics (not a popshim with timers?)", metricTimerDequeued)
+	}
+	for _, m := range f.GetMetric() {
+		c.dequeued += metricValue(m)
+	}
+	if f, ok := fams[metricTimerLateness]; ok {
+		for _, m := range f.GetMetric() {
+			h := m.GetHistogram()
+			c.latSum += h.GetSampleSum()
+			c.latCount += float64(h.GetSampleCount())
+			for _, b := range h.GetBucket() {
+				c.buckets = append(c.buckets, bucket{upper: b.GetUpperBound(), count: float64(b.GetCumulativeCount())})
+			}
+		}
+		c.buckets = append(c.buckets, bucket{upper: math.Inf(1), count: c.latCount})
+	}
+	return c, nil
+}
+
+// timerLead is how far ahead of the start the timers are due: time to
+// send them all before any is due.
+func timerLead(n int) time.Duration { return 5*time.Second + time.Duration(n)*200*time.Microsecond }
+
+// RunTimer measures timer delivery: o.Messages SEND_MESSAGE_V2 with
+// TIMER_DELIVER_MS all set to the same instant (timerLead ahead), then
+// /metrics (o.MetricsURL, required) is polled every 50 ms until
+// rocketmq_timer_dequeue_total grew by the number sent; it reports the
+// drain rate from the due time and the lateness percentiles of
+// popshim_timer_lateness_milliseconds. Errors: no metrics URL, failed
+// SENDs, delivery not complete within o.Duration after the due time.
+func RunTimer(ctx context.Context, o Options) (*Report, error) {
+	if o.MetricsURL == "" {
+		return nil, fmt.Errorf("bench: timer mode reads the delivery from /metrics: --metrics-url is required")
+	}
+	clients, err := start(ctx, &o, "timer")
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(clients)
+	started := time.Now()
+	if o.CreateTopic {
+		if err := createTopic(ctx, clients[0], &o); err != nil {
+			return nil, err
+		}
+	}
+	before, err := scrapeTimers(ctx, o.MetricsURL)
+	if err != nil {
+		return nil, err
+	}
+	st := &TimerStats{DueMs: started.Add(timerLead(o.Messages)).UnixMilli()}
+	sent, err := sendTimers(ctx, clients, &o, st.DueMs)
+	if err != nil {
+		return nil, err
+	}
+	st.Timers, st.SendSeconds = sent, time.Since(started).Seconds()
+	st.SentBeforeDue = time.Now().UnixMilli() < st.DueMs
+	deadline := time.UnixMilli(st.DueMs).Add(o.Duration)
+	var now timerCounters
+	for {
+		if now, err = scrapeTimers(ctx, o.MetricsURL); err != nil {
+			return nil, err
+		}
+		st.Delivered = int(now.dequeued - before.dequeued)
+		if st.Delivered >= sent {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("bench: %d of %d timers delivered %s after their due time", st.Delivered, sent, o.Duration)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	st.DrainSeconds = max(float64(time.Now().UnixMilli()-st.DueMs)/1000, 0.001)
+	st.PerSecond = float64(sent) / st.DrainSeconds
+	if n := now.latCount - before.latCount; n > 0 {
+		st.P50LatenessMs = bucketQuantile(before.buckets, now.buckets, n, 0.5)
+		st.P99LatenessMs = bucketQuantile(before.buckets, now.buckets, n, 0.99)
+		st.MeanLatenessMs = (now.latSum - before.latSum) / n
+	}
+	r := &Report{Mode: "timer", Label: o.Label, Target: o.Addr, Started: started, Seconds: time.Since(started).Seconds(),
+		Config: o.config(), Timer: st, Machine: machineInfo()}
+	fmt.Fprintf(o.Out, "timer: %d timers due at once (sent in %.1f s, before due: %v); delivered %d in %.2f s after due = %.0f/s; lateness p50 ≤ %.0f ms, p99 ≤ %.0f ms, mean %.0f ms\n",
+		st.Timers, st.SendSeconds, st.SentBeforeDue, st.Delivered, st.DrainSeconds, st.PerSecond, st.P50LatenessMs, st.P99LatenessMs, st.MeanLatenessMs)
+	if o.JSON != "" {
+		return r, r.WriteJSON(o.JSON)
+	}
+	return r, nil
+}
+
+// sendTimers sends o.Messages timer messages due at dueMs over the
+// clients, round robin over the queues, and returns how many answered
+// SUCCESS. Errors: any other answer or a transport error.
+func sendTimers(ctx context.Context, clients []*remoting.Client, o *Options, dueMs int64) (int, error) {
+	body := make([]byte, o.BodySize)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	due := strconv.FormatInt(dueMs, 10)
+	var issued, ok atomic.Int64
+	var lastErr atomic.Value
+	s := newStream(clients, len(clients)*o.Inflight, 0)
+	s.build = func(int) (*codec.Command, int, bool) {
+		q := issued.Add(1)
+		if q > int64(o.Messages) {
+			return nil, 0, false
+		}
+		c := newRequest(codec.RequestSendMessageV2)
+		props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01benchtimer" + strconv.FormatInt(q, 16) + "\x02" +
+			codec.PropertyTimerDeliverMS + "\x01" + due + "\x02"
+		codec.SendMessageRequestHeader{ProducerGroup: "bench_producer", Topic: o.Topic, DefaultTopic: "TBW102",
+			DefaultTopicQueueNums: int32(o.Queues), QueueID: int32(q % int64(o.Queues)), BornTimestamp: time.Now().UnixMilli(),
+			Properties: props}.EncodeV2(c)
+		c.Body = body
+		return c, 1, true
+	}
+	s.finish = func(_, _ int, _ int64, resp *codec.Command, err error) {
+		if code := replyCode(resp, err); code == codec.Success {
+			ok.Add(1)
+		} else if err != nil {
+			lastErr.Store(err)
+		} else {
+			lastErr.Store(replyError("send", resp))
+		}
+	}
+	s.start()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		s.stop()
+		s.wait(drainTimeout)
+		return int(ok.Load()), ctx.Err()
+	}
+	if err, _ := lastErr.Load().(error); err != nil {
+		return int(ok.Load()), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS: %w", ok.Load(), o.Messages, err)
+	}
+	return int(ok.Load()), nil
+}
