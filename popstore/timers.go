@@ -93,11 +93,15 @@ func (t *Txn) DeleteTimer(k TimerKey) error {
 // safe on an event loop.
 func (s *Store) PendingTimers() int64 { return s.timers.Load() }
 
-// ScanTimers returns durable timer entries due at or before toDueMillis, in
-// due order, at most limit of them and, past the first, at most maxBytes
-// of records. Blocks on RocksDB: call from the timer goroutine. Errors:
-// ErrClosed, RocksDB errors, ErrBadRecord for a malformed key.
-func (s *Store) ScanTimers(toDueMillis int64, limit, maxBytes int) ([]Timer, error) {
+// ScanTimers returns durable timer entries at or after from (key order:
+// due time, then physical offset) due at or before toDueMillis, in due
+// order, at most limit of them and, past the first, at most maxBytes of
+// records. from lets the caller start past the entries it has delivered,
+// whose deletions RocksDB keeps as tombstones until compaction: a scan
+// from the start of the range would step over all of them every time.
+// Blocks on RocksDB: call from the timer goroutine. Errors: ErrClosed,
+// RocksDB errors, ErrBadRecord for a malformed key.
+func (s *Store) ScanTimers(from TimerKey, toDueMillis int64, limit, maxBytes int) ([]Timer, error) {
 	if !s.readGuard() {
 		return nil, s.guardErr()
 	}
@@ -112,7 +116,7 @@ func (s *Store) ScanTimers(toDueMillis int64, limit, maxBytes int) ([]Timer, err
 	defer it.Close()
 	var out []Timer
 	bytes := 0
-	for it.Seek(timerPrefix); it.Valid() && len(out) < limit && (len(out) == 0 || bytes < maxBytes); it.Next() {
+	for it.Seek(timerKey(from.DueMillis, from.PhysicalOffset)); it.Valid() && len(out) < limit && (len(out) == 0 || bytes < maxBytes); it.Next() {
 		k, err := parseTimerKey(it.Key().Data())
 		if err != nil {
 			return out, err
@@ -127,9 +131,10 @@ func (s *Store) ScanTimers(toDueMillis int64, limit, maxBytes int) ([]Timer, err
 	return out, nil
 }
 
-// NextTimerDue returns the due time of the earliest durable timer entry,
-// ok=false when there is none. Blocks on RocksDB (one seek).
-func (s *Store) NextTimerDue() (dueMillis int64, ok bool, err error) {
+// NextTimerDue returns the due time of the earliest durable timer entry at
+// or after from (see ScanTimers), ok=false when there is none. Blocks on
+// RocksDB (one seek).
+func (s *Store) NextTimerDue(from TimerKey) (dueMillis int64, ok bool, err error) {
 	if !s.readGuard() {
 		return 0, false, s.guardErr()
 	}
@@ -139,7 +144,7 @@ func (s *Store) NextTimerDue() (dueMillis int64, ok bool, err error) {
 	ro.SetIterateUpperBound(prefixLimit(timerPrefix))
 	it := s.db.NewIteratorCF(ro, s.cfMessages())
 	defer it.Close()
-	it.Seek(timerPrefix)
+	it.Seek(timerKey(from.DueMillis, from.PhysicalOffset))
 	if !it.Valid() {
 		if err := it.Err(); err != nil {
 			return 0, false, fmt.Errorf("popstore: seek timers: %w", err)
@@ -158,4 +163,10 @@ func parseTimerKey(k []byte) (TimerKey, error) {
 		return TimerKey{}, fmt.Errorf("%w: timer key %x", ErrBadRecord, k)
 	}
 	return TimerKey{DueMillis: int64(binary.BigEndian.Uint64(k[2:])), PhysicalOffset: int64(binary.BigEndian.Uint64(k[10:]))}, nil
+}
+
+// After returns the smallest key ordered after k (the next physical
+// offset at the same due time): where a scan resumes past k.
+func (k TimerKey) After() TimerKey {
+	return TimerKey{DueMillis: k.DueMillis, PhysicalOffset: k.PhysicalOffset + 1}
 }

@@ -64,15 +64,25 @@ type Loop struct {
 	passes atomic.Uint64
 	// wake is when the loop plans its next pass (Unix ms, broker clock);
 	// NoteDurable kicks it for an earlier entry.
-	wake  atomic.Int64
-	once  sync.Once
-	began atomic.Bool
+	wake atomic.Int64
+	// from is where the next scan starts: just past the last entry
+	// delivered, so scans do not step over the tombstones of delivered
+	// entries again (with 100,000 timers due at once, scanning from the
+	// start made delivery quadratic). Loop goroutine only.
+	from popstore.TimerKey
+	// lowest is the earliest due time NoteDurable saw since the last pass
+	// began (math.MaxInt64: none); a pass moves from back to it, so an
+	// entry made durable behind the cursor is still found.
+	lowest atomic.Int64
+	once   sync.Once
+	began  atomic.Bool
 }
 
 // New returns a stopped loop over d; Start launches it.
 func New(d Deps) *Loop {
 	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	l.wake.Store(math.MaxInt64)
+	l.lowest.Store(math.MaxInt64)
 	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
 	return l
 }
@@ -107,6 +117,12 @@ func (l *Loop) Trigger() {
 // Any goroutine, never blocks.
 func (l *Loop) NoteDurable(dueMillis int64) {
 	l.d.Metrics.Pending.Set(float64(l.d.Store.PendingTimers()))
+	for { // lowest = min(lowest, dueMillis)
+		lo := l.lowest.Load()
+		if dueMillis >= lo || l.lowest.CompareAndSwap(lo, dueMillis) {
+			break
+		}
+	}
 	if dueMillis < l.wake.Load() {
 		l.Trigger()
 	}
@@ -143,13 +159,16 @@ func (l *Loop) pass() time.Duration {
 	defer l.passes.Add(1)
 	d := l.d
 	now := d.Now()
-	due, err := d.Store.ScanTimers(now, ChunkItems, chunkBytes)
+	if lo := l.lowest.Swap(math.MaxInt64); lo <= l.from.DueMillis {
+		l.from = popstore.TimerKey{DueMillis: lo}
+	}
+	due, err := d.Store.ScanTimers(l.from, now, ChunkItems, chunkBytes)
 	if err != nil && len(due) == 0 {
 		d.Log.Error().Err(err).Msg("timer: scan failed")
 		return maxIdle
 	}
 	if len(due) == 0 {
-		next, ok, err := d.Store.NextTimerDue()
+		next, ok, err := d.Store.NextTimerDue(l.from)
 		if err != nil || !ok {
 			return maxIdle
 		}
@@ -163,6 +182,7 @@ func (l *Loop) pass() time.Duration {
 		d.Log.Error().Err(err).Int("timers", len(items)).Msg("timer: delivery not written, retrying")
 		return maxIdle
 	}
+	l.from = due[len(due)-1].Key.After()
 	delivered := d.Now()
 	for i := range items {
 		if items[i].record == nil {
