@@ -135,6 +135,9 @@ const (
 	// RequestInvokeBrokerToResetOffset resets a group's consume offsets of a topic by store time
 	// (INVOKE_BROKER_TO_RESET_OFFSET); header ResetOffsetRequestHeader, SUCCESS body ResetOffsetBody.
 	RequestInvokeBrokerToResetOffset int32 = 222
+	// RequestGetSystemTopicListFromBroker lists the broker's system topics
+	// (GET_SYSTEM_TOPIC_LIST_FROM_BROKER); no header, SUCCESS body TopicList.
+	RequestGetSystemTopicListFromBroker int32 = 305
 
 	// Client/broker → name server.
 
@@ -193,6 +196,7 @@ var requestNames = map[int32]string{
 	RequestPollingInfo: "POLLING_INFO", RequestPopRollback: "POP_ROLLBACK",
 	RequestBatchAckMessage: "BATCH_ACK_MESSAGE", RequestUpdateAndCreateTopic: "UPDATE_AND_CREATE_TOPIC",
 	RequestGetAllTopicConfig: "GET_ALL_TOPIC_CONFIG", RequestGetBrokerRuntimeInfo: "GET_BROKER_RUNTIME_INFO",
+	RequestGetSystemTopicListFromBroker:         "GET_SYSTEM_TOPIC_LIST_FROM_BROKER",
 	RequestGetAllSubscriptionGroupConfig:        "GET_ALL_SUBSCRIPTIONGROUP_CONFIG",
 	RequestUpdateAndCreateSubscriptionGroup:     "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP",
 	RequestDeleteSubscriptionGroup:              "DELETE_SUBSCRIPTIONGROUP",

@@ -62,7 +62,10 @@ type Broker struct {
 	skewMillis atomic.Int64
 	polls      *longpoll.Registry
 	metrics    *popsvc.Metrics
-	uniq       *codec.UniqIDGenerator
+	// rstats turns metrics' put/get counters into GET_BROKER_RUNTIME_INFO's
+	// TPS and per-day figures.
+	rstats runtimeStats
+	uniq   *codec.UniqIDGenerator
 	// svc is the POP read path: reader pool, queue locks, POP jobs.
 	svc *popsvc.Service
 

@@ -13,9 +13,24 @@ package handler
 // file system). popshim's own keys: popshimWriterMode (group|sync),
 // popshimWriteBatches, popshimFsyncs, popshimMutations, popshimFailedMutations
 // (writer counters since start), topicNum, consumerGroupNum,
-// producerChannels, consumerChannels. Counters a Java broker keeps but
-// popshim does not (msgPutTotal*, msgGetTotal*, tps figures) are left out
-// rather than reported as 0.
+// producerChannels, consumerChannels.
+//
+// The figures mqadmin clusterList and brokerStatus read
+// (ClusterListSubCommand, DefaultMessageStore.getRuntimeInfo), always
+// present: putTps and getTransferredTps ("a b c" msgs/s over 10 s, 60 s,
+// 600 s, see runtimeStats), msgPutTotal{YesterdayMorning,TodayMorning,
+// TodayNow} and msgGetTotal{...} (messages stored by SEND / returned by POP
+// and PULL), commitLogDiskRatio (used ratio of the data directory's file
+// system, popstore.Store.DiskUsage; "0.0" when it cannot be read),
+// earliestMessageTimeStamp ("" : popshim keeps no store-wide earliest time
+// in memory and a handler must not read storage; clusterList then shows
+// 0.00 hours), and constant "0" for what popshim has no equivalent of:
+// the send/pull/ack/query thread-pool queue sizes and head wait times
+// (requests are not queued in thread pools; the writer's lane depths are
+// on /metrics), pageCacheLockTimeMills, dispatchBehindBytes,
+// commitLogMinOffset/MaxOffset, and the timer wheel's timerReadBehind,
+// timerOffsetBehind, timerCongestNum ("0") and timerEnqueueTps,
+// timerDequeueTps ("0.0").
 //
 // Response codes: SUCCESS (0).
 
@@ -55,6 +70,17 @@ func diskCapacity(dir string) string {
 	return fmt.Sprintf("Total : %.2f GiB, Free : %.2f GiB.", total, free)
 }
 
+// zeroRuntimeKeys are the runtime-info keys popshim has no equivalent of,
+// answered "0" so the tools parse and print numbers, not null.
+var zeroRuntimeKeys = []string{
+	"sendThreadPoolQueueSize", "pullThreadPoolQueueSize", "ackThreadPoolQueueSize",
+	"queryThreadPoolQueueSize", "litePullThreadPoolQueueSize",
+	"sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills",
+	"ackThreadPoolQueueHeadWaitTimeMills", "queryThreadPoolQueueHeadWaitTimeMills",
+	"litePullThreadPoolQueueHeadWaitTimeMills", "pageCacheLockTimeMills", "dispatchBehindBytes",
+	"commitLogMinOffset", "commitLogMaxOffset", "timerReadBehind", "timerOffsetBehind", "timerCongestNum",
+}
+
 func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
 	st := b.Writer.Stats()
 	producers, consumers := b.Clients.Counts()
@@ -74,6 +100,27 @@ func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command)
 		"producerChannels":       strconv.Itoa(producers),
 		"consumerChannels":       strconv.Itoa(consumers),
 	}
+	now := time.Now()
+	f := b.rstats.observe(now, processStart, b.metrics.PutNums.Load(), b.metrics.GetNums.Load())
+	u64 := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	table["putTps"] = f.putTps
+	table["getTransferredTps"] = f.getTps
+	table["msgPutTotalYesterdayMorning"] = u64(f.putYesterday)
+	table["msgPutTotalTodayMorning"] = u64(f.putToday)
+	table["msgPutTotalTodayNow"] = u64(f.putNow)
+	table["msgGetTotalYesterdayMorning"] = u64(f.getYesterday)
+	table["msgGetTotalTodayMorning"] = u64(f.getToday)
+	table["msgGetTotalTodayNow"] = u64(f.getNow)
+	table["commitLogDiskRatio"] = "0.0"
+	if ratio, _, err := b.Store.DiskUsage(); err == nil {
+		table["commitLogDiskRatio"] = strconv.FormatFloat(ratio, 'f', -1, 64)
+	}
+	table["earliestMessageTimeStamp"] = ""
+	for _, k := range zeroRuntimeKeys {
+		table[k] = "0"
+	}
+	table["timerEnqueueTps"] = "0.0"
+	table["timerDequeueTps"] = "0.0"
 	if capacity := diskCapacity(b.Cfg.DataDir); capacity != "" {
 		table["commitLogDirCapacity"] = capacity
 	}

@@ -272,6 +272,7 @@ func (j *pullJob) reply(code int32, next, minOff, maxOff int64, body []byte, fou
 	resp.Body = body
 	reply.Respond(j.c, j.req, resp)
 	if found > 0 {
+		j.b.metrics.GetNums.Add(uint64(found))
 		sys := popsvc.IsSystemTopic(j.h.Topic)
 		retry := popsvc.BoolLabel(codec.IsRetryTopic(j.h.Topic))
 		j.b.metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))

@@ -160,6 +160,7 @@ func (b *Broker) storeTimer(c remoting.Conn, req *codec.Command, t sendTarget, r
 			codec.SendMessageResponseHeader{MsgID: codec.OffsetMsgID(host, phys), QueueID: t.queueID}.Encode(resp)
 			reply.Respond(c, req, resp)
 			b.metrics.TimerEnqueued.Inc()
+			b.metrics.PutNums.Add(1)
 			sys := popsvc.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) {
 				b.metrics.MessagesIn.WithLabelValues(t.topic, "delay", sys).Inc()
@@ -278,6 +279,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: t.queueID, QueueOffset: offsets[0]}.Encode(resp)
 			reply.Respond(c, req, resp)
+			b.metrics.PutNums.Add(uint64(len(recs)))
 			sys := popsvc.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) && !t.dlq {
 				b.metrics.MessagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))

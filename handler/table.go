@@ -53,6 +53,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetBrokerConfig, b.handleGetBrokerConfig)
 	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
 	r.Handle(codec.RequestQueryTopicConsumeByWho, b.handleQueryTopicConsumeByWho)
+	r.Handle(codec.RequestGetSystemTopicListFromBroker, b.handleGetSystemTopicListFromBroker)
 }
 
 // RegisterNameServer fills the name-server port's dispatch table (the

@@ -85,6 +85,9 @@ func (j *PopJob) replySuccess(o *popOutcome) {
 	resp.Body = o.body
 	reply.Respond(j.c, j.req, resp)
 	sys := IsSystemTopic(j.h.Topic)
+	if o.found > 0 {
+		s.Metrics.GetNums.Add(uint64(o.found))
+	}
 	if n := o.found - o.foundRetry; n > 0 {
 		s.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "false").Add(float64(n))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -31,6 +32,15 @@ type Metrics struct {
 	TimerDequeued   prometheus.Counter     // rocketmq_timer_dequeue_total
 	TimerLateness   prometheus.Histogram   // popshim_timer_lateness_milliseconds
 	TimerDropped    prometheus.Counter     // popshim_timer_dropped_total
+
+	// PutNums counts messages stored by SEND requests since start, retry
+	// and DLQ topics included (StoreStatsService.putMessageTimesTotal, the
+	// msgPutTotal* figures of GET_BROKER_RUNTIME_INFO). Any goroutine.
+	PutNums atomic.Uint64
+	// GetNums counts messages returned by POP and PULL since start
+	// (BrokerStatsManager's transferred-message count, the msgGetTotal*
+	// figures of GET_BROKER_RUNTIME_INFO). Any goroutine.
+	GetNums atomic.Uint64
 }
 
 // NewMetrics returns unregistered series (see Register).

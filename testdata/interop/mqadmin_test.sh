@@ -25,6 +25,12 @@
 #      pops and acks all 20 as group G3; resetOffsetByTime -g G3 -t T3 -s <ms before the first send> prints the
 #      queue with offset 0, and a POP consumer then receives and acks all 20 again; resetOffsetByTime -s now
 #      prints offset 20, and a POP then gets nothing (POLLING_TIMEOUT, code 210)
+#   M12 exportMetadata -c DefaultCluster -f DIR (GET_ALL_TOPIC_CONFIG, GET_SYSTEM_TOPIC_LIST_FROM_BROKER,
+#      GET_ALL_SUBSCRIPTIONGROUP_CONFIG) prints "export DIR/metadata.json success" and that file lists T2 and
+#      G2 and no system topic (TBW102)
+#   M13 clusterList prints no "null" and a #SPACE within 0.01 of the used ratio of the data directory's
+#      file system (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
+#      msgPutTotalTodayNow >= 100 (the M6 sends) and putTps as three numbers
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -225,6 +231,45 @@ m11() {
   fi
 }
 
+m12() {
+  local dir=$tmp/export_cluster
+  mq m12_export exportMetadata -c DefaultCluster -f "$dir"
+  [ "$(rc m12_export)" = 0 ] && grep -qF "export $dir/metadata.json success" "$tmp/m12_export.out" \
+    || { show m12_export "exportMetadata -c DefaultCluster -f $dir"; return 1; }
+  python3 - "$dir/metadata.json" "$topic2" "$group2" <<'PY'
+import json, sys
+path, t, g = sys.argv[1:]
+m = json.load(open(path))
+topics, groups = m.get("topicConfigTable") or {}, m.get("subscriptionGroupTable") or {}
+if t not in topics: sys.exit(f"    {t} not in topicConfigTable: {sorted(topics)[:20]}")
+if g not in groups: sys.exit(f"    {g} not in subscriptionGroupTable: {sorted(groups)[:20]}")
+if "TBW102" in topics: sys.exit("    system topic TBW102 exported")
+PY
+}
+
+m13() {
+  mq m13_cluster clusterList
+  [ "$(rc m13_cluster)" = 0 ] && grep -q DefaultCluster "$tmp/m13_cluster.out" && ! grep -q null "$tmp/m13_cluster.out" \
+    || { echo "    want a DefaultCluster row without null"; show m13_cluster clusterList; return 1; }
+  if [ -n "${MQADMIN_DATA_DIR:-}" ]; then
+    python3 - "$tmp/m13_cluster.out" "$MQADMIN_DATA_DIR" <<'PY' || { show m13_cluster clusterList; return 1; }
+import os, sys
+out, d = sys.argv[1:]
+st = os.statvfs(d)
+want = 1 - st.f_bavail / st.f_blocks
+rows = [l.split() for l in open(out) if "DefaultCluster" in l]
+got = float(rows[0][-2])
+if abs(got - want) > 0.01: sys.exit(f"    #SPACE {got}, data dir used ratio {want:.4f}")
+PY
+  fi
+  mq m13_status brokerStatus -b "${brokers[0]}"
+  local n
+  n=$(awk -F': ' '/^msgPutTotalTodayNow /{print $2}' "$tmp/m13_status.out" | tr -d ' ')
+  [ "$(rc m13_status)" = 0 ] && [ -n "$n" ] && [ "$n" -ge 100 ] \
+    && grep -qE '^putTps +: [0-9.]+ [0-9.]+ [0-9.]+$' "$tmp/m13_status.out" \
+    || { echo "    want msgPutTotalTodayNow >= 100 and putTps as three numbers"; show m13_status "brokerStatus -b ${brokers[0]}"; return 1; }
+}
+
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
 check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
@@ -238,6 +283,8 @@ check "M8 consumerConnection lists the live POP consumer" m8
 check "M9 producerConnection lists the live producer" m9
 check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
+check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
+check "M13 clusterList without null, #SPACE of the data dir; brokerStatus put totals" m13
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,84 @@
+package handler
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// TestRuntimeInfoFigures: after 10 SENDs and a POP of 4, GET_BROKER_RUNTIME_INFO
+// carries every key clusterList and brokerStatus read, as numbers (no key
+// missing, so the tools never print null), the put/get totals and the data
+// directory's used ratio.
+func TestRuntimeInfoFigures(t *testing.T) {
+	h := startHarness(t, nil)
+	c := h.dial()
+	h.createTopic("rtT", 1)
+	sendN(t, c, "rtT", 0, 10, "m", sendOpts{})
+	popAll(t, c, popArgs{group: "rtG", topic: "rtT", queueID: -1, max: 4}, 4)
+
+	resp := call(t, c, codec.NewRequest(codec.RequestGetBrokerRuntimeInfo, 0, nil, nil))
+	require.Equal(t, codec.Success, resp.Code)
+	kv, err := codec.DecodeKVTable(resp.Body)
+	require.NoError(t, err)
+	tab := kv.Table
+	assert.Equal(t, "10", tab["msgPutTotalTodayNow"])
+	assert.Equal(t, "4", tab["msgGetTotalTodayNow"])
+	assert.Equal(t, "0", tab["msgPutTotalTodayMorning"], "booted today")
+	for _, k := range append([]string{"msgPutTotalYesterdayMorning", "msgGetTotalYesterdayMorning",
+		"msgGetTotalTodayMorning", "bootTimestamp"}, zeroRuntimeKeys...) {
+		_, err := strconv.ParseInt(tab[k], 10, 64)
+		assert.NoError(t, err, "key %s = %q", k, tab[k])
+	}
+	var put, p60, p600 float64
+	_, err = fmt.Sscan(tab["putTps"], &put, &p60, &p600)
+	require.NoError(t, err, "putTps %q", tab["putTps"])
+	assert.Greater(t, put, 0.0)
+	ratio, err := strconv.ParseFloat(tab["commitLogDiskRatio"], 64)
+	require.NoError(t, err)
+	want, _, err := h.b().Store.DiskUsage()
+	require.NoError(t, err)
+	assert.InDelta(t, want, ratio, 0.01)
+	assert.Equal(t, "0.0", tab["timerEnqueueTps"])
+}
+
+// TestRuntimeStatsRates: the TPS windows use the newest sample at least
+// the window old, and a day change moves today's morning to yesterday's.
+func TestRuntimeStatsRates(t *testing.T) {
+	boot := time.Date(2026, 1, 1, 23, 0, 0, 0, time.Local)
+	var s runtimeStats
+	f := s.observe(boot.Add(100*time.Second), boot, 1000, 0)
+	assert.Equal(t, "10.00 10.00 10.00", f.putTps, "no sample yet: since boot")
+	f = s.observe(boot.Add(120*time.Second), boot, 1400, 0)
+	assert.Equal(t, "20.00 11.67 11.67", f.putTps)
+	f = s.observe(boot.Add(2*time.Hour), boot, 5000, 7)
+	assert.Equal(t, uint64(0), f.putYesterday)
+	assert.Equal(t, uint64(5000), f.putToday, "first sample of a new day")
+	assert.Equal(t, uint64(5000), f.putNow)
+}
+
+// TestGetSystemTopicListFromBroker: 305 lists TopicValidator's fixed names
+// and the broker's own system topics, not user topics.
+func TestGetSystemTopicListFromBroker(t *testing.T) {
+	h := startHarness(t, nil)
+	c := h.dial()
+	h.createTopic("userT", 1)
+	resp := call(t, c, codec.NewRequest(codec.RequestGetSystemTopicListFromBroker, 0, nil, nil))
+	require.Equal(t, codec.Success, resp.Code)
+	var body struct {
+		TopicList []string `json:"topicList"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Body, &body))
+	assert.Contains(t, body.TopicList, "TBW102")
+	assert.Contains(t, body.TopicList, "SCHEDULE_TOPIC_XXXX")
+	assert.Contains(t, body.TopicList, h.b().Cfg.ClusterName)
+	assert.Contains(t, body.TopicList, h.b().Cfg.BrokerName)
+	assert.NotContains(t, body.TopicList, "userT")
+}
