@@ -68,9 +68,12 @@ type produced struct {
 
 // produce sends n messages of o.BodySize bytes round-robin over the queues,
 // in SEND_BATCH_MESSAGE requests of o.ProduceBatch messages (SEND_MESSAGE_V2
-// when 1), pipelined on every client (o.Inflight each), retrying
-// SYSTEM_BUSY and other failures for up to 5 rounds. It returns how many
-// were stored in each queue (by the queueId of the SEND response).
+// when 1), pipelined on every client (o.Inflight each), in rounds: each
+// round resends what is still missing after SYSTEM_BUSY (a broker shedding
+// SENDs that waited too long, as popshim's --wait-time-mills-in-send-queue
+// and Java's waitTimeMillsInSendQueue do) and other failures; it gives up
+// after 5 rounds in a row that stored nothing. It returns how many were
+// stored in each queue (by the queueId of the SEND response).
 func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int) (*produced, error) {
 	per := max(o.ProduceBatch, 1)
 	body := make([]byte, o.BodySize)
@@ -80,8 +83,9 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 	st := &produced{perQueue: make([]atomic.Int64, o.Queues)}
 	var seq atomic.Int64
 	var lastErr atomic.Value
-	for round := 0; round < 5 && int(st.total.Load()) < n; round++ {
-		want := int64(n) - st.total.Load()
+	for stalled := 0; stalled < 5 && int(st.total.Load()) < n; {
+		before := st.total.Load()
+		want := int64(n) - before
 		var issued atomic.Int64
 		s := newStream(clients, len(clients)*o.Inflight, 0)
 		s.build = func(int) (*codec.Command, int, bool) {
@@ -120,6 +124,11 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 			s.stop()
 			s.wait(drainTimeout)
 			return st, ctx.Err()
+		}
+		if st.total.Load() == before {
+			stalled++
+		} else {
+			stalled = 0
 		}
 		if int(st.total.Load()) < n {
 			time.Sleep(100 * time.Millisecond)
