@@ -28,6 +28,8 @@ type QueueTimeoutError struct {
 	Queued int           // produce ops still queued behind it
 }
 
+// Error is the remark a shed SEND is answered with, starting with
+// "[TIMEOUT_CLEAN_QUEUE]" as BrokerFastFailure words it.
 func (e *QueueTimeoutError) Error() string {
 	return fmt.Sprintf("batch: produce op shed after %d ms in the queue (%d queued)", e.Waited.Milliseconds(), e.Queued)
 }
