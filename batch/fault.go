@@ -28,8 +28,8 @@ type QueueTimeoutError struct {
 	Queued int           // produce ops still queued behind it
 }
 
-// Error is the remark a shed SEND is answered with, starting with
-// "[TIMEOUT_CLEAN_QUEUE]" as BrokerFastFailure words it.
+// Error says how long the produce op waited and how many were queued
+// (for logs; the handler words the SYSTEM_BUSY remark itself).
 func (e *QueueTimeoutError) Error() string {
 	return fmt.Sprintf("batch: produce op shed after %d ms in the queue (%d queued)", e.Waited.Milliseconds(), e.Queued)
 }
