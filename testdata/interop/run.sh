@@ -11,7 +11,9 @@
 #   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
 #            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
 #   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus (mqadmin_test.sh)
-# Env:   INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
+# `all` runs three lanes at once (java+go, proxy+cluster, mqadmin), each printed whole when it ends.
+# Env:   INTEROP_SERIAL=1         run the suites one after another instead
+#        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
 #        INTEROP_PROXY_TESTS=P1*  the same for the proxy suite (INTEROP_CLUSTER_TESTS for the cluster suite)
 #        INTEROP_KEEP=1           keep the work directory (popshim logs, data, client logs)
 #        POPSHIM_BIN=path         use this popshim binary instead of building one (make interop does)
@@ -105,9 +107,10 @@ else
   (cd "$root" && go build -o "$bin" .)
 fi
 
-failed=()
 
-if [ "$what" = java ] || [ "$what" = all ]; then
+suite_java() {
+  local ok=1 t0
+  t0=$(date +%s)
   echo "interop: Java suite (org.apache.rocketmq:rocketmq-client, JUnit 5)"
   mvn_args=(-B -q -f "$here/java/pom.xml"
     "-Dpopshim.bin=$bin" "-Dpopshim.workdir=$work/java"
@@ -118,37 +121,29 @@ if [ "$what" = java ] || [ "$what" = all ]; then
   mkdir -p "$work/java"
   rm -rf "$here/java/target/surefire-reports"
   if ! mvn "${mvn_args[@]}" test; then
-    failed+=(java)
+    ok=0
     echo "interop: Java suite failed; per-class output: $here/java/target/surefire-reports/" >&2
   fi
-  # mvn -q hides surefire's own summary; print one plain line from its XML reports for the CI log
-  python3 - "$here/java/target/surefire-reports" <<'PY' || true
-import glob, sys, xml.etree.ElementTree as ET
-t = f = e = s = 0
-for p in glob.glob(sys.argv[1] + "/TEST-*.xml"):
-    r = ET.parse(p).getroot()
-    t += int(r.get("tests", 0)); f += int(r.get("failures", 0)); e += int(r.get("errors", 0)); s += int(r.get("skipped", 0))
-print(f"java-interop: {t - f - e - s} passed, {f + e} failed, {s} skipped")
-PY
-fi
+  surefire_summary "$here/java/target/surefire-reports" java-interop
+  echo "interop: Java suite took $(( $(date +%s) - t0 )) s"
+  [ "$ok" = 1 ]
+}
 
-if [ "$what" = go ] || [ "$what" = all ]; then
+suite_go() {
   echo "interop: Go suite (github.com/apache/rocketmq-client-go/v2)"
   mkdir -p "$work/go"
   # testdata/interop/go is its own Go module (go mod tidy of the root skips testdata/)
   if ! (cd "$here/go" && POPSHIM_BIN="$bin" POPSHIM_WORKDIR="$work/go" \
       go test -count=1 -tags interop -timeout 10m -v -run 'TestGoClient' .); then
-    failed+=(go)
     echo "interop: Go suite failed" >&2
+    return 1
   fi
-fi
+}
 
-want() { [ "$what" = "$1" ] || [ "$what" = all ]; }
-
-if want proxy; then
+suite_proxy() {
+  local ok=1 t0 bp np gp rp gotopic
   t0=$(date +%s)
   echo "interop: proxy suite (rocketmq-proxy $RMQ_VERSION in cluster mode on popshim; rocketmq-client-java, Go v5 client)"
-  ok=1
   bp=$(free_port); np=$(free_port); gp=$(free_port); rp=$(free_port)
   rm -rf "$here/proxy/target/surefire-reports"
   if bash "$(popshim_script popshim-p "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-p \
@@ -177,14 +172,14 @@ if want proxy; then
   fi
   stop_bg proxy-p 20
   stop_bg popshim-p 20
-  [ "$ok" = 1 ] || failed+=(proxy)
   echo "interop: proxy suite took $(( $(date +%s) - t0 )) s"
-fi
+  [ "$ok" = 1 ]
+}
 
-if want cluster; then
+suite_cluster() {
+  local ok=1 t0 cns pa pb gp rp sa sb
   t0=$(date +%s)
   echo "interop: cluster suite (Apache name server $RMQ_VERSION, two popshim brokers, rocketmq-proxy on that name server)"
-  ok=1
   cns=$(free_port); pa=$(free_port); pb=$(free_port); gp=$(free_port); rp=$(free_port)
   rm -rf "$here/proxy/target/surefire-reports"
   sa=$(popshim_script popshim-a "$pa" --namesrv-addr "127.0.0.1:$cns" --broker-name popshim-a --namesrv-listen '')
@@ -221,24 +216,64 @@ if want cluster; then
   stop_bg popshim-a 20
   stop_bg popshim-b 20
   stop_bg namesrv-c 20
-  [ "$ok" = 1 ] || failed+=(cluster)
   echo "interop: cluster suite took $(( $(date +%s) - t0 )) s"
-fi
+  [ "$ok" = 1 ]
+}
 
-if want mqadmin; then
+suite_mqadmin() {
+  local ok=1 t0 bp np
   t0=$(date +%s)
   echo "interop: mqadmin suite (org.apache.rocketmq:rocketmq-tools $RMQ_VERSION)"
   bp=$(free_port); np=$(free_port)
   if bash "$(popshim_script popshim-m "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-m \
       && rmq_lib tools >/dev/null; then
-    MQADMIN_DATA_DIR="$work/popshim-m/data" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || failed+=(mqadmin)
+    MQADMIN_DATA_DIR="$work/popshim-m/data" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || ok=0
   else
-    failed+=(mqadmin)
+    ok=0
     echo "mqadmin-interop: could not start popshim or fetch rocketmq-tools" >&2
   fi
   stop_bg popshim-m 20
   echo "interop: mqadmin suite took $(( $(date +%s) - t0 )) s"
+  [ "$ok" = 1 ]
+}
+
+
+# run_lane NAME...: runs the named suites one after another (those `what` selects), recording each
+# failed suite's name in $work/failed.
+want() { [ "$what" = "$1" ] || [ "$what" = all ]; }
+run_lane() {
+  local s
+  for s in "$@"; do
+    if want "$s"; then
+      "suite_$s" || echo "$s" >>"$work/failed"
+    fi
+  done
+}
+
+# The suites spend most of their time waiting on invisible times and revive (a serial run used about a
+# quarter of two cores), so `all` runs three lanes at once, each with its own processes and free ports:
+# java+go, proxy+cluster (one Maven module, so one after the other), mqadmin. Each lane writes its own
+# log, printed whole when the lane ends. INTEROP_SERIAL=1 runs everything in one lane.
+: >"$work/failed"
+if [ "$what" = all ] && [ -z "${INTEROP_SERIAL:-}" ]; then
+  echo "interop: three lanes at once (java+go, proxy+cluster, mqadmin); each lane's log follows when all have ended"
+  lane_pids=()
+  for lane in "java go" "proxy cluster" "mqadmin"; do
+    # shellcheck disable=SC2086
+    run_lane $lane >"$work/lane-${lane%% *}.log" 2>&1 &
+    lane_pids+=($!)
+  done
+  for i in "${!lane_pids[@]}"; do
+    wait "${lane_pids[$i]}" || true
+  done
+  for lane in java proxy mqadmin; do
+    echo "===== interop lane $lane ====="
+    cat "$work/lane-$lane.log"
+  done
+else
+  run_lane java go proxy cluster mqadmin
 fi
+mapfile -t failed <"$work/failed"
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "interop: FAILED (${failed[*]}) after $(( $(date +%s) - start )) s" >&2

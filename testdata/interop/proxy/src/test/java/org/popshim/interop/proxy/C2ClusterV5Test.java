@@ -15,9 +15,10 @@ import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
 import org.junit.jupiter.api.Test;
 
 /**
- * The cluster of C1, read by a v5 SimpleConsumer through the proxy: messages sent to both brokers reach it
- * from BOTH brokers within a few seconds of its start, all of them arrive, and none comes back after its
- * ack once the invisible time has passed.
+ * The cluster of C1, read by a v5 SimpleConsumer through the proxy: messages sent to both brokers all
+ * arrive (so from BOTH brokers), and none comes back after its ack once the invisible time has passed. A
+ * SimpleConsumer has no rebalance (the client walks the route's queues itself), so C1's bound on how soon
+ * both brokers are seen is not repeated here.
  */
 class C2ClusterV5Test extends ProxyBase {
     static final int N = 60;
@@ -40,12 +41,10 @@ class C2ClusterV5Test extends ProxyBase {
         assertEquals(brokers, new TreeSet<>(brokerById.values()), "brokers the sends went to");
 
         C1ClusterTest.Group g = new C1ClusterTest.Group(group);
-        long start = System.currentTimeMillis();
         SimpleConsumer sc = simpleConsumer(group, topic, "*", Duration.ofSeconds(2));
         AtomicBoolean stop = new AtomicBoolean(false);
         Thread loop = C1ClusterTest.v5Loop(sc, g, new AtomicBoolean(false), stop);
         try {
-            new C1ClusterTest().awaitBoth("the v5 SimpleConsumer through the proxy", g, brokerById, start);
             C1ClusterTest.awaitAll(g, brokerById.keySet(), Duration.ofSeconds(60));
             Thread.sleep(C1ClusterTest.INVISIBLE.toMillis() + REVIVE_SLACK_MS);
         } finally {
