@@ -29,7 +29,7 @@ func benchCommand() *cobra.Command {
 	cmd.AddCommand(
 		benchMode("pop", "Pop+ack throughput: one POP in flight per queue, every message ACKed", bench.RunPop),
 		benchMode("produce", "SEND_MESSAGE_V2 throughput", bench.RunProduce),
-		benchMode("timer", "Timer delivery: N TIMER_DELIVER_MS messages due at once, drain rate and lateness (needs --metrics-url)", bench.RunTimer),
+		benchMode("timer", "Timer delivery: N TIMER_DELIVER_MS messages due at once, drain rate and lateness (needs --metrics-url); --rate R adds a concurrent ACK stream, its latency during and outside the drain", bench.RunTimer),
 		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
 		benchRawStorage(), benchCompare(), benchPlot())
 	return cmd

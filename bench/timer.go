@@ -104,8 +104,14 @@ func timerLead(n int) time.Duration { return 5*time.Second + time.Duration(n)*20
 // /metrics (o.MetricsURL, required) is polled every 50 ms until
 // rocketmq_timer_dequeue_total grew by the number sent; it reports the
 // drain rate from the due time and the lateness percentiles of
-// popshim_timer_lateness_milliseconds. Errors: no metrics URL, failed
-// SENDs, delivery not complete within o.Duration after the due time.
+// popshim_timer_lateness_milliseconds. With o.Rate > 0 it first prepares
+// receipt handles (produce + POP on the same topic) and runs an ACK stream
+// at o.Rate from timerAckLead before the due time until timerAckTail after
+// the delivery ended: the report's series "ack_during_drain" and
+// "ack_outside_drain" put the ACK latency with and without the concurrent
+// timer drain side by side in one run. Errors: no metrics URL, failed
+// SENDs, prepare failures, delivery not complete within o.Duration after
+// the due time.
 func RunTimer(ctx context.Context, o Options) (*Report, error) {
 	if o.MetricsURL == "" {
 		return nil, fmt.Errorf("bench: timer mode reads the delivery from /metrics: --metrics-url is required")
@@ -116,7 +122,14 @@ func RunTimer(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer closeAll(clients)
 	started := time.Now()
-	if o.CreateTopic {
+	var ackRun *timerAckRun
+	var prep *PrepareStats
+	if o.Rate > 0 {
+		if ackRun, prep, err = prepareTimerAck(ctx, clients, &o); err != nil {
+			return nil, err
+		}
+		started = time.Now()
+	} else if o.CreateTopic {
 		if err := createTopic(ctx, clients[0], &o); err != nil {
 			return nil, err
 		}
@@ -132,40 +145,62 @@ func RunTimer(ctx context.Context, o Options) (*Report, error) {
 	}
 	st.Timers, st.SendSeconds = sent, time.Since(started).Seconds()
 	st.SentBeforeDue = time.Now().UnixMilli() < st.DueMs
-	deadline := time.UnixMilli(st.DueMs).Add(o.Duration)
 	var now timerCounters
-	for {
-		if now, err = scrapeTimers(ctx, o.MetricsURL); err != nil {
+	var r *Report
+	if ackRun != nil {
+		if r, now, err = ackRun.measure(ctx, st, sent, before); err != nil {
+			return r, err
+		}
+		r.Prepare = prep
+	} else {
+		if now, err = waitDelivered(ctx, &o, st, sent, before); err != nil {
 			return nil, err
 		}
-		st.Delivered = int(now.dequeued - before.dequeued)
-		if st.Delivered >= sent {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("bench: %d of %d timers delivered %s after their due time", st.Delivered, sent, o.Duration)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		st.DrainSeconds = max(float64(time.Now().UnixMilli()-st.DueMs)/1000, 0.001)
+		r = &Report{Mode: "timer", Label: o.Label, Target: o.Addr, Started: started, Seconds: time.Since(started).Seconds(),
+			Config: o.config(), Machine: machineInfo()}
 	}
-	st.DrainSeconds = max(float64(time.Now().UnixMilli()-st.DueMs)/1000, 0.001)
 	st.PerSecond = float64(sent) / st.DrainSeconds
 	if n := now.latCount - before.latCount; n > 0 {
 		st.P50LatenessMs = bucketQuantile(before.buckets, now.buckets, n, 0.5)
 		st.P99LatenessMs = bucketQuantile(before.buckets, now.buckets, n, 0.99)
 		st.MeanLatenessMs = (now.latSum - before.latSum) / n
 	}
-	r := &Report{Mode: "timer", Label: o.Label, Target: o.Addr, Started: started, Seconds: time.Since(started).Seconds(),
-		Config: o.config(), Timer: st, Machine: machineInfo()}
+	r.Timer = st
 	fmt.Fprintf(o.Out, "timer: %d timers due at once (sent in %.1f s, before due: %v); delivered %d in %.2f s after due = %.0f/s; lateness p50 ≤ %.0f ms, p99 ≤ %.0f ms, mean %.0f ms\n",
 		st.Timers, st.SendSeconds, st.SentBeforeDue, st.Delivered, st.DrainSeconds, st.PerSecond, st.P50LatenessMs, st.P99LatenessMs, st.MeanLatenessMs)
+	if ackRun != nil {
+		printSummary(o.Out, r)
+	}
 	if o.JSON != "" {
 		return r, r.WriteJSON(o.JSON)
 	}
 	return r, nil
+}
+
+// waitDelivered polls /metrics every 50 ms until rocketmq_timer_dequeue_total
+// grew by sent since before, and returns the last scrape. Errors: scrape
+// failures, delivery not complete within o.Duration after st.DueMs, ctx.
+func waitDelivered(ctx context.Context, o *Options, st *TimerStats, sent int, before timerCounters) (timerCounters, error) {
+	deadline := time.UnixMilli(st.DueMs).Add(o.Duration)
+	for {
+		now, err := scrapeTimers(ctx, o.MetricsURL)
+		if err != nil {
+			return now, err
+		}
+		st.Delivered = int(now.dequeued - before.dequeued)
+		if st.Delivered >= sent {
+			return now, nil
+		}
+		if time.Now().After(deadline) {
+			return now, fmt.Errorf("bench: %d of %d timers delivered %s after their due time", st.Delivered, sent, o.Duration)
+		}
+		select {
+		case <-ctx.Done():
+			return now, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // sendTimers sends o.Messages timer messages due at dueMs over the
