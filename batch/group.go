@@ -14,11 +14,11 @@ const completerDepth = 4
 // batches are completed in write order and ops in accept order.
 func (w *Writer) groupLoop() {
 	defer w.wg.Done()
-	written := make(chan []*Op, completerDepth)
+	batches := make(chan written, completerDepth)
 	free := make(chan []*Op, completerDepth+2) // recycled batch slices
 	w.wg.Add(1)
-	go w.completer(written, free)
-	defer close(written)
+	go w.completer(batches, free)
+	defer close(batches)
 	var headWait [numLanes]time.Duration
 	for {
 		var buf []*Op
@@ -28,6 +28,7 @@ func (w *Writer) groupLoop() {
 			buf = make([]*Op, 0, 64)
 		}
 		ops, done := w.lanes.takeBatch(buf, w.opts.MaxBatchOps, w.opts.MaxBatchBytes, w.bgMax, w.opts.MaxBulkOps, &headWait)
+		taken := monoNanos()
 		if done {
 			return
 		}
@@ -40,17 +41,34 @@ func (w *Writer) groupLoop() {
 			continue
 		}
 		w.m.observeHeadWait(&headWait)
-		written <- w.writeBatch(ops)
+		ops = w.writeBatch(ops)
+		batches <- written{ops: ops, taken: taken, at: monoNanos()}
 	}
+}
+
+// written is a batch handed to the completer: its ops, when it was taken
+// from the lanes and when its write ended (monoNanos).
+type written struct {
+	ops       []*Op
+	taken, at int64
 }
 
 // completer calls Done for every op of every written batch, in order, then
 // recycles the batch slice. It exits when groupLoop closes written.
-func (w *Writer) completer(written <-chan []*Op, free chan<- []*Op) {
+func (w *Writer) completer(batches <-chan written, free chan<- []*Op) {
 	defer w.wg.Done()
-	for ops := range written {
+	st := w.m.stages
+	for b := range batches {
+		ops := b.ops
 		for _, op := range ops {
+			if op.seq&stageSampleMask != 0 {
+				w.complete(op, op.err)
+				continue
+			}
+			lane, queued := op.Lane, op.queued // the op is its owner's again once Done returns
+			start := monoNanos()
 			w.complete(op, op.err)
+			st.observeOp(lane, queued, b.taken, b.at, start, monoNanos())
 		}
 		clear(ops)
 		select {
@@ -77,6 +95,7 @@ func (w *Writer) writeBatch(ops []*Op) []*Op {
 		return ops
 	}
 	tx := w.store.Begin()
+	applyStart := time.Now()
 	bytes := 0
 	for _, op := range ops {
 		if op.err != nil { // shed by takeBatch (counted there in Stats)
@@ -88,6 +107,7 @@ func (w *Writer) writeBatch(ops []*Op) []*Op {
 	}
 	wrote := tx.Count() > 0
 	start := time.Now()
+	w.m.stages.batch[StageApply].Observe(start.Sub(applyStart).Seconds())
 	err := tx.Commit()
 	w.m.observeBatch(len(ops), bytes, wrote, time.Since(start))
 	if err == nil {
