@@ -44,7 +44,7 @@ func TestInlineCompletionKeepsBatchOrder(t *testing.T) {
 		submit(i, i == 0)
 	}
 	release()
-	<-inDone // the completer is inside batch 2's first Done
+	<-inDone          // the completer is inside batch 2's first Done
 	submit(40, false) // batch 3, written while batch 2 is not complete
 	// Batch 4's write starts only after the writer has dealt with batch 3
 	// (completed inline or handed over).
