@@ -256,8 +256,9 @@ for w in ack pop produce; do
   echo "## $w" | tee -a "$out/compare-anchor.md"
   "$bin" bench compare "${reports[@]}" | tee -a "$out/compare-anchor.md"
 done
-curves=("$out"/curve-*.json)
-if [ -e "${curves[0]}" ]; then
+curves=()
+while read -r f; do curves+=("$f"); done < <(curve_reports "$out")
+if [ "${#curves[@]}" -gt 0 ]; then
   "$bin" bench curve -o "$out/curve.svg" "${curves[@]}" | tee "$out/curve.md"
 fi
 echo "anchor: results in $out (compare-anchor.md, curve.md, *.json, rocketmq-*.conf)"

@@ -119,8 +119,9 @@ while read -r f; do reports+=("$f"); done < <(popshim_reports "$out")
 plots=("$out/popshim-group.json" "$out/popshim-sync.json")
 [ -e "$out/rocketmq-5.5.1.json" ] && plots+=("$out/rocketmq-5.5.1.json")
 "$bin" bench plot -o "$out/latency.svg" "${plots[@]}"
-curves=("$out"/curve-*.json)
-if [ -e "${curves[0]}" ]; then
+curves=()
+while read -r f; do curves+=("$f"); done < <(curve_reports "$out")
+if [ "${#curves[@]}" -gt 0 ]; then
   "$bin" bench curve -o "$out/curve.svg" "${curves[@]}" | tee "$out/curve.md"
 fi
 echo "bench: results in $out (compare.md, *.json, *.svg)"
