@@ -26,8 +26,8 @@
 # Per round and system: ack (label rocketmq-5.5.1-CONFIG or popshim-group,
 # JSON anchor-LABEL[-rK].json), pop (anchor-pop-LABEL[-rK].json) and produce
 # (anchor-produce-LABEL[-rK].json); bench compare of each workload goes to
-# compare-anchor.md. With BENCH_CURVE, round 1 of the first configuration
-# also runs the latency-against-load points (curve-LABEL-PCT.json), which
+# compare-anchor.md. With BENCH_CURVE, round 1 of ANCHOR_CURVE_CONFIG also
+# runs the latency-against-load points (curve-LABEL-PCT.json), which
 # run.sh's curve plot picks up when both write to the same BENCH_OUT.
 #
 # Env (defaults in brackets): as run.sh (POPSHIM_BIN, BENCH_OUT, BENCH_DURATION,
@@ -35,6 +35,7 @@
 # BENCH_CHANGE_PERIOD, BENCH_ROUNDS, BENCH_ARGS, BENCH_KEEP, BENCH_CURVE,
 # BENCH_CURVE_DURATION) and
 #   ANCHOR_CONFIGS [kv default syncflush]      RocketMQ configurations, in order
+#   ANCHOR_CURVE_CONFIG [default]             the configuration of the curve points
 #   ANCHOR_POPSHIM [1]                         0: no popshim runs in the series
 #   ANCHOR_CYCLE_MESSAGES [300000]             messages of each pop / produce run
 #   ANCHOR_WARMUP [5s]                         warm-up run length (0: none)
@@ -192,7 +193,7 @@ targets=""
 [ "${ANCHOR_POPSHIM:-1}" = 1 ] && targets="popshim-group"
 for c in $configs; do targets="$targets $c"; done
 machine_note | tee "$out/machine-anchor.txt"
-first=${configs%% *}
+curve_cfg=${ANCHOR_CURVE_CONFIG:-default}
 for round in $(seq 1 "$rounds"); do
 for t in $targets; do
   label=$t
@@ -220,7 +221,7 @@ for t in $targets; do
     --conns "$conns" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
     --json "$out/anchor-produce-$label$sfx.json" --quiet
   stop_target "$t"
-  if [ "$round" = 1 ] && [ "$t" = "$first" ] && [ -n "$curve" ]; then
+  if [ "$round" = 1 ] && [ "$t" = "$curve_cfg" ] && [ -n "$curve" ]; then
     max=$(ack_rate "$out/anchor-$label.json")
     for pct in $curve; do
       r=$(( max * pct / 100 ))
