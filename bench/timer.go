@@ -205,7 +205,10 @@ func waitDelivered(ctx context.Context, o *Options, st *TimerStats, sent int, be
 
 // sendTimers sends o.Messages timer messages due at dueMs over the
 // clients, round robin over the queues, and returns how many answered
-// SUCCESS. Errors: any other answer or a transport error.
+// SUCCESS. SENDs answered SYSTEM_BUSY (a loaded broker shedding SENDs that
+// waited too long in its queue) are sent again in further rounds, as
+// produce does; it gives up after 5 rounds in a row that stored nothing.
+// Errors: any other answer, a transport error, or giving up.
 func sendTimers(ctx context.Context, clients []*remoting.Client, o *Options, dueMs int64) (int, error) {
 	body := make([]byte, o.BodySize)
 	for i := range body {
@@ -213,41 +216,58 @@ func sendTimers(ctx context.Context, clients []*remoting.Client, o *Options, due
 	}
 	due := strconv.FormatInt(dueMs, 10)
 	var issued, ok atomic.Int64
-	var lastErr atomic.Value
-	s := newStream(clients, len(clients)*o.Inflight, 0)
-	s.build = func(int) (*codec.Command, int, bool) {
-		q := issued.Add(1)
-		if q > int64(o.Messages) {
-			return nil, 0, false
+	var lastErr, lastBusy atomic.Value
+	for stalled := 0; stalled < 5 && ok.Load() < int64(o.Messages); {
+		before := ok.Load()
+		want := int64(o.Messages) - before
+		var round atomic.Int64
+		s := newStream(clients, len(clients)*o.Inflight, 0)
+		s.build = func(int) (*codec.Command, int, bool) {
+			if round.Add(1) > want {
+				return nil, 0, false
+			}
+			q := issued.Add(1)
+			c := newRequest(codec.RequestSendMessageV2)
+			props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01benchtimer" + strconv.FormatInt(q, 16) + "\x02" +
+				codec.PropertyTimerDeliverMS + "\x01" + due + "\x02"
+			codec.SendMessageRequestHeader{ProducerGroup: "bench_producer", Topic: o.Topic, DefaultTopic: "TBW102",
+				DefaultTopicQueueNums: int32(o.Queues), QueueID: int32(q % int64(o.Queues)), BornTimestamp: time.Now().UnixMilli(),
+				Properties: props}.EncodeV2(c)
+			c.Body = body
+			return c, 1, true
 		}
-		c := newRequest(codec.RequestSendMessageV2)
-		props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01benchtimer" + strconv.FormatInt(q, 16) + "\x02" +
-			codec.PropertyTimerDeliverMS + "\x01" + due + "\x02"
-		codec.SendMessageRequestHeader{ProducerGroup: "bench_producer", Topic: o.Topic, DefaultTopic: "TBW102",
-			DefaultTopicQueueNums: int32(o.Queues), QueueID: int32(q % int64(o.Queues)), BornTimestamp: time.Now().UnixMilli(),
-			Properties: props}.EncodeV2(c)
-		c.Body = body
-		return c, 1, true
-	}
-	s.finish = func(_, _ int, _ int64, resp *codec.Command, err error) {
-		if code := replyCode(resp, err); code == codec.Success {
-			ok.Add(1)
-		} else if err != nil {
-			lastErr.Store(err)
+		s.finish = func(_, _ int, _ int64, resp *codec.Command, err error) {
+			switch code := replyCode(resp, err); {
+			case code == codec.Success:
+				ok.Add(1)
+			case code == codec.SystemBusy:
+				lastBusy.Store(replyError("send", resp))
+			case err != nil:
+				lastErr.Store(err)
+			default:
+				lastErr.Store(replyError("send", resp))
+			}
+		}
+		s.start()
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			s.stop()
+			s.wait(drainTimeout)
+			return int(ok.Load()), ctx.Err()
+		}
+		if err, _ := lastErr.Load().(error); err != nil {
+			return int(ok.Load()), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS: %w", ok.Load(), o.Messages, err)
+		}
+		if ok.Load() == before {
+			stalled++
 		} else {
-			lastErr.Store(replyError("send", resp))
+			stalled = 0
 		}
 	}
-	s.start()
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		s.stop()
-		s.wait(drainTimeout)
-		return int(ok.Load()), ctx.Err()
-	}
-	if err, _ := lastErr.Load().(error); err != nil {
-		return int(ok.Load()), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS: %w", ok.Load(), o.Messages, err)
+	if n := ok.Load(); n < int64(o.Messages) {
+		err, _ := lastBusy.Load().(error)
+		return int(n), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS after 5 rounds without progress: %w", n, o.Messages, err)
 	}
 	return int(ok.Load()), nil
 }

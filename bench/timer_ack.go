@@ -28,7 +28,7 @@ const (
 	timerAckTail = 3 * time.Second
 	// timerAckSpan is the stream length the receipt handles are prepared
 	// for, besides the drain itself: --rate × (lead + tail + this).
-	timerAckSpan = 8 * time.Second
+	timerAckSpan = 15 * time.Second
 )
 
 // timerAckRun is the state shared by the ACK stream and the delivery
