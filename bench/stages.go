@@ -18,10 +18,10 @@ const (
 
 // stageOrder is the order of the breakdown: the per-op stages of the
 // foreground lane (ACK), the per-batch stages, the reply flush, then the
-// bulk lane (CHANGE).
+// bulk lane (CHANGE) and the background lane (revive, timer delivery).
 var stageOrder = []string{
 	"foreground/lane_wait", "batch/apply", "batch/write", "foreground/complete_wait", "foreground/done",
-	"foreground/total", "reply/flush", "bulk/lane_wait", "bulk/total",
+	"foreground/total", "reply/flush", "bulk/lane_wait", "bulk/total", "background/lane_wait", "background/total",
 }
 
 // histSnap is one scrape of a histogram: sum, count and cumulative

@@ -43,6 +43,12 @@ type TimerStats struct {
 	P50LatenessMs  float64 `json:"p50_lateness_ms"`
 	P99LatenessMs  float64 `json:"p99_lateness_ms"`
 	MeanLatenessMs float64 `json:"mean_lateness_ms"`
+	// StagesBeforeDue and StagesDuringDrain are the server's stage
+	// breakdown (stages.go) from the start of the concurrent ACK stream
+	// to the due time, and from the due time to the end of the delivery
+	// (--rate runs against a popshim with the stage metrics only).
+	StagesBeforeDue   []StageStats `json:"stages_before_due,omitempty"`
+	StagesDuringDrain []StageStats `json:"stages_during_drain,omitempty"`
 }
 
 // timerCounters is one scrape of the timer series.
@@ -171,6 +177,12 @@ func RunTimer(ctx context.Context, o Options) (*Report, error) {
 		st.Timers, st.SendSeconds, st.SentBeforeDue, st.Delivered, st.DrainSeconds, st.PerSecond, st.P50LatenessMs, st.P99LatenessMs, st.MeanLatenessMs)
 	if ackRun != nil {
 		printSummary(o.Out, r)
+		if len(st.StagesBeforeDue) > 0 {
+			fmt.Fprintln(o.Out, "-- before the due time (ACK stream alone):")
+			printStages(o.Out, st.StagesBeforeDue)
+			fmt.Fprintln(o.Out, "-- during the drain:")
+			printStages(o.Out, st.StagesDuringDrain)
+		}
 	}
 	if o.JSON != "" {
 		return r, r.WriteJSON(o.JSON)

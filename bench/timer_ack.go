@@ -38,6 +38,12 @@ type timerAckRun struct {
 	clients  []*remoting.Client
 	receipts []Receipt
 	draining atomic.Bool
+	// scrapes of the server counters at the start of the ACK stream, at
+	// the due time and at the end of the delivery (poll goroutine; nil
+	// when a scrape failed): the stage breakdown before and during the
+	// drain.
+	scr                  *scraper
+	atLead, atDue, atEnd *serverCounters
 }
 
 // prepareTimerAck prepares the receipt handles of the concurrent ACK
@@ -53,7 +59,7 @@ func prepareTimerAck(ctx context.Context, clients []*remoting.Client, o *Options
 	if prep.SettleSeconds, prep.Settled, err = settle(ctx, o); err != nil {
 		return nil, prep, err
 	}
-	return &timerAckRun{o: o, clients: clients, receipts: receipts}, prep, nil
+	return &timerAckRun{o: o, clients: clients, receipts: receipts, scr: newScraper(o.MetricsURL)}, prep, nil
 }
 
 // measure runs the ACK stream from timerAckLead before dueMs while
@@ -98,6 +104,7 @@ func (t *timerAckRun) measure(ctx context.Context, st *TimerStats, sent int, bef
 	}
 	var now timerCounters
 	var pollErr error
+	t.atLead = t.scrapeServer(ctx)
 	poll := func(stop <-chan struct{}) {
 		now, pollErr = t.poll(ctx, stop, st, sent, before)
 		if pollErr == nil {
@@ -110,6 +117,10 @@ func (t *timerAckRun) measure(ctx context.Context, st *TimerStats, sent int, bef
 	}
 	seconds, exhausted, err := p.measure(ctx, acks, poll)
 	r := p.report(seconds, exhausted, "ack", "ack")
+	if t.atLead != nil && t.atDue != nil && t.atEnd != nil {
+		st.StagesBeforeDue = delta(*t.atLead, *t.atDue).Stages
+		st.StagesDuringDrain = delta(*t.atDue, *t.atEnd).Stages
+	}
 	if pollErr != nil {
 		return r, now, pollErr
 	}
@@ -124,7 +135,8 @@ func (t *timerAckRun) poll(ctx context.Context, stop <-chan struct{}, st *TimerS
 	due := time.UnixMilli(st.DueMs)
 	deadline := due.Add(t.o.Duration)
 	for {
-		if !time.Now().Before(due) {
+		if !time.Now().Before(due) && !t.draining.Load() {
+			t.atDue = t.scrapeServer(ctx)
 			t.draining.Store(true)
 		}
 		now, err := scrapeTimers(ctx, t.o.MetricsURL)
@@ -136,6 +148,7 @@ func (t *timerAckRun) poll(ctx context.Context, stop <-chan struct{}, st *TimerS
 		if st.Delivered >= sent {
 			t.draining.Store(false)
 			st.DrainSeconds = max(float64(time.Now().UnixMilli()-st.DueMs)/1000, 0.001)
+			t.atEnd = t.scrapeServer(ctx)
 			return now, nil
 		}
 		if time.Now().After(deadline) {
@@ -150,4 +163,14 @@ func (t *timerAckRun) poll(ctx context.Context, stop <-chan struct{}, st *TimerS
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// scrapeServer returns the server counters now, or nil on a failed scrape.
+func (t *timerAckRun) scrapeServer(ctx context.Context) *serverCounters {
+	c, err := t.scr.scrape(ctx)
+	if err != nil {
+		t.o.Log.Warn().Err(err).Msg("metrics scrape failed")
+		return nil
+	}
+	return &c
 }
