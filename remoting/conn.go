@@ -68,6 +68,7 @@ type conn struct {
 	// without mu, which is safe because only one write is outstanding.
 	inflight []*frameBuf
 	iov      [][]byte
+	flushAt  int64 // monoNanos when inflight was handed to gnet
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {
@@ -120,6 +121,7 @@ func (c *conn) flushLocked() error {
 		iov = append(iov, f.b)
 	}
 	c.iov = iov
+	c.flushAt = monoNanos()
 	c.srv.flushes.Add(1)
 	err := c.gc.AsyncWritev(iov, c.written)
 	if err != nil {
@@ -135,6 +137,7 @@ func (c *conn) flushLocked() error {
 // net.ErrClosed when the connection closed first. It returns the buffers to
 // the pool and starts the next flush if replies queued up meanwhile.
 func (c *conn) written(gc gnet.Conn, err error) error {
+	c.srv.opts.Metrics.observeFlush(time.Duration(monoNanos() - c.flushAt))
 	c.releaseInflight()
 	if err != nil {
 		c.srv.log.Debug().Uint64("conn", c.id).Err(err).Msg("reply write failed")

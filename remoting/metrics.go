@@ -41,6 +41,9 @@ var resultNames = [...]string{
 //	popshim_remoting_malformed_frames_total{server,reason} counter, connections closed for a bad frame
 //	popshim_remoting_idle_closed_total{server}          counter, connections closed by the idle timeout
 //	popshim_remoting_connections_refused_total{server}  counter, connections closed at accept by ServerOptions.MaxConns
+//	popshim_remoting_reply_flush_seconds                histogram, seconds, from handing queued replies to
+//	    gnet (AsyncWritev, any goroutine) until its write callback ran on the event loop: the event loop's
+//	    wake-up and the write(2) of the replies
 //
 // request_code and response_code are the lower-case Java constant names
 // (pop_message, system_busy); codes codec does not know become "unknown" so
@@ -52,6 +55,7 @@ type Metrics struct {
 	malformed  *prometheus.CounterVec
 	idleClosed *prometheus.CounterVec
 	refused    *prometheus.CounterVec
+	flush      prometheus.Histogram
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
@@ -103,6 +107,11 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_connections_refused_total", Help: "Connections closed at accept because the server's connection limit (--max-conns) was reached.", ConstLabels: constLabels,
 		}, []string{"server"}),
+		flush: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "popshim_remoting_reply_flush_seconds", ConstLabels: constLabels,
+			Help:    "From handing queued replies to the event loop (AsyncWritev) until they were written, seconds: the loop's wake-up and write(2).",
+			Buckets: prometheus.ExponentialBuckets(5e-6, 1.5, 28), // 5 µs … 0.28 s
+		}),
 		reqNames:  make(map[int32]string),
 		respNames: make(map[int32]string),
 	}
@@ -112,7 +121,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused} {
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.flush} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -166,6 +175,13 @@ func (m *Metrics) addObserver(key uint64, reqCode, respCode int32, longPoll bool
 	next[key] = o
 	m.observers.Store(&next)
 	return o
+}
+
+// observeFlush records one reply flush that took d.
+func (m *Metrics) observeFlush(d time.Duration) {
+	if m != nil {
+		m.flush.Observe(d.Seconds())
+	}
 }
 
 func (m *Metrics) connOpened(server string) {
