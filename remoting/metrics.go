@@ -41,6 +41,8 @@ var resultNames = [...]string{
 //	popshim_remoting_malformed_frames_total{server,reason} counter, connections closed for a bad frame
 //	popshim_remoting_idle_closed_total{server}          counter, connections closed by the idle timeout
 //	popshim_remoting_connections_refused_total{server}  counter, connections closed at accept by ServerOptions.MaxConns
+//	popshim_remoting_tls_connections_total{server,result} counter, connections whose first byte was a TLS
+//	    handshake (result handshake_ok, handshake_failed) or plaintext refused by TLSEnforcing (plaintext_refused)
 //
 // request_code and response_code are the lower-case Java constant names
 // (pop_message, system_busy); codes codec does not know become "unknown" so
@@ -52,6 +54,7 @@ type Metrics struct {
 	malformed  *prometheus.CounterVec
 	idleClosed *prometheus.CounterVec
 	refused    *prometheus.CounterVec
+	tlsConns   *prometheus.CounterVec
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
@@ -103,6 +106,9 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_connections_refused_total", Help: "Connections closed at accept because the server's connection limit (--max-conns) was reached.", ConstLabels: constLabels,
 		}, []string{"server"}),
+		tlsConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_tls_connections_total", Help: "Connections by TLS outcome: handshake_ok, handshake_failed, plaintext_refused (--tls-mode=enforcing).", ConstLabels: constLabels,
+		}, []string{"server", "result"}),
 		reqNames:  make(map[int32]string),
 		respNames: make(map[int32]string),
 	}
@@ -112,7 +118,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused} {
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.tlsConns} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -168,9 +174,14 @@ func (m *Metrics) addObserver(key uint64, reqCode, respCode int32, longPoll bool
 	return o
 }
 
-func (m *Metrics) connOpened(server string) {
+// connOpened counts an open connection. accepted is false for the
+// plaintext side of a TLS connection (tls_session.go), whose TCP accept was
+// counted already.
+func (m *Metrics) connOpened(server string, accepted bool) {
 	if m != nil {
-		m.opened.WithLabelValues(server).Inc()
+		if accepted {
+			m.opened.WithLabelValues(server).Inc()
+		}
 		m.conns.WithLabelValues(server).Inc()
 	}
 }
@@ -196,6 +207,19 @@ func (m *Metrics) idleClose(server string) {
 func (m *Metrics) connRefused(server string) {
 	if m != nil {
 		m.refused.WithLabelValues(server).Inc()
+	}
+}
+
+// TLS outcomes, the result label of popshim_remoting_tls_connections_total.
+const (
+	tlsHandshakeOK      = "handshake_ok"
+	tlsHandshakeFailed  = "handshake_failed"
+	tlsPlaintextRefused = "plaintext_refused"
+)
+
+func (m *Metrics) tlsConn(server, result string) {
+	if m != nil {
+		m.tlsConns.WithLabelValues(server, result).Inc()
 	}
 }
 
