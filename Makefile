@@ -20,7 +20,7 @@ export CGO_ENABLED := 1
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory clean
+.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-tls clean
 
 all: build
 
@@ -93,6 +93,10 @@ interop: build
 ## bench: group-commit vs sync-mode benchmark (scripts under testdata/bench).
 bench: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/run.sh
+
+## bench-tls: ACK throughput and latency over plaintext and TLS, interleaved, one popshim.
+bench-tls: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/tls.sh
 
 ## bench-anchor: the reference (anchor) benchmark against Apache RocketMQ.
 bench-anchor: build

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
+
+	"github.com/popshim/popshim/remoting"
 )
 
 // Options configure one network bench run (RunAck, RunPop, RunProduce,
@@ -96,6 +99,11 @@ type Options struct {
 	Plot string
 	// Quiet suppresses the per-interval lines. --quiet.
 	Quiet bool
+	// TLS makes every connection speak TLS (crypto/tls, TLS 1.2 or newer)
+	// without verifying the server's certificate, so a popshim started
+	// with a self-signed test certificate (--tls-cert) can be measured.
+	// --tls.
+	TLS bool
 
 	// Out receives the human-readable lines; nil is io.Discard.
 	Out io.Writer
@@ -229,9 +237,21 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.StringVar(&o.JSON, "json", o.JSON, "write the JSON report to this file ('-' = stdout)")
 	fs.StringVar(&o.Plot, "plot", o.Plot, "write a latency-over-time plot (.svg or .png)")
 	fs.BoolVar(&o.Quiet, "quiet", o.Quiet, "no per-interval lines")
+	fs.BoolVar(&o.TLS, "tls", o.TLS, "connect with TLS; the server certificate is not verified (for test certificates)")
 	if withChange {
 		fs.IntVar(&o.ChangeBurst, "change-burst", 2000, "CHANGE_MESSAGE_INVISIBLETIME requests per burst; 0 = none")
 		fs.DurationVar(&o.ChangePeriod, "change-period", o.ChangePeriod, "time between CHANGE bursts")
 		fs.IntVar(&o.ChangePool, "change-pool", 0, "receipt handles reserved for CHANGE; 0 = 2×burst")
 	}
+}
+
+// clientOptions are the remoting client options of every bench
+// connection: the log, and TLS without certificate verification when
+// o.TLS is set.
+func (o *Options) clientOptions() remoting.ClientOptions {
+	co := remoting.ClientOptions{Log: o.Log}
+	if o.TLS {
+		co.TLS = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // --tls measures a test certificate
+	}
+	return co
 }

@@ -211,6 +211,8 @@ type Config struct {
 	// connection, hence the high default. --max-conn-client-channels,
 	// default 10000.
 	MaxConnClientChannels int
+	// TLS is the TLS setting of both remoting listeners (conf/tls.go).
+	TLS TLS
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
@@ -275,6 +277,7 @@ func Default() *Config {
 		IdleTimeout:                120 * time.Second,
 		MaxConns:                   remoting.DefaultMaxConns,
 		ShutdownTimeout:            10 * time.Second,
+		TLS:                        TLS{HandshakeTimeout: remoting.DefaultTLSHandshakeTimeout},
 
 		MaxHeartbeatGroups:        1000,
 		MaxHeartbeatSubscriptions: 1000,
@@ -336,5 +339,8 @@ func (c *Config) serverOptions(name, addr string, m *remoting.Metrics) remoting.
 		MaxConns:      maxConns,
 		EventLoops:    c.EventLoops,
 		Metrics:       m,
+
+		TLSMode:             c.TLS.TLSMode(),
+		TLSHandshakeTimeout: c.TLS.HandshakeTimeout,
 	}
 }

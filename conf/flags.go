@@ -67,6 +67,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxHeartbeatGroups, "max-heartbeat-groups", c.MaxHeartbeatGroups, "most consumer groups, and most producer groups, one HEART_BEAT may list; beyond it INVALID_PARAMETER")
 	fs.IntVar(&c.MaxHeartbeatSubscriptions, "max-heartbeat-subscriptions", c.MaxHeartbeatSubscriptions, "most subscriptions one consumer group of a HEART_BEAT may list; beyond it INVALID_PARAMETER")
 	fs.IntVar(&c.MaxConnClientChannels, "max-conn-client-channels", c.MaxConnClientChannels, "most producer/consumer group memberships registered over one connection; a HEART_BEAT beyond it is INVALID_PARAMETER")
+	c.bindTLSFlags(fs)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "bound of the graceful shutdown")
 	fs.DurationVar(&c.TestSlowStore, "test-slow-store", c.TestSlowStore, "TEST ONLY: artificial delay added to every store write")
 	_ = fs.MarkHidden("test-slow-store")

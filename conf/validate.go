@@ -93,6 +93,7 @@ func (c *Config) Validate() error {
 	v.intRange("max-heartbeat-subscriptions", c.MaxHeartbeatSubscriptions, 1, 1<<20)
 	v.intRange("max-conn-client-channels", c.MaxConnClientChannels, 1, 1<<24)
 	v.positiveDur("shutdown-timeout", c.ShutdownTimeout, 0)
+	c.validateTLS(&v)
 	if c.TestSlowStore < 0 {
 		v.errf("--test-slow-store must be ≥ 0, got %s", c.TestSlowStore)
 	}

@@ -162,8 +162,13 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}
 	st.Broker.Start()
 
+	tlsCfg, err := cfg.TLS.ServerConfig()
+	if err != nil {
+		return nil, fmt.Errorf("handler: %w", err)
+	}
 	bopts := cfg.BrokerServerOptions(rm)
 	bopts.OnClose = st.Broker.onConnClose
+	bopts.TLS = tlsCfg
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
@@ -174,7 +179,9 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
 		RegisterNameServer(nsRouter, st.Broker)
-		st.namesrv = remoting.NewServer(cfg.NamesrvServerOptions(rm), nsRouter, log)
+		nopts := cfg.NamesrvServerOptions(rm)
+		nopts.TLS = tlsCfg
+		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
 		if err = st.namesrv.Start(); err != nil {
 			return nil, err
 		}

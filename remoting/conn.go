@@ -62,6 +62,17 @@ type conn struct {
 
 	discarding bool // loop: input ended at a malformed frame; later bytes are dropped
 
+	// sniffed is set (loop) once the first byte was checked against the
+	// server's TLSMode, or at OnOpen when no check is due (TLS disabled,
+	// or this is the plaintext side of a TLS session).
+	sniffed bool
+	// handedOff is set (loop) when the connection's socket went to a TLS
+	// session (handOff); OnClose then closes only gnet's descriptor.
+	handedOff bool
+	// tls is the client's TLS state when this connection is the plaintext
+	// side of a TLS session, else nil. Set at OnOpen, read-only after.
+	tls *tlsPeer
+
 	// Owned by whoever holds the flushing token (set flushing=true under mu,
 	// cleared only by the write callback): the frames gnet is writing now and
 	// the iovec handed to AsyncWritev. The write callback touches them

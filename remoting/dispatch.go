@@ -25,6 +25,11 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		_, _ = gc.Discard(gc.InboundBuffered())
 		return gnet.None
 	}
+	if !c.sniffed {
+		if a, decided := s.sniff(c, gc); decided {
+			return a
+		}
+	}
 	for {
 		head, err := gc.Peek(4)
 		if err != nil {

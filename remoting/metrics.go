@@ -44,6 +44,8 @@ var resultNames = [...]string{
 //	popshim_remoting_reply_flush_seconds                histogram, seconds, from handing queued replies to
 //	    gnet (AsyncWritev, any goroutine) until its write callback ran on the event loop: the event loop's
 //	    wake-up and the write(2) of the replies
+//	popshim_remoting_tls_connections_total{server,result} counter, connections whose first byte was a TLS
+//	    handshake (result handshake_ok, handshake_failed) or plaintext refused by TLSEnforcing (plaintext_refused)
 //
 // request_code and response_code are the lower-case Java constant names
 // (pop_message, system_busy); codes codec does not know become "unknown" so
@@ -56,6 +58,7 @@ type Metrics struct {
 	idleClosed *prometheus.CounterVec
 	refused    *prometheus.CounterVec
 	flush      prometheus.Histogram
+	tlsConns   *prometheus.CounterVec
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
@@ -112,6 +115,9 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 			Help:    "From handing queued replies to the event loop (AsyncWritev) until they were written, seconds: the loop's wake-up and write(2).",
 			Buckets: prometheus.ExponentialBuckets(5e-6, 1.5, 28), // 5 µs … 0.28 s
 		}),
+		tlsConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_tls_connections_total", Help: "Connections by TLS outcome: handshake_ok, handshake_failed, plaintext_refused (--tls-mode=enforcing).", ConstLabels: constLabels,
+		}, []string{"server", "result"}),
 		reqNames:  make(map[int32]string),
 		respNames: make(map[int32]string),
 	}
@@ -121,7 +127,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.flush} {
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.flush, m.tlsConns} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -184,9 +190,14 @@ func (m *Metrics) observeFlush(d time.Duration) {
 	}
 }
 
-func (m *Metrics) connOpened(server string) {
+// connOpened counts an open connection. accepted is false for the
+// plaintext side of a TLS connection (tls_session.go), whose TCP accept was
+// counted already.
+func (m *Metrics) connOpened(server string, accepted bool) {
 	if m != nil {
-		m.opened.WithLabelValues(server).Inc()
+		if accepted {
+			m.opened.WithLabelValues(server).Inc()
+		}
 		m.conns.WithLabelValues(server).Inc()
 	}
 }
@@ -212,6 +223,19 @@ func (m *Metrics) idleClose(server string) {
 func (m *Metrics) connRefused(server string) {
 	if m != nil {
 		m.refused.WithLabelValues(server).Inc()
+	}
+}
+
+// TLS outcomes, the result label of popshim_remoting_tls_connections_total.
+const (
+	tlsHandshakeOK      = "handshake_ok"
+	tlsHandshakeFailed  = "handshake_failed"
+	tlsPlaintextRefused = "plaintext_refused"
+)
+
+func (m *Metrics) tlsConn(server, result string) {
+	if m != nil {
+		m.tlsConns.WithLabelValues(server, result).Inc()
 	}
 }
 

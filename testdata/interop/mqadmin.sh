@@ -11,6 +11,7 @@
 # when the command failed (mqadmin then prints "... command failed" and the cause to stderr, e.g.
 # "CODE: 17  DESC: No topic route info in name server for the topic: T"), else 0.
 # Env: MQADMIN_HOME  user.home of the JVM (mqadmin logs under it); default a fresh temp directory.
+#      MQADMIN_JAVA_OPTS  extra JVM flags, e.g. -Dtls.enable=true for a popshim with --tls-mode enforcing.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=rmq.sh
@@ -40,7 +41,8 @@ fi
 # ("<Command> command failed" and the cause) to stderr. That is turned into exit code 1 here.
 err="$home/.mqadmin-stderr"
 rc=0
-ROCKETMQ_HOME=$home java -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+# shellcheck disable=SC2086
+ROCKETMQ_HOME=$home java -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 ${MQADMIN_JAVA_OPTS:-} \
   "-Duser.home=$home" "-Drocketmq.home.dir=$home" -cp "$lib/*" \
   org.apache.rocketmq.tools.command.MQAdminStartup "$cmd" "${args[@]}" 2>"$err" || rc=$?
 cat "$err" >&2

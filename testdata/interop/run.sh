@@ -146,17 +146,24 @@ suite_proxy() {
   echo "interop: proxy suite (rocketmq-proxy $RMQ_VERSION in cluster mode on popshim; rocketmq-client-java, Go v5 client)"
   bp=$(free_port); np=$(free_port); gp=$(free_port); rp=$(free_port)
   rm -rf "$here/proxy/target/surefire-reports"
-  if bash "$(popshim_script popshim-p "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-p \
-      && rmq_proxy proxy-p "127.0.0.1:$np" "$gp" "$rp"; then
+  # The proxy reaches popshim over TLS: popshim refuses plaintext on both ports (--tls-mode enforcing,
+  # a throw-away self-signed certificate), and the proxy's remoting client, the suite's own remoting
+  # clients and mqadmin run with -Dtls.enable=true. The cluster suite keeps plaintext proxy → popshim.
+  mkdir -p "$work/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=popshim-interop \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls/key.pem" -out "$work/tls/cert.pem" 2>"$work/tls/openssl.log"
+  if bash "$(popshim_script popshim-p "$bp" --namesrv-listen "127.0.0.1:$np" --tls-mode enforcing \
+        --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem")" && wait_port "$np" 30 popshim-p \
+      && RMQ_JAVA_OPTS=-Dtls.enable=true rmq_proxy proxy-p "127.0.0.1:$np" "$gp" "$rp"; then
     echo "interop: proxy on 127.0.0.1:$gp (jars: $(rmq_jars proxy)), popshim on 127.0.0.1:$bp, name server 127.0.0.1:$np"
     mvn_args=(-B -q -f "$here/proxy/pom.xml" "-Dtest=${INTEROP_PROXY_TESTS:-P*Test}" -Dsurefire.failIfNoSpecifiedTests=false
-      "-Dinterop.proxy=127.0.0.1:$gp" "-Dinterop.namesrv=127.0.0.1:$np"
+      -Dtls.enable=true "-Dinterop.proxy=127.0.0.1:$gp" "-Dinterop.namesrv=127.0.0.1:$np"
       "-Dinterop.logs=$work/popshim-p/popshim-0.log:$work/proxy-p/proxy.out:$work/proxy-p/logs/rocketmqlogs/proxy.log")
     mvn "${mvn_args[@]}" test || { ok=0; echo "interop: proxy Java suite failed; per-class output: $here/proxy/target/surefire-reports/" >&2; }
     surefire_summary "$here/proxy/target/surefire-reports" proxy-java-interop
     # The Go test needs an existing topic (through an Apache name server a v5 producer cannot create one).
     gotopic=gov5_$(date +%s)
-    if "$here/mqadmin.sh" -n "127.0.0.1:$np" updateTopic -c DefaultCluster -t "$gotopic" -r 4 -w 4 >"$work/gov5-topic.log" 2>&1 \
+    if MQADMIN_JAVA_OPTS=-Dtls.enable=true "$here/mqadmin.sh" -n "127.0.0.1:$np" updateTopic -c DefaultCluster -t "$gotopic" -r 4 -w 4 >"$work/gov5-topic.log" 2>&1 \
         && (cd "$here/gov5" && INTEROP_PROXY="127.0.0.1:$gp" INTEROP_TOPIC="$gotopic" \
           go test -count=1 -timeout 5m -v -run 'TestV5' . >"$work/gov5-test.log" 2>&1); then
       grep -E '^(--- |ok|FAIL)' "$work/gov5-test.log" || true
