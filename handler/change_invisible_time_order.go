@@ -46,7 +46,8 @@ func (b *Broker) submitOrderChange(c remoting.Conn, req *codec.Command, h codec.
 			if changed {
 				b.svc.OrderChanged(h.ConsumerGroup, h.Topic, h.QueueID)
 			}
-			handle := ei
+			handle := ei // as the client rebuilds it (ExtraInfoUtil.buildExtraInfo with the request offset)
+			handle.CkQueueOffset = h.Offset
 			handle.InvisibleTime = visibleAt - ei.PopTime
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.ChangeInvisibleTimeResponseHeader{PopTime: ei.PopTime, InvisibleTime: handle.InvisibleTime, ReviveQid: codec.PopOrderReviveQueue}.Encode(resp)

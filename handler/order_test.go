@@ -41,6 +41,9 @@ func orderPop(t *testing.T, c *remoting.Client, a popArgs, attempt string) (int3
 	ms := parsePop(t, resp)
 	for _, m := range ms {
 		require.True(t, m.handle.IsOrder(), "orderly receipt without reviveQid 999")
+		// The Java client keeps the record's reconsumeTimes when POP_CK is
+		// present: it must equal the orderCountInfo count.
+		require.Equal(t, reconsumeTimes(counts, m), m.m.ReconsumeTimes, "record reconsumeTimes of %s", m.body())
 	}
 	return resp.Code, ms, counts
 }
@@ -384,5 +387,28 @@ func TestOrder_TwoConsumersNeverOverlap(t *testing.T) {
 			want[i] = int64(i)
 		}
 		require.Equal(t, want, seen[q], "queue %d", q)
+	}
+}
+
+// TestOrder_SuspendMidBatch: the consumer acks the head of a batch and
+// CHANGEs the rest to a short time (SUSPEND_CURRENT_QUEUE_A_MOMENT); the
+// rest comes back, in order, counted once.
+func TestOrder_SuspendMidBatch(t *testing.T) {
+	h, c := orderSetup(t, 4)
+	a := popArgs{group: "G", topic: "T", queueID: -1, max: 4, invisible: 10000}
+	_, ms, _ := orderPop(t, c, a, "A")
+	require.Len(t, ms, 4)
+	for _, m := range ms[1:] {
+		resp, _ := change(t, c, "G", "T", m, 1000)
+		require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	}
+	require.Equal(t, codec.Success, ack(t, c, "G", "T", ms[0]))
+	code, _, _ := orderPop(t, c, a, "B")
+	require.Equal(t, codec.PollingTimeout, code)
+	h.advance(1100 * time.Millisecond)
+	_, again, counts := orderPop(t, c, a, "B")
+	require.Equal(t, []string{"m-1", "m-2", "m-3"}, bodies(again))
+	for _, m := range again {
+		require.EqualValues(t, 1, reconsumeTimes(counts, m), "%s", m.body())
 	}
 }

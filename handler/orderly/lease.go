@@ -50,25 +50,30 @@ func NewLease(prev popstore.OrderState, had bool, attemptID string, popTime, inv
 		AttemptID: attemptID, PopTime: popTime, InvisibleTime: invisible,
 		Offsets: append([]int64(nil), offsets...), VisibleAt: make([]int64, n), Counts: make([]int32, n),
 	}
-	same := had && attemptID != "" && attemptID == prev.AttemptID
 	for i, off := range offsets {
 		st.VisibleAt[i] = popTime + invisible
-		if !had {
-			continue
-		}
-		for j, p := range prev.Offsets {
-			if p != off {
-				continue
-			}
-			if same {
-				st.Counts[i] = prev.Counts[j]
-			} else {
-				st.Counts[i] = prev.Counts[j] + 1
-			}
-			break
-		}
+		st.Counts[i] = CountFor(prev, had, attemptID, off)
 	}
 	return st
+}
+
+// CountFor is the attempt count a POP with attemptID gives offset, after
+// the previous lease prev (had false: none): prev's count + 1 when prev
+// held offset, unchanged for prev's own attemptID, 0 when prev did not
+// hold it. It is the reconsumeTimes the client sees.
+func CountFor(prev popstore.OrderState, had bool, attemptID string, offset int64) int32 {
+	if !had {
+		return 0
+	}
+	for j, p := range prev.Offsets {
+		if p == offset {
+			if attemptID != "" && attemptID == prev.AttemptID {
+				return prev.Counts[j]
+			}
+			return prev.Counts[j] + 1
+		}
+	}
+	return 0
 }
 
 // CommitResult is the outcome of Commit.

@@ -126,6 +126,7 @@ type popOutcome struct {
 	blocked, open int
 	leases        []orderLease
 	orderInfo     []byte
+	lease         *orderLease // the queue being read (appendRecord)
 }
 
 // Run executes the POP on a reader goroutine (submit it with SubmitRead).

@@ -45,6 +45,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 			return
 		}
 		o.open++
+		o.lease = &lease
 	}
 	// The offset is read under the lock: the previous holder released it
 	// only after its offset advance was durable and published.
@@ -223,6 +224,15 @@ func (j *PopJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, c
 	}
 	out := *m
 	out.Properties = props
+	if l := o.lease; j.h.Order && l != nil {
+		// The count is also the record's reconsumeTimes: a client that
+		// finds POP_CK in the message (as popshim sends it) keeps the
+		// record's value rather than reading orderCountInfo
+		// (MQClientAPIImpl.processPopResponse).
+		if n := orderly.CountFor(l.prev, l.had, j.h.AttemptID, m.QueueOffset); n > 0 {
+			out.ReconsumeTimes = n
+		}
+	}
 	if s.flag != codec.RetryFlagNormal {
 		out.Topic = j.h.Topic
 	}
