@@ -412,3 +412,37 @@ func TestOrder_SuspendMidBatch(t *testing.T) {
 		require.EqualValues(t, 1, reconsumeTimes(counts, m), "%s", m.body())
 	}
 }
+
+// TestOrder_MaxReconsumeToDLQ: past its max attempts an orderly message
+// goes to the DLQ as the proxy sends it for FIFO groups
+// (ProducerProcessor.forwardMessageToDeadLetterQueue: CONSUMER_SEND_MSG_BACK
+// with delayLevel -1, then ACK of the orderly receipt); the queue moves on
+// to the next message in order.
+func TestOrder_MaxReconsumeToDLQ(t *testing.T) {
+	h, c := orderSetup(t, 2)
+	a := popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 1000}
+	var ms []popped
+	for attempt := range 3 {
+		if attempt > 0 {
+			h.advance(1100 * time.Millisecond)
+		}
+		var counts map[codec.OrderCountKey]int32
+		_, ms, counts = orderPop(t, c, a, fmt.Sprint("A", attempt))
+		require.Equal(t, []string{"m-0"}, bodies(ms))
+		require.EqualValues(t, attempt, reconsumeTimes(counts, ms[0]))
+	}
+	// reconsumeTimes 2 reached the group's limit (say 2): to the DLQ.
+	first := ms[0]
+	hdr := codec.ConsumerSendMsgBackRequestHeader{Offset: ms[0].m.PhysicalOffset, Group: "G", DelayLevel: -1,
+		OriginMsgID: ms[0].m.MsgID(), OriginTopic: "T", MaxReconsumeTimes: 0, HasMaxReconsumeTimes: true}
+	req := codec.NewRequest(codec.RequestConsumerSendMsgBack, 0, nil, nil)
+	hdr.Encode(req)
+	resp := call(t, c, req)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	code, _, _ := orderPop(t, c, a, "B")
+	require.Equal(t, codec.PollingTimeout, code, "still leased until the ACK")
+	require.Equal(t, codec.Success, ack(t, c, "G", "T", first))
+	_, next, _ := orderPop(t, c, a, "C")
+	require.Equal(t, []string{"m-1"}, bodies(next))
+	require.EqualValues(t, 1, h.b().Store.MaxOffset(codec.DLQTopic("G"), 0), "m-0 in the DLQ")
+}
