@@ -446,3 +446,31 @@ func TestOrder_MaxReconsumeToDLQ(t *testing.T) {
 	require.Equal(t, []string{"m-1"}, bodies(next))
 	require.EqualValues(t, 1, h.b().Store.MaxOffset(codec.DLQTopic("G"), 0), "m-0 in the DLQ")
 }
+
+// TestOrder_ParkedPopIgnoresAppendsToBlockedQueues: with queueId -1, a
+// parked orderly POP waits on the queues it can read and on lease ends:
+// appends to a queue blocked for it do not re-run it; an append to a
+// readable queue wakes it.
+func TestOrder_ParkedPopIgnoresAppendsToBlockedQueues(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 2)
+	c := h.dial()
+	send(t, c, "T", 0, "a-0", sendOpts{})
+	a := popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000}
+	_, ms, _ := orderPop(t, c, a, "A")
+	require.Equal(t, []string{"a-0"}, bodies(ms))
+	p := asyncCall(t, h.dial(), orderPopReq(popArgs{group: "G", topic: "T", queueID: -1, max: 1, invisible: 30000, poll: 20000}, "B"))
+	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "orderly POP parked")
+	before := h.b().polls.Stats().PopRuns
+	sendN(t, c, "T", 0, 20, "q0", sendOpts{}) // 20 appends, each a wake-up of queue 0
+	runs := h.b().polls.Stats().PopRuns - before
+	require.LessOrEqual(t, runs, uint64(2), "appends to the blocked queue re-ran the parked POP %d times", runs)
+	_, ok := p.answered()
+	require.False(t, ok)
+	send(t, c, "T", 1, "b-0", sendOpts{})
+	r := p.wait(t)
+	require.Equal(t, codec.Success, r.Code, r.Remark)
+	got, err := codec.DecodeMessages(r.Body)
+	require.NoError(t, err)
+	require.Equal(t, "b-0", string(got[0].Body))
+}

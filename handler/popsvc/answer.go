@@ -37,10 +37,8 @@ func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 	}
 	remoting.MarkLongPolling(j.c)
 	keys := j.keys
-	if j.h.Order && o.open == 0 && o.blocked > 0 {
-		// Every queue is blocked for this POP: only the end of a lease can
-		// give it something, appends cannot (pop-scenarios POLL-03).
-		keys, seen = keys[orderKeyIndex:orderKeyIndex+1], seen[orderKeyIndex:orderKeyIndex+1]
+	if j.h.Order {
+		keys, seen = j.orderParkKeys(o, seen)
 	}
 	p := &longpoll.Poll{
 		Keys: keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: j.s, Seeds: o.seen,

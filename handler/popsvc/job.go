@@ -120,10 +120,12 @@ type popOutcome struct {
 	// an outstanding POP of the group wants (see handoff).
 	handoff []longpoll.Key
 	// Orderly POP only (order.go): contended: a queue lock was taken by
-	// another request; blocked / open: queues found blocked for this POP /
-	// readable; leases: the leases to write; orderInfo: orderCountInfo.
-	contended     bool
-	blocked, open int
+	// another request; blocked: queues found blocked for this POP; open: the
+	// queues it could read; leases: the leases to write; orderInfo:
+	// orderCountInfo.
+	contended bool
+	blocked   int
+	open      []int32
 	leases        []orderLease
 	orderInfo     []byte
 	lease         *orderLease // the queue being read (appendRecord)

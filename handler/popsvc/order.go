@@ -84,6 +84,23 @@ func (j *PopJob) orderSpin(o *popOutcome, seen []uint64) {
 	j.finishEmpty(&popOutcome{popTime: o.popTime, seen: o.seen}, seen)
 }
 
+// orderParkKeys returns what an empty orderly run waits on, with their
+// epochs from seen (the snapshot of j.keys): the queues it could read
+// (appends there wake it) and the lease ends of the topic, not the queues
+// blocked for it, whose appends cannot give it anything (pop-scenarios
+// POLL-03). Epochs are per topic, so a queue key takes the topic's.
+func (j *PopJob) orderParkKeys(o *popOutcome, seen []uint64) ([]longpoll.Key, []uint64) {
+	keys := make([]longpoll.Key, 0, len(o.open)+1)
+	epochs := make([]uint64, 0, len(o.open)+1)
+	for _, q := range o.open {
+		keys = append(keys, longpoll.Key{Topic: j.h.Topic, QueueID: q})
+		epochs = append(epochs, seen[0])
+	}
+	keys = append(keys, j.keys[orderKeyIndex])
+	epochs = append(epochs, seen[orderKeyIndex])
+	return keys, epochs
+}
+
 // OrderBlocked reports whether (group, topic, queueID) is blocked for an
 // orderly request with attemptID now (NOTIFICATION). In-memory: event loop.
 func (s *Service) OrderBlocked(group, topic string, queueID int32, attemptID string) bool {

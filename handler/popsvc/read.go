@@ -44,7 +44,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 			o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: st.MaxOffset(s.topic, s.queueID)})
 			return
 		}
-		o.open++
+		o.open = append(o.open, s.queueID)
 		o.lease = &lease
 	}
 	// The offset is read under the lock: the previous holder released it
