@@ -126,9 +126,9 @@ type popOutcome struct {
 	contended bool
 	blocked   int
 	open      []int32
-	leases        []orderLease
-	orderInfo     []byte
-	lease         *orderLease // the queue being read (appendRecord)
+	leases    []orderLease
+	orderInfo []byte
+	lease     *orderLease // the queue being read (appendRecord)
 }
 
 // Run executes the POP on a reader goroutine (submit it with SubmitRead).
