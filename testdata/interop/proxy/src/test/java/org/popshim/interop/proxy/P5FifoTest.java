@@ -120,7 +120,7 @@ class P5FifoTest extends ProxyBase {
         assertEquals(List.of(1, 2), failedAttempts, "the failed message: first attempt, then redelivered as attempt 2");
     }
 
-    record Seen(String group, int idx, int attempt, ConsumeResult result) {
+    record Seen(String group, int idx, int attempt, ConsumeResult result, long atMillis) {
     }
 
     @Test
@@ -129,6 +129,7 @@ class P5FifoTest extends ProxyBase {
         String group = unique("p5p_cg");
         Map<String, Sent> byId = prepare(topic, group);
         List<Seen> seen = new CopyOnWriteArrayList<>();
+        long t0 = System.currentTimeMillis();
         Map<String, Integer> succeeded = new ConcurrentHashMap<>();
         PushConsumer pc = track(PROVIDER.newPushConsumerBuilder()
             .setClientConfiguration(clientConfig())
@@ -138,12 +139,12 @@ class P5FifoTest extends ProxyBase {
             .setMessageListener(v -> {
                 Sent s = byId.get(v.getMessageId().toString());
                 if (s == null) {
-                    seen.add(new Seen("?", -1, v.getDeliveryAttempt(), ConsumeResult.SUCCESS));
+                    seen.add(new Seen("?", -1, v.getDeliveryAttempt(), ConsumeResult.SUCCESS, System.currentTimeMillis() - t0));
                     return ConsumeResult.SUCCESS;
                 }
                 ConsumeResult r = s.group.equals("mg0") && s.idx == FAIL_AT && v.getDeliveryAttempt() == 1
                     ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS;
-                seen.add(new Seen(s.group, s.idx, v.getDeliveryAttempt(), r));
+                seen.add(new Seen(s.group, s.idx, v.getDeliveryAttempt(), r, System.currentTimeMillis() - t0));
                 if (r == ConsumeResult.SUCCESS) {
                     succeeded.merge(s.group, 1, Integer::sum);
                 }
@@ -153,6 +154,8 @@ class P5FifoTest extends ProxyBase {
         await("every message consumed successfully", Duration.ofSeconds(60),
             () -> succeeded.values().stream().mapToInt(Integer::intValue).sum() >= GROUPS * PER_GROUP,
             () -> "succeeded " + succeeded + ", seen " + seen + "\n" + logTails());
+        // when each delivery happened (ms after the consumer was built), for reading a green run too
+        System.out.println("P5 push deliveries: " + seen);
         for (int g = 0; g < GROUPS; g++) {
             String mg = "mg" + g;
             List<Seen> of = seen.stream().filter(s -> s.group.equals(mg)).toList();
