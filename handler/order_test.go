@@ -474,3 +474,29 @@ func TestOrder_ParkedPopIgnoresAppendsToBlockedQueues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "b-0", string(got[0].Body))
 }
+
+// TestOrder_FilteredOnlyNonMatchingCommitsAtOnce is ORD-04: an orderly POP
+// whose scan finds only messages its filter rejects commits past them in
+// its own write, so the next POP neither rescans nor replays; the matching
+// messages are delivered once, in order, and the consume offset never goes
+// backwards.
+func TestOrder_FilteredOnlyNonMatchingCommitsAtOnce(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	sendN(t, c, "T", 0, 10, "b", sendOpts{tag: "B"})
+	a := popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, exp: "A"}
+	code, _, _ := orderPop(t, c, a, "X")
+	require.Equal(t, codec.PollingTimeout, code)
+	require.EqualValues(t, 10, committedOffset(h, "G", "T", 0), "filtered messages consumed by the orderly POP's write")
+	sendN(t, c, "T", 0, 2, "a", sendOpts{tag: "A"})
+	_, ms, _ := orderPop(t, c, a, "Y")
+	require.Equal(t, []string{"a-0", "a-1"}, bodies(ms))
+	require.EqualValues(t, 10, committedOffset(h, "G", "T", 0))
+	for _, m := range ms {
+		require.Equal(t, codec.Success, ack(t, c, "G", "T", m))
+	}
+	require.EqualValues(t, 12, committedOffset(h, "G", "T", 0))
+	code, _, _ = orderPop(t, c, a, "Z")
+	require.Equal(t, codec.PollingTimeout, code, "nothing replayed")
+}
