@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * delivery attempt 2 (reconsumeTimes counted by popshim). PushConsumer: per message group in send order; a
  * failed message (of mg0) is redelivered before any later message of its group.
  */
-class P5FifoTest extends ProxyBase {
+class P6FifoTest extends ProxyBase {
     static final int GROUPS = 4;
     static final int PER_GROUP = 20;
     static final int FAIL_AT = 5;
@@ -155,7 +155,7 @@ class P5FifoTest extends ProxyBase {
             () -> succeeded.values().stream().mapToInt(Integer::intValue).sum() >= GROUPS * PER_GROUP,
             () -> "succeeded " + succeeded + ", seen " + seen + "\n" + logTails());
         // when each delivery happened (ms after the consumer was built), for reading a green run too
-        System.out.println("P5 push deliveries: " + seen);
+        System.out.println("P6 push deliveries: " + seen);
         for (int g = 0; g < GROUPS; g++) {
             String mg = "mg" + g;
             List<Seen> of = seen.stream().filter(s -> s.group.equals(mg)).toList();
