@@ -64,6 +64,11 @@ type Options struct {
 	// InvisibleTime is the invisibleTime of the prepare POPs and of every
 	// CHANGE, so nothing revives during the run. --invisible-time, 300s.
 	InvisibleTime time.Duration
+	// Orderly makes the pop mode's POPs orderly (order=true): each queue's
+	// next batch is blocked until the previous one is acked, so a POP in
+	// flight parks until the ACKs of the batch before it are durable.
+	// --orderly (pop mode).
+	Orderly bool
 	// BodySize is the message body size in bytes. --body-size, default 128.
 	BodySize int
 	// Interval is the period of the report lines. --interval, default 1s.
@@ -238,6 +243,9 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.StringVar(&o.Plot, "plot", o.Plot, "write a latency-over-time plot (.svg or .png)")
 	fs.BoolVar(&o.Quiet, "quiet", o.Quiet, "no per-interval lines")
 	fs.BoolVar(&o.TLS, "tls", o.TLS, "connect with TLS; the server certificate is not verified (for test certificates)")
+	if !withChange {
+		fs.BoolVar(&o.Orderly, "orderly", o.Orderly, "pop mode: orderly (FIFO) POPs, order=true")
+	}
 	if withChange {
 		fs.IntVar(&o.ChangeBurst, "change-burst", 2000, "CHANGE_MESSAGE_INVISIBLETIME requests per burst; 0 = none")
 		fs.DurationVar(&o.ChangePeriod, "change-period", o.ChangePeriod, "time between CHANGE bursts")

@@ -172,8 +172,8 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 }
 
 // Start queues the creation of the system consumer groups
-// (meta.SystemGroups) and launches the reader pool, the revive loop and
-// the timer loop.
+// (meta.SystemGroups), launches the reader pool, arms the wake-ups of the
+// orderly leases still held, and starts the revive loop and the timer loop.
 // Call once, after
 // registration and before the servers accept traffic; later calls do
 // nothing.
@@ -181,6 +181,7 @@ func (b *Broker) Start() {
 	b.startOnce.Do(func() {
 		b.Groups.CreateSystemGroups()
 		b.svc.Start()
+		b.svc.ScheduleOrderWakes() // leases still held after a restart
 		b.revive.Start()
 		b.timers.Start()
 		b.Log.Info().Str("brokerName", b.pop.BrokerName).Int("readers", b.pop.Readers).

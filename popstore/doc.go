@@ -17,6 +17,7 @@
 //	          "s/phys"                                    → next physical offset (i64)
 //	          "s/timers"                                  → number of timer entries (i64)
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
+//	          "o/" group 0x00 topic 0x00 queueId(u32)     → orderly-POP lease (OrderState, order.go)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
 //
 // A message value is RocketMQ's stored-message record (CommitLog layout), so
@@ -41,7 +42,7 @@
 //
 // # Reads
 //
-// MaxOffset, MinOffset, ConsumerOffset, Topic(s), Group(s), GroupNames,
+// MaxOffset, MinOffset, ConsumerOffset, OrderState, Topic(s), Group(s), GroupNames,
 // GroupTable and GroupsDataVersion are in-memory and
 // safe on the gnet event loop. ReadMessages, ReadMessage,
 // MessageByPhysicalOffset, SearchOffsetByTimestamp, ScanCheckpoints,

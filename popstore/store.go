@@ -129,6 +129,7 @@ type Store struct {
 
 	mu      sync.RWMutex // protects the maps below (in-memory copies)
 	offsets map[offsetID]int64
+	orders  map[offsetID]OrderState // orderly-POP leases (order.go)
 	topics  map[string]TopicMeta
 	groups  map[string]GroupMeta
 	// groupsVer is the committed group table version; written by publish
@@ -168,9 +169,9 @@ func Open(opts Options) (*Store, error) {
 		dir:     opts.Dir,
 		now:     opts.NowMillis,
 		keep:    opts.RetentionMillis,
-		offsets: make(map[offsetID]int64),
-		topics:  make(map[string]TopicMeta),
-		groups:  make(map[string]GroupMeta),
+		offsets: make(map[offsetID]int64), orders: make(map[offsetID]OrderState),
+		topics: make(map[string]TopicMeta),
+		groups: make(map[string]GroupMeta),
 	}
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixMilli() }

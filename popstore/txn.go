@@ -35,9 +35,10 @@ type Txn struct {
 	ckIdx      map[CheckpointKey]int // key → last ckLog index; built on first GetCheckpoint
 	ckMark     int                   // len(ckLog) when the current op started
 	offsets    map[offsetID]offsetOverlay
-	topics     map[string]*TopicMeta // nil value: deleted
-	groups     map[string]*GroupMeta // nil value: deleted
-	gver       groupsVersion         // valid when gverSet: the group table version after this Txn
+	orders     map[offsetID]orderOverlay // orderly-POP leases (order.go)
+	topics     map[string]*TopicMeta     // nil value: deleted
+	groups     map[string]*GroupMeta     // nil value: deleted
+	gver       groupsVersion             // valid when gverSet: the group table version after this Txn
 	gverSet    bool
 	scratch    []byte
 }
