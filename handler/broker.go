@@ -15,6 +15,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/meta"
@@ -48,6 +49,10 @@ type Broker struct {
 	Topics  *meta.TopicTable
 	Groups  *meta.GroupTable
 	Clients *clients.ClientTable
+	// Auth authenticates and authorizes every request before its handler
+	// (guard.go) and serves the AUTH_* admin codes. Never nil; it refuses
+	// nothing unless --auth-enabled or --acl-file is set.
+	Auth *auth.Verifier
 
 	pop *popsvc.Settings // shared with svc and the reviver (pop.revive); tests change knobs before traffic
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
@@ -125,6 +130,9 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	b.Groups = meta.NewGroupTable(meta.GroupSettings{AutoCreate: cfg.AutoCreateSubscriptionGroup,
 		RetryMaxTimes: set.MaxReconsumeTimes}, store, w, log)
 	b.Clients = clients.NewClientTable(log)
+	if b.Auth, err = newVerifier(cfg, store, w, log); err != nil {
+		return nil, err
+	}
 	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr, Writable: w.Writable}
 	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
 		b.registrar = namesrv.NewRegistrar(b.self, topics, addrs, cfg.RegisterInterval, log)
@@ -200,6 +208,7 @@ func (b *Broker) Close() {
 		b.polls.Close()
 		b.svc.Close()
 		b.Store.SetAppendListener(nil)
+		b.Auth.Close()
 	})
 }
 

@@ -164,6 +164,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 
 	bopts := cfg.BrokerServerOptions(rm)
 	bopts.OnClose = st.Broker.onConnClose
+	bopts.Guard = st.Broker.Guard()
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
@@ -174,7 +175,9 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
 		RegisterNameServer(nsRouter, st.Broker)
-		st.namesrv = remoting.NewServer(cfg.NamesrvServerOptions(rm), nsRouter, log)
+		nopts := cfg.NamesrvServerOptions(rm)
+		nopts.Guard = st.Broker.Guard()
+		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
 		if err = st.namesrv.Start(); err != nil {
 			return nil, err
 		}

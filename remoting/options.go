@@ -55,6 +55,12 @@ type ServerOptions struct {
 	// connection's event loop and must not block: use it to drop client
 	// registrations or parked polls of that connection.
 	OnClose func(connID uint64)
+	// Guard, when set, runs on the event loop before every request's
+	// handler, after the unknown-code and GO_AWAY answers (where RocketMQ's
+	// request pipeline runs: authentication, authorization). A non-nil
+	// return is sent as the answer and the handler is not called. It must
+	// not block. Nil lets every request through.
+	Guard func(c Conn, req *codec.Command) *codec.Command
 }
 
 // Defaults applied by WithDefaults.
