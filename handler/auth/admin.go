@@ -31,7 +31,9 @@ func normType(s string) string {
 // normal user asks for a super user; the broker answers SYSTEM_ERROR (1).
 type ErrSuperOnly struct{ Verb string }
 
-func (e ErrSuperOnly) Error() string { return "The super user can only be " + e.Verb + " by super user" }
+func (e ErrSuperOnly) Error() string {
+	return "The super user can only be " + e.Verb + " by super user"
+}
 
 // CreateUser stores u (AUTH_CREATE_USER 3001) as
 // AuthenticationMetadataManagerImpl.createUser does: type defaults to
