@@ -38,7 +38,12 @@ abstract class InteropBase {
 
     @BeforeAll
     void startPopshim() throws Exception {
-        shim = Popshim.start(getClass().getSimpleName());
+        shim = Popshim.start(getClass().getSimpleName(), popshimArgs());
+    }
+
+    /** Extra popshim flags for this class's process; none by default. */
+    List<String> popshimArgs() {
+        return List.of();
     }
 
     @AfterAll

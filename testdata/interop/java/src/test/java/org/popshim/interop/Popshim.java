@@ -37,10 +37,12 @@ final class Popshim implements AutoCloseable {
     private final int namesrvPort;
     private final int metricsPort;
     private final List<String> extraArgs;
+    /** With --auth-enabled the unsigned readiness probe is answered NO_PERMISSION (16): that counts as up. */
+    private final boolean authEnabled;
     private volatile Process process;
     private int starts;
 
-    private Popshim(Path bin, Path dir) throws IOException {
+    private Popshim(Path bin, Path dir, List<String> classArgs) throws IOException {
         this.bin = bin;
         this.dir = dir;
         this.dataDir = dir.resolve("data");
@@ -52,7 +54,10 @@ final class Popshim implements AutoCloseable {
         this.namesrvPort = ports[1];
         this.metricsPort = ports[2];
         String extra = System.getProperty("popshim.extraArgs", "").trim();
-        this.extraArgs = extra.isEmpty() ? List.of() : Arrays.asList(extra.split("\\s+"));
+        List<String> args = new ArrayList<>(extra.isEmpty() ? List.of() : Arrays.asList(extra.split("\\s+")));
+        args.addAll(classArgs);
+        this.extraArgs = args;
+        this.authEnabled = args.contains("--auth-enabled");
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             Process p = process;
             if (p != null) {
@@ -63,6 +68,11 @@ final class Popshim implements AutoCloseable {
 
     /** Starts a fresh popshim with an empty data directory named after {@code name}. */
     static Popshim start(String name) throws Exception {
+        return start(name, List.of());
+    }
+
+    /** Like {@link #start(String)}, with more popshim flags for this process only (e.g. auth settings). */
+    static Popshim start(String name, List<String> classArgs) throws Exception {
         String binProp = System.getProperty("popshim.bin", "");
         if (binProp.isEmpty()) {
             throw new IllegalStateException("system property popshim.bin is not set: run testdata/interop/run.sh, "
@@ -75,7 +85,7 @@ final class Popshim implements AutoCloseable {
         Path root = Paths.get(System.getProperty("popshim.workdir", System.getProperty("java.io.tmpdir")));
         Files.createDirectories(root);
         Path dir = Files.createTempDirectory(root, name + "-");
-        Popshim p = new Popshim(bin, dir);
+        Popshim p = new Popshim(bin, dir, classArgs);
         p.launch();
         return p;
     }
@@ -143,7 +153,7 @@ final class Popshim implements AutoCloseable {
         process = pb.start();
         Files.writeString(pidFile(), Long.toString(process.pid()));
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (!(listening(brokerPort) && listening(namesrvPort) && routeReady(namesrvPort))) {
+        while (!(listening(brokerPort) && listening(namesrvPort) && routeReady(namesrvPort, authEnabled))) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("popshim exited with code " + process.exitValue()
                     + " during start-up; command " + cmd + "\nlog:\n" + logTail());
@@ -208,7 +218,7 @@ final class Popshim implements AutoCloseable {
      * True when the name server answers GET_ROUTEINFO_BY_TOPIC(105) for TBW102 with SUCCESS: the route
      * clients will ask for first is there. One JSON-serialized remoting frame, written by hand.
      */
-    private static boolean routeReady(int port) {
+    private static boolean routeReady(int port, boolean denyIsUp) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 200);
             s.setSoTimeout(2_000);
@@ -228,7 +238,7 @@ final class Popshim implements AutoCloseable {
             int code = (mark >>> 24) == 1
                 ? ((h[0] & 0xFF) << 8) | (h[1] & 0xFF)  // ROCKETMQ binary header: code is the first i16
                 : com.alibaba.fastjson2.JSON.parseObject(new String(h, StandardCharsets.UTF_8)).getIntValue("code", -1);
-            return code == 0;
+            return code == 0 || (denyIsUp && code == 16);
         } catch (IOException | RuntimeException e) {
             return false;
         }
