@@ -20,7 +20,7 @@ export CGO_ENABLED := 1
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor clean
+.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-auth clean
 
 all: build
 
@@ -97,6 +97,10 @@ bench: build
 ## bench-anchor: the reference (anchor) benchmark against Apache RocketMQ.
 bench-anchor: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/anchor.sh
+
+## bench-auth: the ACK workload with --auth-enabled (signed client) vs without, interleaved.
+bench-auth: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/auth.sh
 
 clean:
 	rm -rf bin

@@ -20,7 +20,7 @@ const requestTimeout = 10 * time.Second
 func dialAll(ctx context.Context, o *Options) ([]*remoting.Client, error) {
 	out := make([]*remoting.Client, 0, o.Conns)
 	for range o.Conns {
-		c, err := remoting.DialContext(ctx, o.Addr, remoting.ClientOptions{Log: o.Log})
+		c, err := remoting.DialContext(ctx, o.Addr, remoting.ClientOptions{Log: o.Log, BeforeRequest: o.beforeRequest()})
 		if err != nil {
 			closeAll(out)
 			return nil, err
