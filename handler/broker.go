@@ -130,9 +130,6 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	b.Groups = meta.NewGroupTable(meta.GroupSettings{AutoCreate: cfg.AutoCreateSubscriptionGroup,
 		RetryMaxTimes: set.MaxReconsumeTimes}, store, w, log)
 	b.Clients = clients.NewClientTable(log)
-	if b.Auth, err = newVerifier(cfg, store, w, log); err != nil {
-		return nil, err
-	}
 	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.advertisedAddr, Writable: w.Writable}
 	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
 		b.registrar = namesrv.NewRegistrar(b.self, topics, addrs, cfg.RegisterInterval, log)
@@ -165,6 +162,10 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	})
 	b.svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.pop,
 		Polls: b.polls, Metrics: b.metrics, Revive: b.revive, Now: b.nowMillis}
+	// Last: it may start the ACL 1.0 file watcher, which Close stops.
+	if b.Auth, err = newVerifier(cfg, store, w, log); err != nil {
+		return nil, err
+	}
 	store.SetAppendListener(b.onAppend)
 	return b, nil
 }

@@ -1,11 +1,13 @@
 package auth
 
+import "net"
+
 // authorize checks one need of user's request from ip against the
 // published state, as UserAuthorizationHandler then AclAuthorizationHandler
 // do: super users pass; otherwise the best-matching entry of the Custom
 // policy (else of the Default policy) decides. The refusals are *Error
 // with RocketMQ's remarks.
-func (s *state) authorize(user string, n need, ip string) error {
+func (s *state) authorize(user string, n need, ip *peerIP) error {
 	u, ok := s.users[user]
 	if !ok {
 		return denied("User:" + user + " not found.")
@@ -30,13 +32,13 @@ func (s *state) authorize(user string, n need, ip string) error {
 	return nil
 }
 
-func refusal(user string, n need, ip, detail string) error {
-	return denied("User:" + user + " has no permission to access " + n.res.Key() + " from " + ip + ", " + detail)
+func refusal(user string, n need, ip *peerIP, detail string) error {
+	return denied("User:" + user + " has no permission to access " + n.res.Key() + " from " + ip.get() + ", " + detail)
 }
 
 // bestEntry returns the entry of policy typ that matches n from ip and
 // sorts first under comparePolicyEntries, or nil.
-func (a *ACL) bestEntry(typ string, n need, ip string) *Entry {
+func (a *ACL) bestEntry(typ string, n need, ip *peerIP) *Entry {
 	p := a.policy(typ)
 	if p == nil {
 		return nil
@@ -54,6 +56,21 @@ func (a *ACL) bestEntry(typ string, n need, ip string) *Entry {
 	return best
 }
 
+// peerIP is the request's source IP, formatted only when a policy entry
+// or a refusal needs it (most entries name no source IPs).
+type peerIP struct {
+	addr net.Addr
+	ip   string
+	done bool
+}
+
+func (p *peerIP) get() string {
+	if !p.done {
+		p.ip, p.done = sourceIP(p.addr), true
+	}
+	return p.ip
+}
+
 // matchActions is PolicyEntry.isMatchAction: any asked action granted, or
 // All granted, or Any asked.
 func (e *Entry) matchActions(asked Action) bool {
@@ -67,10 +84,11 @@ func (e *Entry) matchActions(asked Action) bool {
 }
 
 // matchIP is PolicyEntry.isMatchEnvironment.
-func (e *Entry) matchIP(ip string) bool {
+func (e *Entry) matchIP(peer *peerIP) bool {
 	if len(e.SourceIPs) == 0 {
 		return true
 	}
+	ip := peer.get()
 	if ip == "" {
 		return false
 	}

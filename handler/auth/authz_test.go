@@ -27,7 +27,7 @@ func aclState(t *testing.T, entries ...EntryInfo) *state {
 
 func ask(s *state, user, res string, acts Action, ip string) error {
 	r, _ := ParseResource(res)
-	return s.authorize(user, need{r, acts}, ip)
+	return s.authorize(user, need{r, acts}, &peerIP{ip: ip, done: true})
 }
 
 func TestAuthorize_LiteralPrefixAnyAndDeny(t *testing.T) {

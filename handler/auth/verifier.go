@@ -180,9 +180,9 @@ func (v *Verifier) Check(remote net.Addr, req *codec.Command) error {
 	if ak == "" {
 		return denied("Authorization failed. Please verify your access rights and try again.")
 	}
-	ip := sourceIP(remote)
+	ip := peerIP{addr: remote}
 	for _, n := range needs {
-		if err := s.authorize(ak, n, ip); err != nil {
+		if err := s.authorize(ak, n, &ip); err != nil {
 			return err
 		}
 	}
