@@ -5,9 +5,11 @@ package handler
 // (auth.Sign), answers compared with a 5.5 broker's.
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
@@ -181,4 +183,29 @@ func TestAuth_NameServerPort(t *testing.T) {
 		auth.AclInfo{Policies: []auth.PolicyInfo{{Entries: []auth.EntryInfo{{Resource: "Topic:*", Actions: []string{"Sub"}, Decision: "Allow"}}}}}),
 		codec.Success, "")
 	requireCode(t, call(t, ns, signAs(route(), "reader", "reader-secret")), codec.Success, "")
+}
+
+// Secrets stay out of the log (debug level, with refusals logged) and out
+// of GET_BROKER_CONFIG.
+func TestAuth_SecretsNotLoggedNorShown(t *testing.T) {
+	var logBuf syncBuffer
+	cfg := popConfig(t.TempDir())
+	cfg.AuthEnabled = true
+	cfg.AuthAdminUser, cfg.AuthAdminPassword = adminAK, adminSK
+	cfg.LogLevel = "debug"
+	st, err := StartStack(cfg, zerolog.New(&logBuf).Level(zerolog.DebugLevel))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close(context.Background())) }()
+	c := dialAddr(t, st.BrokerAddr())
+	bad := signAs(codec.NewRequest(codec.RequestGetBrokerConfig, 0, nil, nil), adminAK, "wrong-secret")
+	requireCode(t, call(t, c, bad), codec.NoPermission, "check signature failed.")
+	resp := call(t, c, signAs(codec.NewRequest(codec.RequestGetBrokerConfig, 0, nil, nil), adminAK, adminSK))
+	requireCode(t, resp, codec.Success, "")
+	require.NotContains(t, string(resp.Body), adminSK)
+	require.Contains(t, string(resp.Body), "auth-admin-user="+adminAK)
+	log := logBuf.String()
+	require.Contains(t, log, "request refused", "refusals are logged at debug level")
+	for _, secret := range []string{adminSK, "wrong-secret", bad.ExtFields[auth.FieldSignature]} {
+		require.NotContains(t, log, secret)
+	}
 }
