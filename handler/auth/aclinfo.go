@@ -36,6 +36,7 @@ type EntryInfo struct {
 // message as remark.
 type Error struct{ Msg string }
 
+// Error returns the remark RocketMQ sends with NO_PERMISSION (16).
 func (e *Error) Error() string { return e.Msg }
 
 func denied(msg string) error { return &Error{Msg: msg} }

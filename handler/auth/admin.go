@@ -31,6 +31,7 @@ func normType(s string) string {
 // normal user asks for a super user; the broker answers SYSTEM_ERROR (1).
 type ErrSuperOnly struct{ Verb string }
 
+// Error returns AdminBrokerProcessor's remark, sent with SYSTEM_ERROR (1).
 func (e ErrSuperOnly) Error() string {
 	return "The super user can only be " + e.Verb + " by super user"
 }

@@ -28,6 +28,8 @@ const aclExceptionPrefix = "org.apache.rocketmq.acl.common.AclException: "
 // as remark, as a 1.0 broker did.
 type PlainError struct{ Msg string }
 
+// Error returns the remark a 1.0 broker sent with SYSTEM_ERROR (1):
+// the AclException class name and its message.
 func (e *PlainError) Error() string { return aclExceptionPrefix + e.Msg }
 
 // plainACL serves --acl-file: the parsed file, swapped atomically when
