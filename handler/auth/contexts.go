@@ -107,6 +107,22 @@ func needsOf(dst []need, req *codec.Command, cluster string) ([]need, error) {
 		return dst, nil
 	}
 	switch req.Code {
+	case codec.RequestAckMessage, codec.RequestPopMessage, codec.RequestChangeMessageInvisibleTime, codec.RequestNotification:
+		// The annotated rule of subGT, without the table walk: these are
+		// most of the traffic.
+		g, hasG := f["consumerGroup"]
+		t, hasT := f["topic"]
+		if hasG {
+			dst = append(dst, need{Resource{Type: ResGroup, Name: g, Pattern: PatLiteral}, ActSub})
+		}
+		if hasT {
+			if isRetry(t) {
+				dst = append(dst, need{ofGroup(t), ActSub})
+			} else {
+				dst = append(dst, need{ofTopic(t), ActSub})
+			}
+		}
+		return dst, nil
 	case codec.RequestGetRouteInfoByTopic:
 		if t := f["topic"]; isRetry(t) {
 			return append(dst, need{ofGroup(t), ActSub | ActGet}), nil

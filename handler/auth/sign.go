@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"hash"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -45,19 +44,57 @@ const codecCurrent = codec.CurrentVersion
 // received: every extField but Signature, sorted by key, values only, then
 // the body. For version ≤ V4_9_3, _UNIQUE_KEY_QUERY is left out too.
 func writeContent(h hash.Hash, ext map[string]string, body []byte, version int32) {
-	var arr [24]string
-	keys := arr[:0]
-	for k := range ext {
+	var sc scratch
+	sc.write(h, ext, body, version)
+}
+
+// extField is one extField, key and value.
+type extField struct{ k, v string }
+
+// scratch is the reusable space of one content computation: the fields
+// to sort and the buffer the values are concatenated in, so the hash gets
+// few large writes and nothing is allocated per request.
+type scratch struct {
+	fields []extField
+	buf    []byte
+}
+
+func (sc *scratch) write(h hash.Hash, ext map[string]string, body []byte, version int32) {
+	fs := sc.fields[:0]
+	for k, v := range ext {
 		if k == FieldSignature || (version <= version493 && k == uniqueKeyQueryField) {
 			continue
 		}
-		keys = append(keys, k)
+		fs = append(fs, extField{k, v})
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		_, _ = h.Write(stringBytes(ext[k]))
+	// Insertion sort: a request has about ten fields.
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].k < fs[j-1].k; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
 	}
+	b := sc.buf[:0]
+	for _, f := range fs {
+		if len(b)+len(f.v) > cap(b) && len(b) > 0 {
+			_, _ = h.Write(b)
+			b = b[:0]
+		}
+		if len(f.v) > cap(b) {
+			_, _ = h.Write(stringBytes(f.v))
+			continue
+		}
+		b = append(b, f.v...)
+	}
+	_, _ = h.Write(b)
 	_, _ = h.Write(body)
+	clear(fs) // drop the references to this request's strings
+	sc.fields, sc.buf = fs[:0], b[:0]
+}
+
+// macState is one keyed HMAC-SHA1 state with its scratch space.
+type macState struct {
+	h  hash.Hash
+	sc scratch
 }
 
 // macPool holds HMAC-SHA1 states keyed with one user's password, so a
@@ -69,19 +106,21 @@ type macPool struct {
 func newMacPool(secret string) *macPool {
 	key := []byte(secret)
 	p := &macPool{}
-	p.pool.New = func() any { return hmac.New(sha1.New, key) }
+	p.pool.New = func() any {
+		return &macState{h: hmac.New(sha1.New, key), sc: scratch{fields: make([]extField, 0, 16), buf: make([]byte, 0, 1024)}}
+	}
 	return p
 }
 
 // verify reports whether sig is the signature of req under the pool's key,
 // comparing in constant time. Any goroutine.
 func (p *macPool) verify(req *codec.Command, sig string) bool {
-	m := p.pool.Get().(hash.Hash)
-	m.Reset()
-	writeContent(m, req.ExtFields, req.Body, req.Version)
+	m := p.pool.Get().(*macState)
+	m.h.Reset()
+	m.sc.write(m.h, req.ExtFields, req.Body, req.Version)
 	var sum [sha1.Size]byte
 	var enc [28]byte // base64 of 20 bytes
-	base64.StdEncoding.Encode(enc[:], m.Sum(sum[:0]))
+	base64.StdEncoding.Encode(enc[:], m.h.Sum(sum[:0]))
 	p.pool.Put(m)
 	return subtle.ConstantTimeCompare(enc[:], stringBytes(sig)) == 1
 }
