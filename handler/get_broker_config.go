@@ -28,9 +28,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/popshim/popshim/conf"
-
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
