@@ -7,6 +7,8 @@ package handler
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -208,4 +210,32 @@ func TestAuth_SecretsNotLoggedNorShown(t *testing.T) {
 	for _, secret := range []string{adminSK, "wrong-secret", bad.ExtFields[auth.FieldSignature]} {
 		require.NotContains(t, log, secret)
 	}
+}
+
+// --acl-file alone: an ACL 1.0 account produces to the topic its
+// topicPerms grant and is refused elsewhere as a 1.0 broker refused it
+// (SYSTEM_ERROR with the AclException text); an unknown AccessKey too.
+func TestAuth_PlainACLFileOnTheWire(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plain_acl.yml")
+	require.NoError(t, os.WriteFile(path, []byte(`accounts:
+  - accessKey: legacy-app
+    secretKey: legacy-secret
+    defaultTopicPerm: DENY
+    defaultGroupPerm: SUB
+    topicPerms:
+      - T=PUB
+`), 0o600))
+	h := startHarness(t, func(c *conf.Config) { c.ACLFile = path })
+	h.createTopic("T", 1)
+	h.createTopic("U", 1)
+	c := h.dial()
+	requireCode(t, call(t, c, signAs(sendReq("T", 0, []byte("m"), sendOpts{}), "legacy-app", "legacy-secret")), codec.Success, "")
+	requireCode(t, call(t, c, signAs(sendReq("U", 0, []byte("m"), sendOpts{}), "legacy-app", "legacy-secret")), codec.SystemError,
+		"org.apache.rocketmq.acl.common.AclException: No default permission for topic:U")
+	requireCode(t, call(t, c, signAs(sendReq("T", 0, []byte("m"), sendOpts{}), "legacy-app", "wrong")), codec.SystemError,
+		"org.apache.rocketmq.acl.common.AclException: Check signature failed for accessKey=legacy-app")
+	requireCode(t, call(t, c, signAs(sendReq("T", 0, []byte("m"), sendOpts{}), "someone", "x")), codec.SystemError,
+		"org.apache.rocketmq.acl.common.AclException: No acl config for someone")
+	require.Equal(t, int64(1), h.b().Store.MaxOffset("T", 0))
+	require.Equal(t, int64(0), h.b().Store.MaxOffset("U", 0))
 }
