@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
@@ -216,6 +217,7 @@ func TestAuth_SecretsNotLoggedNorShown(t *testing.T) {
 // topicPerms grant and is refused elsewhere as a 1.0 broker refused it
 // (SYSTEM_ERROR with the AclException text); an unknown AccessKey too.
 func TestAuth_PlainACLFileOnTheWire(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // the file watcher stops with the stack
 	path := filepath.Join(t.TempDir(), "plain_acl.yml")
 	require.NoError(t, os.WriteFile(path, []byte(`accounts:
   - accessKey: legacy-app
@@ -238,4 +240,6 @@ func TestAuth_PlainACLFileOnTheWire(t *testing.T) {
 		"org.apache.rocketmq.acl.common.AclException: No acl config for someone")
 	require.Equal(t, int64(1), h.b().Store.MaxOffset("T", 0))
 	require.Equal(t, int64(0), h.b().Store.MaxOffset("U", 0))
+	_ = c.Close()
+	h.stop()
 }
