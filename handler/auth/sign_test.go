@@ -80,19 +80,19 @@ func FuzzVerify(f *testing.F) {
 		s.putUser(User{Username: "u1", Password: "pw-1234567", Type: UserNormal, Status: UserEnable})
 		ext := map[string]string{k1: v1, k2: v2}
 		req := &codec.Command{Code: code, Version: codec.CurrentVersion, ExtFields: ext, Body: body}
-		_ = s.authenticate(ext[FieldAccessKey], req)
+		_, _ = s.authenticate(ext[FieldAccessKey], req)
 		var buf [4]need
 		_, _ = needsOf(buf[:0], req, "C")
 		if ext[FieldAccessKey] == "u1" {
 			delete(ext, FieldSignature)
 			good := Sign(ext, body, "pw-1234567")
 			ext[FieldSignature] = good
-			if err := s.authenticate("u1", req); err != nil {
+			if _, err := s.authenticate("u1", req); err != nil {
 				t.Fatalf("own signature refused: %v", err)
 			}
 			if sig != good {
 				ext[FieldSignature] = sig
-				if s.authenticate("u1", req) == nil {
+				if _, err := s.authenticate("u1", req); err == nil {
 					t.Fatalf("signature %q accepted, want %q", sig, good)
 				}
 			}

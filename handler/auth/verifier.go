@@ -161,12 +161,21 @@ func (v *Verifier) Check(remote net.Addr, req *codec.Command) error {
 	}
 	s := v.t.snapshot()
 	ak := req.ExtFields[FieldAccessKey]
+	var u *entry
 	if v.set.Authentication && !v.authnW[req.Code] {
-		if err := s.authenticate(ak, req); err != nil {
+		var err error
+		if u, err = s.authenticate(ak, req); err != nil {
 			return err
 		}
 	}
 	if !v.set.Authorization || v.authzW[req.Code] {
+		return nil
+	}
+	if u != nil && u.Type == UserSuper {
+		// Every resource would pass (UserAuthorizationHandler): skip
+		// deriving them. Only a HEART_BEAT body that does not parse is
+		// then left to the handler instead of "parse authorization
+		// context error.".
 		return nil
 	}
 	var buf [4]need
@@ -190,23 +199,24 @@ func (v *Verifier) Check(remote net.Addr, req *codec.Command) error {
 }
 
 // authenticate is DefaultAuthenticationHandler: the user must exist and be
-// enabled, and the Signature must be the one its password gives.
-func (s *state) authenticate(ak string, req *codec.Command) error {
+// enabled, and the Signature must be the one its password gives. It
+// returns the authenticated user.
+func (s *state) authenticate(ak string, req *codec.Command) (*entry, error) {
 	if ak == "" {
-		return denied("username cannot be null.")
+		return nil, denied("username cannot be null.")
 	}
 	u, ok := s.users[ak]
 	if !ok {
-		return denied("User:" + ak + " is not found.")
+		return nil, denied("User:" + ak + " is not found.")
 	}
 	if u.Status == UserDisable {
-		return denied("User:" + ak + " is disabled.")
+		return nil, denied("User:" + ak + " is disabled.")
 	}
 	sig, ok := req.ExtFields[FieldSignature]
 	if !ok || !u.mac.verify(req, sig) {
-		return denied("check signature failed.")
+		return nil, denied("check signature failed.")
 	}
-	return nil
+	return u, nil
 }
 
 // Answer is the response code and remark for a Check refusal: SYSTEM_ERROR
