@@ -93,8 +93,9 @@ func (sc *scratch) write(h hash.Hash, ext map[string]string, body []byte, versio
 
 // macState is one keyed HMAC-SHA1 state with its scratch space.
 type macState struct {
-	h  hash.Hash
-	sc scratch
+	h   hash.Hash
+	sc  scratch
+	sum [sha1.Size]byte // Sum's destination (a stack array would escape through the interface)
 }
 
 // macPool holds HMAC-SHA1 states keyed with one user's password, so a
@@ -118,9 +119,8 @@ func (p *macPool) verify(req *codec.Command, sig string) bool {
 	m := p.pool.Get().(*macState)
 	m.h.Reset()
 	m.sc.write(m.h, req.ExtFields, req.Body, req.Version)
-	var sum [sha1.Size]byte
 	var enc [28]byte // base64 of 20 bytes
-	base64.StdEncoding.Encode(enc[:], m.h.Sum(sum[:0]))
+	base64.StdEncoding.Encode(enc[:], m.h.Sum(m.sum[:0]))
 	p.pool.Put(m)
 	return subtle.ConstantTimeCompare(enc[:], stringBytes(sig)) == 1
 }
