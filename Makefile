@@ -20,7 +20,7 @@ export CGO_ENABLED := 1
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-tls clean
+.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-tls bench-auth clean
 
 all: build
 
@@ -105,6 +105,10 @@ bench-anchor: build
 ## bench-memory: popshim RSS idle, with 1 M outstanding checkpoints, with 10 k idle connections.
 bench-memory: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/memory.sh
+
+## bench-auth: the ACK workload with --auth-enabled (signed client) vs without, interleaved.
+bench-auth: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/auth.sh
 
 clean:
 	rm -rf bin

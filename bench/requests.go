@@ -97,15 +97,16 @@ type ackFrames struct {
 	at    []int // opaque offset within frame i
 }
 
-// prepareAckFrames encodes the ACK of each receipt.
-func prepareAckFrames(group string, receipts []Receipt) *ackFrames {
+// prepareAckFrames encodes the ACK of each receipt, passed through sign
+// (Options.sign: adds AccessKey and Signature when set).
+func prepareAckFrames(group string, receipts []Receipt, sign func(*codec.Command) *codec.Command) *ackFrames {
 	f := &ackFrames{ends: make([]int, len(receipts)), at: make([]int, len(receipts))}
 	if len(receipts) > 0 {
-		one, _ := codec.AppendPreparedFrame(nil, ackRequest(group, &receipts[0]))
+		one, _ := codec.AppendPreparedFrame(nil, sign(ackRequest(group, &receipts[0])))
 		f.arena = make([]byte, 0, len(receipts)*(len(one)+16))
 	}
 	for i := range receipts {
-		f.arena, f.at[i] = codec.AppendPreparedFrame(f.arena, ackRequest(group, &receipts[i]))
+		f.arena, f.at[i] = codec.AppendPreparedFrame(f.arena, sign(ackRequest(group, &receipts[i])))
 		f.ends[i] = len(f.arena)
 	}
 	return f

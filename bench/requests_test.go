@@ -17,7 +17,7 @@ func TestPrepareAckFramesMatchAckRequest(t *testing.T) {
 		rs = append(rs, Receipt{Topic: "bench_t", QueueID: int32(i % 8), Offset: int64(i * 1000),
 			ExtraInfo: fmt.Sprintf("%d 1700000000000 300000 0 0 popshim-a %d %d", i, i%8, i*1000)})
 	}
-	f := prepareAckFrames("bench_group", rs)
+	f := prepareAckFrames("bench_group", rs, (&Options{}).sign)
 	for i := range rs {
 		frame, at := f.frame(i)
 		got := append([]byte(nil), frame...)
@@ -27,5 +27,5 @@ func TestPrepareAckFramesMatchAckRequest(t *testing.T) {
 		want.Opaque = opaque
 		require.Equal(t, codec.AppendFrame(nil, want), got, "receipt %d", i)
 	}
-	require.Empty(t, prepareAckFrames("g", nil).ends)
+	require.Empty(t, prepareAckFrames("g", nil, (&Options{}).sign).ends)
 }

@@ -81,7 +81,7 @@ func (t *timerAckRun) measure(ctx context.Context, st *TimerStats, sent int, bef
 	p := newPhase(&po, "timer", t.clients, timerAckSeries)
 	p.rec.derive(seriesTimerAck, seriesTimerAckDrain, seriesTimerAckCalm)
 	var next atomic.Int64
-	frames := prepareAckFrames(o.Group, t.receipts)
+	frames := prepareAckFrames(o.Group, t.receipts, o.sign)
 	acks := newStream(t.clients, len(t.clients)*o.Inflight, o.Rate)
 	acks.prepared = func(int) ([]byte, int, int, bool) {
 		i := next.Add(1) - 1

@@ -213,6 +213,33 @@ type Config struct {
 	MaxConnClientChannels int
 	// TLS is the TLS setting of both remoting listeners (conf/tls.go).
 	TLS TLS
+
+	// AuthEnabled turns on ACL 2.0 authentication: every request must carry
+	// an AccessKey of a known, enabled user and the Signature its password
+	// gives (authenticationEnabled, false). Refusals answer NO_PERMISSION
+	// (16). --auth-enabled.
+	AuthEnabled bool
+	// AuthAuthorization checks ACL 2.0 policies after authentication while
+	// AuthEnabled (authorizationEnabled). --auth-authorization, default true.
+	AuthAuthorization bool
+	// AuthWhitelist lists request codes that skip authentication,
+	// comma-separated (authenticationWhitelist). --auth-whitelist.
+	AuthWhitelist string
+	// AuthzWhitelist lists request codes that skip authorization
+	// (authorizationWhitelist). --authz-whitelist.
+	AuthzWhitelist string
+	// AuthAdminUser and AuthAdminPassword create a super user at start
+	// when it does not exist yet (initAuthenticationUser). The password is
+	// never logged nor shown by GET_BROKER_CONFIG; prefer its environment
+	// variable POPSHIM_AUTH_ADMIN_PASSWORD. --auth-admin-user,
+	// --auth-admin-password.
+	AuthAdminUser     string
+	AuthAdminPassword string
+	// ACLFile is an ACL 1.0 plain_acl.yml (accounts, whiteRemoteAddress,
+	// admin, default and per-resource perms), reloaded when it changes.
+	// Requests whose AccessKey is one of its accounts are judged by the 1.0
+	// rules. Empty: none. --acl-file.
+	ACLFile string
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
@@ -282,6 +309,7 @@ func Default() *Config {
 		MaxHeartbeatGroups:        1000,
 		MaxHeartbeatSubscriptions: 1000,
 		MaxConnClientChannels:     10000,
+		AuthAuthorization:         true,
 	}
 }
 

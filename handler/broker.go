@@ -15,6 +15,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/meta"
@@ -48,6 +49,10 @@ type Broker struct {
 	Topics  *meta.TopicTable
 	Groups  *meta.GroupTable
 	Clients *clients.ClientTable
+	// Auth authenticates and authorizes every request before its handler
+	// (guard.go) and serves the AUTH_* admin codes. Never nil; it refuses
+	// nothing unless --auth-enabled or --acl-file is set.
+	Auth *auth.Verifier
 
 	pop *popsvc.Settings // shared with svc and the reviver (pop.revive); tests change knobs before traffic
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
@@ -157,6 +162,10 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	})
 	b.svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.pop,
 		Polls: b.polls, Metrics: b.metrics, Revive: b.revive, Now: b.nowMillis}
+	// Last: it may start the ACL 1.0 file watcher, which Close stops.
+	if b.Auth, err = newVerifier(cfg, store, w, log); err != nil {
+		return nil, err
+	}
 	store.SetAppendListener(b.onAppend)
 	return b, nil
 }
@@ -201,6 +210,7 @@ func (b *Broker) Close() {
 		b.polls.Close()
 		b.svc.Close()
 		b.Store.SetAppendListener(nil)
+		b.Auth.Close()
 	})
 }
 

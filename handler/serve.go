@@ -169,6 +169,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	bopts := cfg.BrokerServerOptions(rm)
 	bopts.OnClose = st.Broker.onConnClose
 	bopts.TLS = tlsCfg
+	bopts.Guard = st.Broker.Guard()
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
@@ -181,6 +182,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 		RegisterNameServer(nsRouter, st.Broker)
 		nopts := cfg.NamesrvServerOptions(rm)
 		nopts.TLS = tlsCfg
+		nopts.Guard = st.Broker.Guard()
 		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
 		if err = st.namesrv.Start(); err != nil {
 			return nil, err

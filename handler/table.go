@@ -2,6 +2,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -54,6 +55,16 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
 	r.Handle(codec.RequestQueryTopicConsumeByWho, b.handleQueryTopicConsumeByWho)
 	r.Handle(codec.RequestGetSystemTopicListFromBroker, b.handleGetSystemTopicListFromBroker)
+	r.Handle(auth.RequestCreateUser, b.handleAuthCreateUser)
+	r.Handle(auth.RequestUpdateUser, b.handleAuthUpdateUser)
+	r.Handle(auth.RequestDeleteUser, b.handleAuthDeleteUser)
+	r.Handle(auth.RequestGetUser, b.handleAuthGetUser)
+	r.Handle(auth.RequestListUser, b.handleAuthListUser)
+	r.Handle(auth.RequestCreateACL, b.handleAuthPutACL)
+	r.Handle(auth.RequestUpdateACL, b.handleAuthPutACL)
+	r.Handle(auth.RequestDeleteACL, b.handleAuthDeleteACL)
+	r.Handle(auth.RequestGetACL, b.handleAuthGetACL)
+	r.Handle(auth.RequestListACL, b.handleAuthListACL)
 }
 
 // RegisterNameServer fills the name-server port's dispatch table (the

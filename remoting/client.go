@@ -37,6 +37,12 @@ type ClientOptions struct {
 	// handshake (bounded by DialTimeout) before it returns. Nil means
 	// plaintext.
 	TLS *tls.Config
+	// BeforeRequest, when set, may change every request just before it is
+	// encoded (Invoke, InvokeAsync, InvokeOneway), as a Java client's
+	// RPCHook.doBeforeRequest: e.g. add AccessKey and Signature. It runs on
+	// the caller's goroutine. Frames given to InvokePrepared* are sent as
+	// they are.
+	BeforeRequest func(req *codec.Command)
 }
 
 // Callback receives the response of an InvokeAsync call, or a nil response
@@ -214,6 +220,9 @@ func (c *Client) enqueuePrepared(e pendingEntry, frame []byte, opaqueAt int) err
 // send queues the frame of cmd for the writer and, when cb is not nil,
 // registers cb under cmd.Opaque in the same critical section.
 func (c *Client) send(cmd *codec.Command, cb Callback) error {
+	if h := c.opts.BeforeRequest; h != nil {
+		h(cmd)
+	}
 	return c.enqueue(pendingEntry{opaque: cmd.Opaque, cb: cb}, func(out []byte) []byte { return codec.AppendFrame(out, cmd) })
 }
 

@@ -71,6 +71,12 @@ type ServerOptions struct {
 	// received to the handshake's end; a slower client is closed. Zero
 	// means DefaultTLSHandshakeTimeout (Netty's SslHandler default, 10 s).
 	TLSHandshakeTimeout time.Duration
+	// Guard, when set, runs on the event loop before every request's
+	// handler, after the unknown-code and GO_AWAY answers (where RocketMQ's
+	// request pipeline runs: authentication, authorization). A non-nil
+	// return is sent as the answer and the handler is not called. It must
+	// not block. Nil lets every request through.
+	Guard func(c Conn, req *codec.Command) *codec.Command
 }
 
 // Defaults applied by WithDefaults.

@@ -12,15 +12,25 @@
 # "CODE: 17  DESC: No topic route info in name server for the topic: T"), else 0.
 # Env: MQADMIN_HOME  user.home of the JVM (mqadmin logs under it); default a fresh temp directory.
 #      MQADMIN_JAVA_OPTS  extra JVM flags, e.g. -Dtls.enable=true for a popshim with --tls-mode enforcing.
+#      MQADMIN_ACCESS_KEY, MQADMIN_SECRET_KEY  sign every request as that ACL user: mqadmin reads them from
+#      $ROCKETMQ_HOME/conf/tools.yml (accessKey/secretKey, MQAdminStartup → AclUtils.getAclRPCHook), so a
+#      fresh home with that file is used for this call.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=rmq.sh
 . "$here/rmq.sh"
 lib=$(rmq_lib tools)
 home=${MQADMIN_HOME:-}
+if [ -n "${MQADMIN_ACCESS_KEY:-}" ]; then
+  home=""
+fi
 if [ -z "$home" ]; then
   home=$(mktemp -d "${TMPDIR:-/tmp}/mqadmin.XXXXXX")
   trap 'rm -rf "$home"' EXIT
+fi
+if [ -n "${MQADMIN_ACCESS_KEY:-}" ]; then
+  mkdir -p "$home/conf"
+  printf 'accessKey: %s\nsecretKey: %s\n' "$MQADMIN_ACCESS_KEY" "${MQADMIN_SECRET_KEY:-}" >"$home/conf/tools.yml"
 fi
 args=("$@")
 cmd=""

@@ -31,6 +31,16 @@
 #   M13 clusterList prints no "null" and a #SPACE within 0.01 of the used ratio of the data directory's
 #      file system (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
 #      msgPutTotalTodayNow >= 100 (the M6 sends) and putTps as three numbers
+#   M14–M16 run against a second popshim started with --auth-enabled (MQADMIN_AUTH_NS, MQADMIN_AUTH_BROKER,
+#      and its super user MQADMIN_AUTH_USER / MQADMIN_AUTH_PASSWORD, which mqadmin reads from conf/tools.yml):
+#   M14 listUser without credentials fails with CODE: 16 "username cannot be null."; signed as the super
+#      user, createUser -u U -p P -t Normal prints "create user to ADDR success."
+#   M15 createAcl -s User:U -r Topic:T,Group:G -a Pub,Sub -d Allow (refused for a user that does not
+#      exist), updateAcl -r Topic:T -a Pub -d Deny, deleteAcl -r Group:G: listAcl -s User:U then lists
+#      only Topic:T, Custom, Deny; mqadmin signed as U itself is refused listUser (Cluster Get) with
+#      CODE: 16 "User:U has no permission to access Cluster:…"
+#   M16 updateUser -u U -s disable: listUser -f U shows "U P Normal disable"; deleteUser -u U prints
+#      "delete user to ADDR success." and mqadmin signed as U is then refused "User:U is not found."
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -270,6 +280,71 @@ PY
     || { echo "    want msgPutTotalTodayNow >= 100 and putTps as three numbers"; show m13_status "brokerStatus -b ${brokers[0]}"; return 1; }
 }
 
+# mqa NAME ARGS...: like mq, against the --auth-enabled popshim, signed as the super user
+mqa() {
+  local name=$1
+  shift
+  local rc=0
+  MQADMIN_ACCESS_KEY=$MQADMIN_AUTH_USER MQADMIN_SECRET_KEY=$MQADMIN_AUTH_PASSWORD \
+    "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  echo "$rc" >"$tmp/$name.rc"
+}
+auser=mq_u_$suffix
+apass=mq_p_$suffix
+atopic=mq_at_$suffix
+agroup=mq_ag_$suffix
+
+m14() {
+  local rc=0
+  "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" listUser -b "$MQADMIN_AUTH_BROKER" >"$tmp/m14_anon.out" 2>"$tmp/m14_anon.err" || rc=$?
+  echo "$rc" >"$tmp/m14_anon.rc"
+  [ "$rc" != 0 ] && grep -q 'CODE: 16' "$tmp/m14_anon.err" && grep -q 'username cannot be null.' "$tmp/m14_anon.err" \
+    || { echo "    want CODE: 16 username cannot be null."; show m14_anon "listUser (no credentials)"; return 1; }
+  mqa m14_create createUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -p "$apass" -t Normal
+  [ "$(rc m14_create)" = 0 ] && grep -q "create user to $MQADMIN_AUTH_BROKER success." "$tmp/m14_create.out" \
+    || { show m14_create "createUser -u $auser"; return 1; }
+}
+
+# acl_rows NAME: "resource decision" per listAcl entry row of $auser
+acl_rows() { awk -v s="User:$auser" '$1 == s {print $3, $NF}' "$tmp/$1.out" | sort | tr '\n' ';'; }
+
+# as_user NAME: listUser signed as $auser (a normal user: Cluster Get is not granted)
+as_user() {
+  local rc=0
+  MQADMIN_ACCESS_KEY=$auser MQADMIN_SECRET_KEY=$apass "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" listUser \
+    -b "$MQADMIN_AUTH_BROKER" >"$tmp/$1.out" 2>"$tmp/$1.err" || rc=$?
+  echo "$rc" >"$tmp/$1.rc"
+}
+
+m15() {
+  # createAcl succeeds only for an existing user, so it also proves createUser stored it.
+  mqa m15_create createAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic,Group:$agroup" -a Pub,Sub -d Allow
+  [ "$(rc m15_create)" = 0 ] && grep -q "create acl to $MQADMIN_AUTH_BROKER success." "$tmp/m15_create.out" \
+    || { show m15_create "createAcl -s User:$auser"; return 1; }
+  mqa m15_update updateAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic" -a Pub -d Deny
+  [ "$(rc m15_update)" = 0 ] || { show m15_update updateAcl; return 1; }
+  mqa m15_delete deleteAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Group:$agroup"
+  mqa m15_list listAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser"
+  [ "$(rc m15_delete)" = 0 ] && [ "$(acl_rows m15_list)" = "Topic:$atopic Deny;" ] && grep -q Custom "$tmp/m15_list.out" \
+    || { echo "    rows: $(acl_rows m15_list)"; show m15_delete deleteAcl; show m15_list listAcl; return 1; }
+  as_user m15_asuser
+  [ "$(rc m15_asuser)" != 0 ] && grep -q 'CODE: 16' "$tmp/m15_asuser.err" \
+    && grep -q "User:$auser has no permission to access Cluster:" "$tmp/m15_asuser.err" \
+    || { show m15_asuser "listUser (as $auser)"; return 1; }
+}
+
+m16() {
+  mqa m16_update updateUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -s disable
+  mqa m16_list listUser -b "$MQADMIN_AUTH_BROKER" -f "$auser"
+  [ "$(rc m16_update)" = 0 ] && grep -qE "^$auser +$apass +Normal +disable *\$" "$tmp/m16_list.out" \
+    || { show m16_update "updateUser -s disable"; show m16_list "listUser -f $auser"; return 1; }
+  mqa m16_delete deleteUser -b "$MQADMIN_AUTH_BROKER" -u "$auser"
+  as_user m16_asuser
+  [ "$(rc m16_delete)" = 0 ] && grep -q "delete user to $MQADMIN_AUTH_BROKER success." "$tmp/m16_delete.out" \
+    && grep -q "User:$auser is not found." "$tmp/m16_asuser.err" \
+    || { show m16_delete "deleteUser -u $auser"; show m16_asuser "listUser (as $auser)"; return 1; }
+}
+
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
 check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
@@ -286,5 +361,12 @@ check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFS
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
 check "M13 clusterList without null, #SPACE of the data dir; brokerStatus put totals" m13
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
+if [ -n "${MQADMIN_AUTH_BROKER:-}" ]; then
+  ta=$(date +%s)
+  check "M14 no credentials → CODE: 16; createUser with tools.yml credentials" m14
+  check "M15 createAcl, updateAcl, deleteAcl, listAcl; a normal user is refused listUser" m15
+  check "M16 updateUser -s disable, listUser; deleteUser, then the user is not found" m16
+  echo "  M14–M16 (ACL 2.0 users and ACLs) took $(( $(date +%s) - ta )) s"
+fi
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

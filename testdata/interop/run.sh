@@ -10,7 +10,7 @@
 #            P*Test) and the Go v5 client (testdata/interop/gov5, its own Go module)
 #   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
 #            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
-#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus (mqadmin_test.sh)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus (mqadmin_test.sh)
 # `all` runs three lanes at once (java+go, proxy+cluster, mqadmin), each printed whole when it ends.
 # Env:   INTEROP_SERIAL=1         run the suites one after another instead
 #        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
@@ -242,13 +242,26 @@ suite_cluster() {
 }
 
 suite_mqadmin() {
-  local ok=1 t0 bp np
+  local ok=1 t0 bp np abp anp apw
   t0=$(date +%s)
   echo "interop: mqadmin suite (org.apache.rocketmq:rocketmq-tools $RMQ_VERSION)"
   bp=$(free_port); np=$(free_port)
   if bash "$(popshim_script popshim-m "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-m \
       && rmq_lib tools >/dev/null; then
+    # A second popshim with ACL 2.0 on for M14–M16; its super user's password comes from the environment.
+    abp=$(free_port); anp=$(free_port)
+    apw=mq-root-$RANDOM$RANDOM
+    if POPSHIM_AUTH_ADMIN_PASSWORD=$apw bash "$(popshim_script popshim-ma "$abp" --namesrv-listen "127.0.0.1:$anp" \
+        --auth-enabled --auth-admin-user mqadmin-root)" && wait_port "$anp" 30 popshim-ma; then
+      export MQADMIN_AUTH_NS="127.0.0.1:$anp" MQADMIN_AUTH_BROKER="127.0.0.1:$abp"
+      export MQADMIN_AUTH_USER=mqadmin-root MQADMIN_AUTH_PASSWORD=$apw
+    fi
     MQADMIN_DATA_DIR="$work/popshim-m/data" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || ok=0
+    stop_bg popshim-ma 20
+    if grep -q -- "$apw" "$work"/popshim-ma/popshim-*.log 2>/dev/null; then
+      echo "mqadmin-interop: the admin password is in popshim's log" >&2
+      ok=0
+    fi
   else
     ok=0
     echo "mqadmin-interop: could not start popshim or fetch rocketmq-tools" >&2

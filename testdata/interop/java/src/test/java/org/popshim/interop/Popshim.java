@@ -39,6 +39,8 @@ final class Popshim implements AutoCloseable {
     private final List<String> extraArgs;
     /** Readiness is probed over TLS (trusting any certificate) when popshim refuses plaintext (--tls-mode enforcing). */
     private final boolean tls;
+    /** With --auth-enabled the unsigned readiness probe is answered NO_PERMISSION (16): that counts as up. */
+    private final boolean authEnabled;
     private volatile Process process;
     private int starts;
 
@@ -61,6 +63,7 @@ final class Popshim implements AutoCloseable {
         this.extraArgs = List.copyOf(all);
         int mode = all.indexOf("--tls-mode");
         this.tls = mode >= 0 && mode + 1 < all.size() && all.get(mode + 1).equals("enforcing");
+        this.authEnabled = all.contains("--auth-enabled");
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             Process p = process;
             if (p != null) {
@@ -161,7 +164,7 @@ final class Popshim implements AutoCloseable {
         process = pb.start();
         Files.writeString(pidFile(), Long.toString(process.pid()));
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (!(listening(brokerPort) && listening(namesrvPort) && routeReady(namesrvPort, tls))) {
+        while (!(listening(brokerPort) && listening(namesrvPort) && routeReady(namesrvPort, tls, authEnabled))) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("popshim exited with code " + process.exitValue()
                     + " during start-up; command " + cmd + "\nlog:\n" + logTail());
@@ -226,7 +229,7 @@ final class Popshim implements AutoCloseable {
      * True when the name server answers GET_ROUTEINFO_BY_TOPIC(105) for TBW102 with SUCCESS: the route
      * clients will ask for first is there. One JSON-serialized remoting frame, written by hand.
      */
-    private static boolean routeReady(int port, boolean tls) {
+    private static boolean routeReady(int port, boolean tls, boolean denyIsUp) {
         try (Socket s = tls ? TlsFiles.trustAllSocket() : new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 200);
             s.setSoTimeout(2_000);
@@ -246,7 +249,7 @@ final class Popshim implements AutoCloseable {
             int code = (mark >>> 24) == 1
                 ? ((h[0] & 0xFF) << 8) | (h[1] & 0xFF)  // ROCKETMQ binary header: code is the first i16
                 : com.alibaba.fastjson2.JSON.parseObject(new String(h, StandardCharsets.UTF_8)).getIntValue("code", -1);
-            return code == 0;
+            return code == 0 || (denyIsUp && code == 16);
         } catch (IOException | RuntimeException | java.security.GeneralSecurityException e) {
             return false;
         }
