@@ -68,6 +68,11 @@ type Options struct {
 	// a LOG on the data filesystem turns a full disk into SIGABRT. Give a
 	// directory on another filesystem to keep the LOG.
 	InfoLogDir string
+	// DisableMessageIndex turns the key index off (RocketMQ's
+	// messageIndexEnable=false, --message-index-enable=false): AppendMessage
+	// writes no key-index entries and QueryMessagesByKey finds only what
+	// was indexed before.
+	DisableMessageIndex bool
 }
 
 // queueKey identifies one message queue.
@@ -111,7 +116,12 @@ type Store struct {
 	keep   int64 // retention, ms; <0 disabled
 	stats  bool
 	wseq   atomic.Uint64
-	onApp  atomic.Pointer[AppendListener]
+	// noIndex: Options.DisableMessageIndex.
+	noIndex bool
+	// lastIndexed is the newest key-index entry committed since Open (nil
+	// before one); QueryMessagesByKey reports it.
+	lastIndexed atomic.Pointer[indexMark]
+	onApp       atomic.Pointer[AppendListener]
 
 	// serialMu orders the Txns that touch queue offsets, the physical
 	// offset or metadata: held from the first such call until Commit or
@@ -168,6 +178,7 @@ func Open(opts Options) (*Store, error) {
 		dir:     opts.Dir,
 		now:     opts.NowMillis,
 		keep:    opts.RetentionMillis,
+		noIndex: opts.DisableMessageIndex,
 		offsets: make(map[offsetID]int64),
 		topics:  make(map[string]TopicMeta),
 		groups:  make(map[string]GroupMeta),

@@ -1,0 +1,170 @@
+package popstore
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// The message index: RocketMQ's IndexService (store/.../index/IndexService.java)
+// indexes every stored message under topic#UNIQ_KEY and topic#k for each
+// non-empty space-separated k of its KEYS property, so QUERY_MESSAGE can
+// find messages by business key or client message id within a time range.
+// popshim keeps the same entries as keys of the messages column family,
+// written by Txn.AppendMessage in the WriteBatch of the message itself:
+//
+//	0x00 'K' hour(u32) topic 0x00 key 0x00 storeTimestamp(u64) physicalOffset(u64) → empty
+//
+// hour is STORETIMESTAMP / 3,600,000 (Unix ms), so retention drops whole
+// hours of entries with one range delete (Txn.TrimKeyIndex) and a query walks
+// the non-empty hours of its time range newest first. A key containing 0x00
+// is not indexed (it would make entries ambiguous); neither is a message when
+// the store was opened with Options.DisableMessageIndex.
+
+// keyIndexPrefix starts every key-index entry in the messages family.
+var keyIndexPrefix = []byte{0x00, 'K'}
+
+// indexHourMillis is the width of one retention unit of the key index.
+const indexHourMillis = 3600 * 1000
+
+// indexHour is the hour bucket of a store timestamp (0 for negative ones).
+func indexHour(tsMillis int64) uint32 {
+	if tsMillis <= 0 {
+		return 0
+	}
+	return uint32(tsMillis / indexHourMillis)
+}
+
+// appendIndexPrefix appends 0x00 'K' hour topic 0x00 key 0x00.
+func appendIndexPrefix(dst []byte, hour uint32, topic string, key []byte) []byte {
+	dst = append(dst, keyIndexPrefix...)
+	dst = binary.BigEndian.AppendUint32(dst, hour)
+	dst = append(dst, topic...)
+	dst = append(dst, 0)
+	dst = append(dst, key...)
+	return append(dst, 0)
+}
+
+// keyIndexHourStart is the first possible entry key of hour.
+func keyIndexHourStart(hour uint32) []byte {
+	k := append([]byte(nil), keyIndexPrefix...)
+	return binary.BigEndian.AppendUint32(k, hour)
+}
+
+// recordProperties returns the properties bytes of a stored-message record
+// (aliasing rec), or ok=false when the record's lengths do not add up.
+func recordProperties(rec []byte) (props []byte, ok bool) {
+	if len(rec) < recMinLen {
+		return nil, false
+	}
+	sys := binary.BigEndian.Uint32(rec[recSysFlag:])
+	p := storeTimestampPos(rec) + 8
+	if sys&uint32(codec.SysFlagStoreHostV6) != 0 {
+		p += 20
+	} else {
+		p += 8
+	}
+	p += 4 + 8 // reconsumeTimes, preparedTransactionOffset
+	if p+4 > len(rec) {
+		return nil, false
+	}
+	body := int(int32(binary.BigEndian.Uint32(rec[p:])))
+	if body < 0 {
+		return nil, false
+	}
+	p += 4 + body
+	if p+1 > len(rec) {
+		return nil, false
+	}
+	if int32(binary.BigEndian.Uint32(rec[4:])) == codec.MagicCodeV1 {
+		p += 1 + int(int8(rec[p]))
+	} else {
+		if p+2 > len(rec) {
+			return nil, false
+		}
+		p += 2 + int(int16(binary.BigEndian.Uint16(rec[p:])))
+	}
+	if p+2 > len(rec) {
+		return nil, false
+	}
+	n := int(int16(binary.BigEndian.Uint16(rec[p:])))
+	p += 2
+	if n < 0 || p+n > len(rec) {
+		return nil, false
+	}
+	return rec[p : p+n], true
+}
+
+// indexKeys calls fn with the UNIQ_KEY value and each non-empty
+// space-separated KEYS value of props (RocketMQ's properties string:
+// name 0x01 value 0x02 …), as IndexService.buildIndex picks them.
+func indexKeys(props []byte, fn func(key []byte)) {
+	for len(props) > 0 {
+		var pair []byte
+		if i := bytes.IndexByte(props, codec.PropertySeparator); i >= 0 {
+			pair, props = props[:i], props[i+1:]
+		} else {
+			pair, props = props, nil
+		}
+		i := bytes.IndexByte(pair, codec.PropertyNameValueSeparator)
+		if i <= 0 {
+			continue
+		}
+		name, val := pair[:i], pair[i+1:]
+		switch string(name) {
+		case codec.PropertyUniqClientMessageIDKeyIdx:
+			if len(val) > 0 {
+				fn(val)
+			}
+		case codec.PropertyKeys:
+			for len(val) > 0 {
+				var k []byte
+				if j := bytes.IndexByte(val, ' '); j >= 0 {
+					k, val = val[:j], val[j+1:]
+				} else {
+					k, val = val, nil
+				}
+				if len(k) > 0 {
+					fn(k)
+				}
+			}
+		}
+	}
+}
+
+// indexMessage adds the key-index entries of one appended record.
+func (t *Txn) indexMessage(topic string, record []byte, phys int64) {
+	props, ok := recordProperties(record)
+	if !ok {
+		return
+	}
+	ts, _ := StoreTimestamp(record)
+	hour := indexHour(ts)
+	indexKeys(props, func(key []byte) {
+		if bytes.IndexByte(key, 0) >= 0 {
+			return
+		}
+		t.scratch = appendIndexPrefix(t.scratch[:0], hour, topic, key)
+		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(ts))
+		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(phys))
+		t.b.put(cfiMessages, t.scratch, nil)
+		t.idx = indexMark{ts: ts, phys: phys, set: true}
+	})
+}
+
+// TrimKeyIndex removes the key-index entries of every hour that ends at or
+// before cutoffMillis (retention: their messages are older than the cutoff).
+// Entries of the hour holding the cutoff stay until the next pass; a query
+// skips entries whose message is gone.
+func (t *Txn) TrimKeyIndex(cutoffMillis int64) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	h := indexHour(cutoffMillis)
+	if h == 0 {
+		return nil
+	}
+	t.b.delRange(cfiMessages, keyIndexHourStart(0), keyIndexHourStart(h))
+	return nil
+}

@@ -1,0 +1,143 @@
+package popstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/linxGnu/grocksdb"
+)
+
+// MaxQueryMessages caps the messages one QueryMessagesByKey returns, as
+// RocketMQ's maxMsgsNumBatch (64) caps IndexService.queryOffset.
+const MaxQueryMessages = 64
+
+// indexMark is one key-index entry's store timestamp and physical offset.
+type indexMark struct {
+	ts, phys int64
+	set      bool
+}
+
+// KeyQueryResult is what QueryMessagesByKey found.
+type KeyQueryResult struct {
+	// Records are the stored-message records, ascending by physical offset
+	// (as DefaultMessageStore.queryMessage sorts them); each is a copy.
+	Records [][]byte
+	// LastIndexedMillis and LastIndexedPhys are the STORETIMESTAMP (Unix
+	// ms) and physical offset of the newest entry indexed since Open (0
+	// before one): QueryMessageResponseHeader's indexLastUpdateTimestamp
+	// and indexLastUpdatePhyoffset.
+	LastIndexedMillis, LastIndexedPhys int64
+}
+
+// QueryMessagesByKey returns the messages of topic indexed under key (a
+// KEYS element or a UNIQ_KEY) whose STORETIMESTAMP is within
+// [beginMillis, endMillis], at most min(maxNum, MaxQueryMessages), the
+// newest ones when more match. An entry whose message is gone (retention,
+// deleted topic) is skipped. An unknown topic or key finds nothing. Blocks on
+// RocksDB: call from a reader goroutine. Errors: ErrClosed,
+// ErrUnavailable, RocksDB errors.
+func (s *Store) QueryMessagesByKey(topic, key string, maxNum int, beginMillis, endMillis int64) (KeyQueryResult, error) {
+	var res KeyQueryResult
+	if m := s.lastIndexed.Load(); m != nil {
+		res.LastIndexedMillis, res.LastIndexedPhys = m.ts, m.phys
+	}
+	if !s.readGuard() {
+		return res, s.guardErr()
+	}
+	defer s.readDone()
+	maxNum = min(maxNum, MaxQueryMessages)
+	if maxNum <= 0 || topic == "" || key == "" || endMillis < beginMillis ||
+		strings.IndexByte(key, 0) >= 0 || strings.IndexByte(topic, 0) >= 0 {
+		return res, nil
+	}
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	first := indexHour(beginMillis)
+	cur := indexHour(endMillis)
+	var prefix, target []byte
+	type hit struct{ ts, phys int64 }
+	var hits []hit
+	for cur >= first && len(res.Records) < maxNum {
+		prefix = appendIndexPrefix(prefix[:0], cur, topic, []byte(key))
+		target = binary.BigEndian.AppendUint64(append(target[:0], prefix...), uint64(max(endMillis, 0)))
+		target = binary.BigEndian.AppendUint64(target, math.MaxUint64)
+		it.SeekForPrev(target)
+		if !it.Valid() {
+			break
+		}
+		k := it.Key().Data()
+		if len(k) < len(keyIndexPrefix)+4 || !bytes.HasPrefix(k, keyIndexPrefix) {
+			break // before every index entry
+		}
+		if h := binary.BigEndian.Uint32(k[len(keyIndexPrefix):]); h < cur {
+			cur = h // skip the empty hours in between
+			continue
+		}
+		hits = hits[:0]
+		for ; it.Valid(); it.Prev() {
+			k = it.Key().Data()
+			if !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+16 {
+				break
+			}
+			ts := int64(binary.BigEndian.Uint64(k[len(prefix):]))
+			if ts < beginMillis {
+				break
+			}
+			hits = append(hits, hit{ts, int64(binary.BigEndian.Uint64(k[len(prefix)+8:]))})
+		}
+		if err := it.Err(); err != nil {
+			return res, fmt.Errorf("popstore: key index: %w", err)
+		}
+		for _, h := range hits {
+			if len(res.Records) >= maxNum {
+				break
+			}
+			rec, err := s.indexedRecord(topic, h.phys)
+			if err == ErrNotFound {
+				continue
+			}
+			if err != nil {
+				return res, err
+			}
+			res.Records = append(res.Records, rec)
+		}
+		if cur == 0 {
+			break
+		}
+		cur--
+	}
+	if err := it.Err(); err != nil {
+		return res, fmt.Errorf("popstore: key index: %w", err)
+	}
+	sort.Slice(res.Records, func(i, j int) bool {
+		return binary.BigEndian.Uint64(res.Records[i][recPhysOffset:]) < binary.BigEndian.Uint64(res.Records[j][recPhysOffset:])
+	})
+	return res, nil
+}
+
+// indexedRecord reads the record at physical offset phys and checks that it
+// still is that message of topic (a deleted and re-created topic reuses
+// message keys). ErrNotFound otherwise. REQUIRES: readGuard held.
+func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
+	mk, err := s.getCF(s.cfMessages(), physKey(phys))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(mk, []byte(topic)) || len(mk) != len(topic)+1+12 || mk[len(topic)] != 0 {
+		return nil, ErrNotFound
+	}
+	rec, err := s.getCF(s.cfMessages(), mk)
+	if err != nil {
+		return nil, err
+	}
+	if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != phys {
+		return nil, ErrNotFound
+	}
+	return rec, nil
+}
