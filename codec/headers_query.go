@@ -6,16 +6,29 @@ package codec
 // defaultQueryMaxNum (32) instead of the header's maxNum.
 const UniqueKeyQueryFlag = "_UNIQUE_KEY_QUERY"
 
+// Index types of a 5.5 QUERY_MESSAGE (QueryMessageRequestHeader.indexType,
+// MessageConst's index types): keys (also for unique keys), tags, unique key.
+const (
+	IndexTypeKeys   = "K"
+	IndexTypeTags   = "T"
+	IndexTypeUnique = "U"
+)
+
 // QueryMessageRequestHeader is the header of QUERY_MESSAGE (12)
 // (QueryMessageRequestHeader.java): topic, key, maxNum, beginTimestamp and
-// endTimestamp (Unix ms, both inclusive) are all required. UniqueKey is the
-// UniqueKeyQueryFlag ext field ("true").
+// endTimestamp (Unix ms, both inclusive) are all required; indexType (5.5:
+// IndexTypeKeys when absent, IndexTypeTags to look up by tag) and lastKey
+// (5.5 paging of the RocksDB index, "hour@topic@type@key@msgId@offset" of
+// the last row seen) are optional. UniqueKey is the UniqueKeyQueryFlag ext
+// field ("true").
 type QueryMessageRequestHeader struct {
 	Topic          string
 	Key            string
 	MaxNum         int32
 	BeginTimestamp int64
 	EndTimestamp   int64
+	IndexType      string
+	LastKey        string
 	UniqueKey      bool
 }
 
@@ -26,6 +39,7 @@ func DecodeQueryMessageRequestHeader(ext map[string]string) (QueryMessageRequest
 	h := QueryMessageRequestHeader{
 		Topic: r.str("topic"), Key: r.str("key"), MaxNum: r.i32("maxNum"),
 		BeginTimestamp: r.i64("beginTimestamp"), EndTimestamp: r.i64("endTimestamp"),
+		IndexType: r.optStr("indexType"), LastKey: r.optStr("lastKey"),
 		UniqueKey: ext[UniqueKeyQueryFlag] == "true",
 	}
 	return h, r.Err()
@@ -39,6 +53,8 @@ func (h QueryMessageRequestHeader) Encode(c *Command) {
 	w.i32("maxNum", h.MaxNum)
 	w.i64("beginTimestamp", h.BeginTimestamp)
 	w.i64("endTimestamp", h.EndTimestamp)
+	w.optStr("indexType", h.IndexType)
+	w.optStr("lastKey", h.LastKey)
 	if h.UniqueKey {
 		w.str(UniqueKeyQueryFlag, "true")
 	}

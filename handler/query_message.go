@@ -2,13 +2,18 @@ package handler
 
 // QUERY_MESSAGE (12).
 //
-// Header: topic, key, maxNum, beginTimestamp, endTimestamp, all required
+// Header: topic, key, maxNum, beginTimestamp, endTimestamp, all required,
+// and the optional 5.5 fields indexType and lastKey
 // (QueryMessageRequestHeader.java); the ext field _UNIQUE_KEY_QUERY=true
 // (MixAll.UNIQUE_MSG_QUERY_FLAG) marks a look-up by UNIQ_KEY, for which the
 // broker uses its defaultQueryMaxNum, 32, as QueryMessageProcessor does.
+// indexType "T" looks key up among the TAGS values (5.5's tag index);
+// anything else among KEYS and UNIQ_KEY. lastKey is ignored, as by 5.5's
+// file-based IndexService (only its RocksDB index pages).
 //
 // Behaviour: on the reader pool, popstore.Store.QueryMessagesByKey finds
-// the messages of topic indexed under key (a KEYS element or a UNIQ_KEY)
+// the messages of topic indexed under key (a KEYS element or a UNIQ_KEY, or
+// a tag)
 // stored within [beginTimestamp, endTimestamp], at most min(maxNum, 64)
 // (maxMsgsNumBatch), the newest when more match, and answers their records
 // concatenated in physical-offset order, the layout of a PULL body, which
@@ -27,6 +32,7 @@ package handler
 import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -43,11 +49,14 @@ func (b *Broker) handleQueryMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
+	kind := popstore.IndexKeys
 	if h.UniqueKey {
 		h.MaxNum = defaultQueryMaxNum
+	} else if h.IndexType == codec.IndexTypeTags {
+		kind = popstore.IndexTags
 	}
 	job := func() {
-		res, err := b.Store.QueryMessagesByKey(h.Topic, h.Key, int(h.MaxNum), h.BeginTimestamp, h.EndTimestamp)
+		res, err := b.Store.QueryMessagesByKey(h.Topic, kind, h.Key, int(h.MaxNum), h.BeginTimestamp, h.EndTimestamp)
 		if err != nil {
 			reply.Code(c, req, codec.SystemError, "query message: "+err.Error())
 			return

@@ -54,7 +54,7 @@ func TestQueryMessage(t *testing.T) {
 	h.createTopic("TQ", 2)
 	before := time.Now().UnixMilli()
 	first := send(t, c, "TQ", 0, "one", sendOpts{props: map[string]string{"KEYS": "order-1  order-2", "UNIQ_KEY": "UQ1"}})
-	send(t, c, "TQ", 1, "two", sendOpts{props: map[string]string{"KEYS": "order-1", "UNIQ_KEY": "UQ2"}})
+	send(t, c, "TQ", 1, "two", sendOpts{tag: "tagQ", props: map[string]string{"KEYS": "order-1", "UNIQ_KEY": "UQ2"}})
 	send(t, c, "TQ", 1, "three", sendOpts{props: map[string]string{"KEYS": "order-1", "UNIQ_KEY": "UQ3"}})
 	after := time.Now().UnixMilli()
 
@@ -80,6 +80,11 @@ func TestQueryMessage(t *testing.T) {
 	require.Len(t, ms, 1)
 	u, _ := ms[0].Property(codec.PropertyUniqClientMessageIDKeyIdx)
 	assert.Equal(t, "UQ2", u)
+
+	tagQ := byKey("TQ", "tagQ", 64)
+	tagQ.IndexType = codec.IndexTypeTags
+	_, ms = queryMessage(t, c, tagQ)
+	assert.Equal(t, []string{"two"}, bodiesOf(ms), "5.5 indexType T: by tag")
 
 	inRange := byKey("TQ", "order-1", 64)
 	inRange.BeginTimestamp, inRange.EndTimestamp = before-1000, after+1000

@@ -9,18 +9,28 @@ import (
 
 // The message index: RocketMQ's IndexService (store/.../index/IndexService.java)
 // indexes every stored message under topic#UNIQ_KEY and topic#k for each
-// non-empty space-separated k of its KEYS property, so QUERY_MESSAGE can
-// find messages by business key or client message id within a time range.
+// non-empty space-separated k of its KEYS property and, since 5.5, under
+// its TAGS value as a separate "T" index type, so QUERY_MESSAGE can find
+// messages by business key, client message id or tag within a time range.
 // popshim keeps the same entries as keys of the messages column family,
 // written by Txn.AppendMessage in the WriteBatch of the message itself:
 //
-//	0x00 'K' hour(u32) topic 0x00 key 0x00 storeTimestamp(u64) physicalOffset(u64) → empty
+//	0x00 'K' hour(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64) → empty
 //
+// kind is IndexKeys ('K': KEYS elements and UNIQ_KEY, one space as in
+// Java, whose unique-key queries read the key index) or IndexTags ('T').
 // hour is STORETIMESTAMP / 3,600,000 (Unix ms), so retention drops whole
 // hours of entries with one range delete (Txn.TrimKeyIndex) and a query walks
 // the non-empty hours of its time range newest first. A key containing 0x00
 // is not indexed (it would make entries ambiguous); neither is a message when
 // the store was opened with Options.DisableMessageIndex.
+
+// Index kinds: the byte after the topic in a key-index entry, and the
+// indexType of a 5.5 QueryMessageRequestHeader.
+const (
+	IndexKeys byte = 'K' // KEYS elements and UNIQ_KEY
+	IndexTags byte = 'T' // the TAGS value
+)
 
 // keyIndexPrefix starts every key-index entry in the messages family.
 var keyIndexPrefix = []byte{0x00, 'K'}
@@ -36,12 +46,12 @@ func indexHour(tsMillis int64) uint32 {
 	return uint32(tsMillis / indexHourMillis)
 }
 
-// appendIndexPrefix appends 0x00 'K' hour topic 0x00 key 0x00.
-func appendIndexPrefix(dst []byte, hour uint32, topic string, key []byte) []byte {
+// appendIndexPrefix appends 0x00 'K' hour topic 0x00 kind key 0x00.
+func appendIndexPrefix(dst []byte, hour uint32, topic string, kind byte, key []byte) []byte {
 	dst = append(dst, keyIndexPrefix...)
 	dst = binary.BigEndian.AppendUint32(dst, hour)
 	dst = append(dst, topic...)
-	dst = append(dst, 0)
+	dst = append(dst, 0, kind)
 	dst = append(dst, key...)
 	return append(dst, 0)
 }
@@ -98,8 +108,9 @@ func recordProperties(rec []byte) (props []byte, ok bool) {
 
 // indexKeys calls fn with the UNIQ_KEY value and each non-empty
 // space-separated KEYS value of props (RocketMQ's properties string:
-// name 0x01 value 0x02 …), as IndexService.buildIndex picks them.
-func indexKeys(props []byte, fn func(key []byte)) {
+// name 0x01 value 0x02 …) as IndexKeys, and a non-empty TAGS value as
+// IndexTags, as IndexService.buildIndex picks them.
+func indexKeys(props []byte, fn func(kind byte, key []byte)) {
 	for len(props) > 0 {
 		var pair []byte
 		if i := bytes.IndexByte(props, codec.PropertySeparator); i >= 0 {
@@ -115,7 +126,11 @@ func indexKeys(props []byte, fn func(key []byte)) {
 		switch string(name) {
 		case codec.PropertyUniqClientMessageIDKeyIdx:
 			if len(val) > 0 {
-				fn(val)
+				fn(IndexKeys, val)
+			}
+		case codec.PropertyTags:
+			if len(val) > 0 {
+				fn(IndexTags, val)
 			}
 		case codec.PropertyKeys:
 			for len(val) > 0 {
@@ -126,7 +141,7 @@ func indexKeys(props []byte, fn func(key []byte)) {
 					k, val = val, nil
 				}
 				if len(k) > 0 {
-					fn(k)
+					fn(IndexKeys, k)
 				}
 			}
 		}
@@ -141,11 +156,11 @@ func (t *Txn) indexMessage(topic string, record []byte, phys int64) {
 	}
 	ts, _ := StoreTimestamp(record)
 	hour := indexHour(ts)
-	indexKeys(props, func(key []byte) {
+	indexKeys(props, func(kind byte, key []byte) {
 		if bytes.IndexByte(key, 0) >= 0 {
 			return
 		}
-		t.scratch = appendIndexPrefix(t.scratch[:0], hour, topic, key)
+		t.scratch = appendIndexPrefix(t.scratch[:0], hour, topic, kind, key)
 		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(ts))
 		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(phys))
 		t.b.put(cfiMessages, t.scratch, nil)

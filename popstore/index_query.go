@@ -33,14 +33,14 @@ type KeyQueryResult struct {
 	LastIndexedMillis, LastIndexedPhys int64
 }
 
-// QueryMessagesByKey returns the messages of topic indexed under key (a
-// KEYS element or a UNIQ_KEY) whose STORETIMESTAMP is within
+// QueryMessagesByKey returns the messages of topic indexed under key as
+// kind (IndexKeys: a KEYS element or a UNIQ_KEY; IndexTags: a TAGS value) whose STORETIMESTAMP is within
 // [beginMillis, endMillis], at most min(maxNum, MaxQueryMessages), the
 // newest ones when more match. An entry whose message is gone (retention,
 // deleted topic) is skipped. An unknown topic or key finds nothing. Blocks on
 // RocksDB: call from a reader goroutine. Errors: ErrClosed,
 // ErrUnavailable, RocksDB errors.
-func (s *Store) QueryMessagesByKey(topic, key string, maxNum int, beginMillis, endMillis int64) (KeyQueryResult, error) {
+func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum int, beginMillis, endMillis int64) (KeyQueryResult, error) {
 	var res KeyQueryResult
 	if m := s.lastIndexed.Load(); m != nil {
 		res.LastIndexedMillis, res.LastIndexedPhys = m.ts, m.phys
@@ -64,7 +64,7 @@ func (s *Store) QueryMessagesByKey(topic, key string, maxNum int, beginMillis, e
 	type hit struct{ ts, phys int64 }
 	var hits []hit
 	for cur >= first && len(res.Records) < maxNum {
-		prefix = appendIndexPrefix(prefix[:0], cur, topic, []byte(key))
+		prefix = appendIndexPrefix(prefix[:0], cur, topic, kind, []byte(key))
 		target = binary.BigEndian.AppendUint64(append(target[:0], prefix...), uint64(max(endMillis, 0)))
 		target = binary.BigEndian.AppendUint64(target, math.MaxUint64)
 		it.SeekForPrev(target)

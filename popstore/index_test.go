@@ -19,9 +19,18 @@ const hourMs = 3600 * 1000
 // keyedRecord is a record of topic/queue 0 stored at ts with the given KEYS
 // and UNIQ_KEY properties (either may be "": left out).
 func keyedRecord(t *testing.T, topic string, ts int64, keys, uniq string) []byte {
+	return taggedRecord(t, topic, ts, "", keys, uniq)
+}
+
+// taggedRecord is keyedRecord with a TAGS property (left out when "").
+func taggedRecord(t *testing.T, topic string, ts int64, tags, keys, uniq string) []byte {
 	t.Helper()
 	props := ""
 	var err error
+	if tags != "" {
+		props, err = codec.SetProperty(props, codec.PropertyTags, tags)
+		require.NoError(t, err)
+	}
 	if keys != "" {
 		props, err = codec.SetProperty(props, codec.PropertyKeys, keys)
 		require.NoError(t, err)
@@ -68,7 +77,7 @@ func uniqs(t *testing.T, recs [][]byte) []string {
 
 func query(t *testing.T, s *popstore.Store, topic, key string, maxNum int, begin, end int64) []string {
 	t.Helper()
-	res, err := s.QueryMessagesByKey(topic, key, maxNum, begin, end)
+	res, err := s.QueryMessagesByKey(topic, popstore.IndexKeys, key, maxNum, begin, end)
 	require.NoError(t, err)
 	return uniqs(t, res.Records)
 }
@@ -189,4 +198,28 @@ func TestKeyIndexDisabled(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	require.Empty(t, query(t, s, "T", "k", 32, 0, 1<<62))
 	require.Equal(t, 0, s.KeyIndexEntries())
+}
+
+// TestKeyIndexTags: TAGS is indexed as its own kind (5.5's "T" index type),
+// apart from KEYS and UNIQ_KEY.
+func TestKeyIndexTags(t *testing.T) {
+	s, _ := popstoretest.Open(t, popstore.Options{})
+	tx := s.Begin()
+	require.NoError(t, tx.Do(func(tx *popstore.Txn) error {
+		if _, _, err := tx.AppendMessage("T", 0, taggedRecord(t, "T", hourMs, "TagA", "k", "U1")); err != nil {
+			return err
+		}
+		_, _, err := tx.AppendMessage("T", 0, taggedRecord(t, "T", hourMs, "", "TagA", "U2"))
+		return err
+	}))
+	require.Equal(t, 2*2+3+2, tx.Count(), "records, physical index, TAGS+KEYS+UNIQ_KEY of the first, KEYS+UNIQ_KEY of the second")
+	require.NoError(t, tx.Commit())
+	tagged := func(key string) []string {
+		res, err := s.QueryMessagesByKey("T", popstore.IndexTags, key, 32, 0, 1<<62)
+		require.NoError(t, err)
+		return uniqs(t, res.Records)
+	}
+	require.Equal(t, []string{"U1"}, tagged("TagA"))
+	require.Empty(t, tagged("k"))
+	require.Equal(t, []string{"U2"}, query(t, s, "T", "TagA", 32, 0, 1<<62), "the key index does not hold tags")
 }

@@ -31,6 +31,17 @@
 #   M13 clusterList prints no "null" and a #SPACE within 0.01 of the used ratio of the data directory's
 #      file system (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
 #      msgPutTotalTodayNow >= 100 (the M6 sends) and putTps as three numbers
+#   M14 `popshim send` (POPSHIM_BIN, run.sh sets it) stores 20 messages with KEYS "K other" and TAGS TG in a
+#      new topic T4; queryMsgByKey -t T4 -k K (QUERY_MESSAGE) lists the first message's msgId (UNIQ_KEY) and
+#      all 20 (5.5 adds an #IndexKey column); queryMsgByKey -t T4 -k TG -p T (5.5's tag index) lists 20 too
+#   M15 queryMsgByUniqueKey -t T4 -i MSGID (QUERY_MESSAGE with _UNIQUE_KEY_QUERY) prints Topic: T4 and
+#      Keys: [K other]
+#   M16 queryMsgById -t T4 -i OFFSETMSGID (VIEW_MESSAGE_BY_ID) prints OffsetID: OFFSETMSGID and Topic: T4;
+#      queryMsgById -t T4 -i MSGID (an id that is not an offsetMsgId of this broker: the tool falls back to
+#      QUERY_MESSAGE by unique key) prints the same message
+#   M17 `popshim consume` pops and acks the 20 messages as group G4; statsAll -t T4 (VIEW_BROKER_STATS_DATA,
+#      GET_CONSUME_STATS) prints the row T4 G4 with accumulation 0, InTPS and OutTPS > 0 and
+#      InMsg24Hour = OutMsg24Hour = 20
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -270,6 +281,54 @@ PY
     || { echo "    want msgPutTotalTodayNow >= 100 and putTps as three numbers"; show m13_status "brokerStatus -b ${brokers[0]}"; return 1; }
 }
 
+# M14–M17 share topic T4 and the 20 messages `popshim send` stores in it.
+topic4=mq_t4_$suffix
+group4=mq_g4_$suffix
+key4=mq_k_$suffix
+tag4=mq_tag_$suffix
+msgid4=""
+offid4=""
+m14() {
+  [ -x "${POPSHIM_BIN:-}" ] || { echo "    POPSHIM_BIN (the popshim binary) is not set"; return 1; }
+  "$POPSHIM_BIN" send --namesrv "$ns" --topic "$topic4" --keys "$key4 other" --tags "$tag4" --body m14 --count 20 >"$tmp/m14_send.out" 2>&1 \
+    || { echo "    popshim send failed:"; sed 's/^/    /' "$tmp/m14_send.out"; return 1; }
+  msgid4=$(sed -n '1s/^SEND_OK msgId=\([^ ]*\) .*/\1/p' "$tmp/m14_send.out")
+  offid4=$(sed -n '1s/^SEND_OK msgId=[^ ]* offsetMsgId=\([^ ]*\) .*/\1/p' "$tmp/m14_send.out")
+  [ -n "$msgid4" ] && [ -n "$offid4" ] || { echo "    no msgId in:"; sed 's/^/    /' "$tmp/m14_send.out"; return 1; }
+  mq m14_query queryMsgByKey -t "$topic4" -k "$key4"
+  [ "$(rc m14_query)" = 0 ] && grep -qE "^$msgid4 +[0-9]+ +[0-9]+( |$)" "$tmp/m14_query.out" \
+    && [ "$(grep -cE '^[0-9A-F]{32} +[0-9]+ +[0-9]+( |$)' "$tmp/m14_query.out")" = 20 ] \
+    || { echo "    want 20 rows, one with msgId $msgid4"; show m14_query "queryMsgByKey -t $topic4 -k $key4"; return 1; }
+  mq m14_tag queryMsgByKey -t "$topic4" -k "$tag4" -p T
+  [ "$(rc m14_tag)" = 0 ] && [ "$(grep -cE '^[0-9A-F]{32} +[0-9]+ +[0-9]+( |$)' "$tmp/m14_tag.out")" = 20 ] \
+    || { echo "    want 20 rows"; show m14_tag "queryMsgByKey -t $topic4 -k $tag4 -p T"; return 1; }
+}
+m15() {
+  [ -n "$msgid4" ] || { echo "    no message from M14"; return 1; }
+  mq m15_query queryMsgByUniqueKey -t "$topic4" -i "$msgid4"
+  [ "$(rc m15_query)" = 0 ] && grep -qE "^Topic: +$topic4$" "$tmp/m15_query.out" \
+    && grep -qF "[$key4 other]" "$tmp/m15_query.out" \
+    || { show m15_query "queryMsgByUniqueKey -t $topic4 -i $msgid4"; return 1; }
+}
+m16() {
+  [ -n "$offid4" ] || { echo "    no message from M14"; return 1; }
+  mq m16_off queryMsgById -t "$topic4" -i "$offid4"
+  [ "$(rc m16_off)" = 0 ] && grep -qE "^OffsetID: +$offid4$" "$tmp/m16_off.out" && grep -qE "^Topic: +$topic4$" "$tmp/m16_off.out" \
+    || { show m16_off "queryMsgById -t $topic4 -i $offid4"; return 1; }
+  mq m16_uniq queryMsgById -t "$topic4" -i "$msgid4"
+  [ "$(rc m16_uniq)" = 0 ] && grep -qE "^OffsetID: +$offid4$" "$tmp/m16_uniq.out" && grep -qF "[$key4 other]" "$tmp/m16_uniq.out" \
+    || { show m16_uniq "queryMsgById -t $topic4 -i $msgid4"; return 1; }
+}
+m17() {
+  [ -n "$msgid4" ] || { echo "    no message from M14"; return 1; }
+  "$POPSHIM_BIN" consume --namesrv "$ns" --topic "$topic4" --group "$group4" --count 20 --timeout 30s >"$tmp/m17_consume.out" 2>&1 \
+    || { echo "    popshim consume failed:"; sed 's/^/    /' "$tmp/m17_consume.out"; return 1; }
+  mq m17_stats statsAll -t "$topic4"
+  [ "$(rc m17_stats)" = 0 ] && awk -v t="$topic4" -v g="$group4" \
+    '$1 == t && $2 == g && $3 == 0 && $4 > 0 && $5 > 0 && $6 == 20 && $7 == 20 {ok=1} END {exit !ok}' "$tmp/m17_stats.out" \
+    || { echo "    want: $topic4 $group4 0 InTPS>0 OutTPS>0 20 20"; show m17_stats "statsAll -t $topic4"; return 1; }
+}
+
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
 check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
@@ -285,6 +344,10 @@ check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
 check "M13 clusterList without null, #SPACE of the data dir; brokerStatus put totals" m13
+check "M14 queryMsgByKey finds the messages by key (QUERY_MESSAGE)" m14
+check "M15 queryMsgByUniqueKey finds the message by msgId (QUERY_MESSAGE _UNIQUE_KEY_QUERY)" m15
+check "M16 queryMsgById finds the message by offsetMsgId and by msgId" m16
+check "M17 statsAll prints the topic/group row with real figures (VIEW_BROKER_STATS_DATA)" m17
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

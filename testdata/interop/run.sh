@@ -231,7 +231,7 @@ if want mqadmin; then
   bp=$(free_port); np=$(free_port)
   if bash "$(popshim_script popshim-m "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-m \
       && rmq_lib tools >/dev/null; then
-    MQADMIN_DATA_DIR="$work/popshim-m/data" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || failed+=(mqadmin)
+    MQADMIN_DATA_DIR="$work/popshim-m/data" POPSHIM_BIN="$bin" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || failed+=(mqadmin)
   else
     failed+=(mqadmin)
     echo "mqadmin-interop: could not start popshim or fetch rocketmq-tools" >&2
