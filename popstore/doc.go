@@ -8,6 +8,10 @@
 //	          0x00 'P' physicalOffset(u64)                → message key (index)
 //	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
 //	                                                        not yet in its queue (timers.go)
+//	          0x00 'K' hour(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64)
+//	                                                      → empty: key index of KEYS,
+//	                                                        UNIQ_KEY (kind 'K') and TAGS
+//	                                                        (kind 'T') (index.go)
 //	pop       visibleAt(i64) group '@' topic '@' queueId(u32) '@' queueOffset(u64)
 //	                                                      → checkpoint value
 //	offsets   group 0x00 topic 0x00 queueId(u32)          → consume offset (i64)
@@ -54,5 +58,16 @@
 // the data they describe, they agree after any crash. Retention (PlanRetention
 // + Txn.ApplyRetention, driven by package batch) removes messages older than
 // Options.RetentionMillis (default 72 h, RocketMQ's fileReservedTime) with
-// range deletes, per queue, by STORETIMESTAMP.
+// range deletes, per queue, by STORETIMESTAMP, and with them the key-index
+// hours before the cutoff (one range delete: the hour leads the key).
+//
+// # Key index
+//
+// Txn.AppendMessage writes, in the message's own WriteBatch, one key-index
+// entry per UNIQ_KEY, non-empty KEYS element and TAGS value of the record
+// (RocketMQ's IndexService; Options.DisableMessageIndex turns it off).
+// QueryMessagesByKey walks the non-empty hours of a time range newest first
+// and returns the records whose physical-offset entry still names the same
+// message, so entries of deleted topics are skipped until retention drops
+// them.
 package popstore

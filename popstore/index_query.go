@@ -141,3 +141,68 @@ func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
 	}
 	return rec, nil
 }
+
+// EarliestMessageTime returns the STORETIMESTAMP (Unix ms) of the oldest
+// message still stored, or -1 when there is none, as
+// DefaultMessageStore.getEarliestMessageTime answers from the first
+// CommitLog record. It reads the message at the lowest physical offset that
+// still names a message (the first few entries of the physical-offset
+// index) and, when those all belong to deleted topics, the first message of
+// every queue. Blocks on RocksDB: call from a reader goroutine. Errors:
+// ErrClosed, ErrUnavailable, RocksDB errors.
+func (s *Store) EarliestMessageTime() (int64, error) {
+	if !s.readGuard() {
+		return -1, s.guardErr()
+	}
+	defer s.readDone()
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	ro.SetIterateUpperBound(prefixLimit(physPrefix))
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	tries := 0
+	for it.Seek(physPrefix); it.Valid() && tries < 16; it.Next() {
+		tries++
+		rec, err := s.getCF(s.cfMessages(), it.Value().Data())
+		if err == ErrNotFound {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		k := it.Key().Data()
+		if len(rec) < recPhysOffset+8 || !bytes.Equal(rec[recPhysOffset:recPhysOffset+8], k[len(k)-8:]) {
+			continue // a re-created topic's message under the deleted one's key
+		}
+		if ts, ok := StoreTimestamp(rec); ok {
+			return ts, nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return -1, fmt.Errorf("popstore: physical index: %w", err)
+	}
+	if tries == 0 {
+		return -1, nil
+	}
+	earliest := int64(-1)
+	var ferr error
+	s.queues.Range(func(k, v any) bool {
+		qk, st := k.(queueKey), v.(*queueState)
+		if st.min.Load() >= st.max.Load() {
+			return true
+		}
+		rec, err := s.readOne(qk.topic, qk.queueId, st.min.Load())
+		if err == ErrNotFound {
+			return true
+		}
+		if err != nil {
+			ferr = err
+			return false
+		}
+		if ts, ok := StoreTimestamp(rec); ok && (earliest < 0 || ts < earliest) {
+			earliest = ts
+		}
+		return true
+	})
+	return earliest, ferr
+}

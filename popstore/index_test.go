@@ -223,3 +223,30 @@ func TestKeyIndexTags(t *testing.T) {
 	require.Empty(t, tagged("k"))
 	require.Equal(t, []string{"U2"}, query(t, s, "T", "TagA", 32, 0, 1<<62), "the key index does not hold tags")
 }
+
+// TestEarliestMessageTime: -1 when empty, else the store time of the oldest
+// message still stored, also when the oldest physical entries belong to a
+// deleted topic.
+func TestEarliestMessageTime(t *testing.T) {
+	s, _ := popstoretest.Open(t, popstore.Options{})
+	ts, err := s.EarliestMessageTime()
+	require.NoError(t, err)
+	require.Equal(t, int64(-1), ts)
+	commit(t, s, func(tx *popstore.Txn) error {
+		for i := range 20 {
+			if _, _, err := tx.AppendMessage("Old", 0, keyedRecord(t, "Old", 1000+int64(i), "", "")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	appendKeyed(t, s, "A", 5000, "", "")
+	appendKeyed(t, s, "B", 4000, "", "")
+	ts, err = s.EarliestMessageTime()
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), ts)
+	commit(t, s, func(tx *popstore.Txn) error { return tx.DeleteTopic("Old") })
+	ts, err = s.EarliestMessageTime()
+	require.NoError(t, err)
+	require.Equal(t, int64(4000), ts, "20 stale physical entries first: falls back to the queues")
+}

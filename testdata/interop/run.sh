@@ -10,7 +10,7 @@
 #            P*Test) and the Go v5 client (testdata/interop/gov5, its own Go module)
 #   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
 #            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
-#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus (mqadmin_test.sh)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll (mqadmin_test.sh)
 # Env:   INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
 #        INTEROP_PROXY_TESTS=P1*  the same for the proxy suite (INTEROP_CLUSTER_TESTS for the cluster suite)
 #        INTEROP_KEEP=1           keep the work directory (popshim logs, data, client logs)
