@@ -1,5 +1,5 @@
 // Package popstore owns popshim's RocksDB database: the messages, pop
-// (checkpoint), offsets and meta column families, their key layouts, and the
+// (checkpoint), offsets, meta and index column families, their key layouts, and the
 // read paths used by the handlers. It never answers the network.
 //
 // # Column families and keys (all integers big-endian)
@@ -8,10 +8,6 @@
 //	          0x00 'P' physicalOffset(u64)                → message key (index)
 //	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
 //	                                                        not yet in its queue (timers.go)
-//	          0x00 'K' hour(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64)
-//	                                                      → empty: key index of KEYS,
-//	                                                        UNIQ_KEY (kind 'K') and TAGS
-//	                                                        (kind 'T') (index.go)
 //	pop       visibleAt(i64) group '@' topic '@' queueId(u32) '@' queueOffset(u64)
 //	                                                      → checkpoint value
 //	offsets   group 0x00 topic 0x00 queueId(u32)          → consume offset (i64)
@@ -22,6 +18,10 @@
 //	          "s/timers"                                  → number of timer entries (i64)
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
+//	index     hour(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64)
+//	                                                      → empty: key index of KEYS and
+//	                                                        UNIQ_KEY (kind 'K') and TAGS
+//	                                                        (kind 'T'); vector memtable (index.go)
 //
 // A message value is RocketMQ's stored-message record (CommitLog layout), so
 // a POP or PULL response body is the concatenation of values. Its

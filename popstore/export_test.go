@@ -24,11 +24,10 @@ func (s *Store) LatestSequenceNumber() uint64 { return s.db.GetLatestSequenceNum
 func (s *Store) KeyIndexEntries() int {
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()
-	ro.SetIterateUpperBound(prefixLimit(keyIndexPrefix))
-	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	it := s.db.NewIteratorCF(ro, s.cfIndex())
 	defer it.Close()
 	n := 0
-	for it.Seek(keyIndexPrefix); it.Valid(); it.Next() {
+	for it.SeekToFirst(); it.Valid(); it.Next() {
 		n++
 	}
 	return n

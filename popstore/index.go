@@ -12,10 +12,10 @@ import (
 // non-empty space-separated k of its KEYS property and, since 5.5, under
 // its TAGS value as a separate "T" index type, so QUERY_MESSAGE can find
 // messages by business key, client message id or tag within a time range.
-// popshim keeps the same entries as keys of the messages column family,
+// popshim keeps the same entries as keys of the index column family,
 // written by Txn.AppendMessage in the WriteBatch of the message itself:
 //
-//	0x00 'K' hour(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64) → empty
+//	hour(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64) → empty
 //
 // kind is IndexKeys ('K': KEYS elements and UNIQ_KEY, one space as in
 // Java, whose unique-key queries read the key index) or IndexTags ('T').
@@ -32,9 +32,6 @@ const (
 	IndexTags byte = 'T' // the TAGS value
 )
 
-// keyIndexPrefix starts every key-index entry in the messages family.
-var keyIndexPrefix = []byte{0x00, 'K'}
-
 // indexHourMillis is the width of one retention unit of the key index.
 const indexHourMillis = 3600 * 1000
 
@@ -46,9 +43,8 @@ func indexHour(tsMillis int64) uint32 {
 	return uint32(tsMillis / indexHourMillis)
 }
 
-// appendIndexPrefix appends 0x00 'K' hour topic 0x00 kind key 0x00.
+// appendIndexPrefix appends hour topic 0x00 kind key 0x00.
 func appendIndexPrefix(dst []byte, hour uint32, topic string, kind byte, key []byte) []byte {
-	dst = append(dst, keyIndexPrefix...)
 	dst = binary.BigEndian.AppendUint32(dst, hour)
 	dst = append(dst, topic...)
 	dst = append(dst, 0, kind)
@@ -58,8 +54,7 @@ func appendIndexPrefix(dst []byte, hour uint32, topic string, kind byte, key []b
 
 // keyIndexHourStart is the first possible entry key of hour.
 func keyIndexHourStart(hour uint32) []byte {
-	k := append([]byte(nil), keyIndexPrefix...)
-	return binary.BigEndian.AppendUint32(k, hour)
+	return binary.BigEndian.AppendUint32(nil, hour)
 }
 
 // recordProperties returns the properties bytes of a stored-message record
@@ -163,7 +158,7 @@ func (t *Txn) indexMessage(topic string, record []byte, phys int64) {
 		t.scratch = appendIndexPrefix(t.scratch[:0], hour, topic, kind, key)
 		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(ts))
 		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(phys))
-		t.b.put(cfiMessages, t.scratch, nil)
+		t.b.put(cfiIndex, t.scratch, nil)
 		t.idx = indexMark{ts: ts, phys: phys, set: true}
 	})
 }
@@ -180,6 +175,6 @@ func (t *Txn) TrimKeyIndex(cutoffMillis int64) error {
 	if h == 0 {
 		return nil
 	}
-	t.b.delRange(cfiMessages, keyIndexHourStart(0), keyIndexHourStart(h))
+	t.b.delRange(cfiIndex, keyIndexHourStart(0), keyIndexHourStart(h))
 	return nil
 }

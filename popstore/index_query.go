@@ -56,7 +56,7 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum i
 	}
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()
-	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	it := s.db.NewIteratorCF(ro, s.cfIndex())
 	defer it.Close()
 	first := indexHour(beginMillis)
 	cur := indexHour(endMillis)
@@ -72,10 +72,10 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum i
 			break
 		}
 		k := it.Key().Data()
-		if len(k) < len(keyIndexPrefix)+4 || !bytes.HasPrefix(k, keyIndexPrefix) {
-			break // before every index entry
+		if len(k) < 4 {
+			break
 		}
-		if h := binary.BigEndian.Uint32(k[len(keyIndexPrefix):]); h < cur {
+		if h := binary.BigEndian.Uint32(k); h < cur {
 			cur = h // skip the empty hours in between
 			continue
 		}

@@ -108,7 +108,7 @@ func (s *Store) CompactTrimmed(plan RetentionPlan) {
 		})
 	}
 	if h := indexHour(plan.CutoffMillis); len(plan.Trims) > 0 && h > 0 {
-		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{Start: keyIndexHourStart(0), Limit: keyIndexHourStart(h)})
+		s.db.CompactRangeCF(s.cfIndex(), grocksdb.Range{Start: keyIndexHourStart(0), Limit: keyIndexHourStart(h)})
 	}
 	if plan.PhysicalFloor > 0 {
 		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{Start: physKey(0), Limit: physKey(plan.PhysicalFloor)})
