@@ -27,9 +27,13 @@ package handler
 // not find message, maybe time range not correct" when none matched (also
 // for an unknown topic, as Java); SYSTEM_ERROR (1) naming a missing or
 // unparsable field, or for a store error; SYSTEM_BUSY (2) when the reader
-// queue is full.
+// queue is full. The body stops short of the oldest records that would take
+// it past 16 MiB − 256 KiB (the PULL bound; Java sends them all, beyond
+// what its client's decoder accepts).
 
 import (
+	"bytes"
+
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
@@ -56,7 +60,7 @@ func (b *Broker) handleQueryMessage(c remoting.Conn, req *codec.Command) {
 		kind = popstore.IndexTags
 	}
 	job := func() {
-		res, err := b.Store.QueryMessagesByKey(h.Topic, kind, h.Key, int(h.MaxNum), h.BeginTimestamp, h.EndTimestamp)
+		res, err := b.Store.QueryMessagesByKey(h.Topic, kind, h.Key, int(h.MaxNum), b.pop.MaxPopBytes, h.BeginTimestamp, h.EndTimestamp)
 		if err != nil {
 			reply.Code(c, req, codec.SystemError, "query message: "+err.Error())
 			return
@@ -69,16 +73,8 @@ func (b *Broker) handleQueryMessage(c remoting.Conn, req *codec.Command) {
 		codec.QueryMessageResponseHeader{
 			IndexLastUpdateTimestamp: res.LastIndexedMillis, IndexLastUpdatePhyoffset: res.LastIndexedPhys,
 		}.Encode(resp)
-		if n := len(res.Records); n > 0 {
-			size := 0
-			for _, r := range res.Records {
-				size += len(r)
-			}
-			body := make([]byte, 0, size)
-			for _, r := range res.Records {
-				body = append(body, r...)
-			}
-			resp.Body = body
+		if len(res.Records) > 0 {
+			resp.Body = bytes.Join(res.Records, nil)
 		}
 		reply.Respond(c, req, resp)
 	}

@@ -148,7 +148,7 @@ func BenchmarkQueryKeyIndex(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		res, err := s.QueryMessagesByKey("BenchTopic", popstore.IndexKeys, fmt.Sprintf("item-%d", i%60000), 64, 0, 1<<62)
+		res, err := s.QueryMessagesByKey("BenchTopic", popstore.IndexKeys, fmt.Sprintf("item-%d", i%60000), 64, 1<<30, 0, 1<<62)
 		if err != nil || len(res.Records) != 1 {
 			b.Fatalf("query: %v, %d records", err, len(res.Records))
 		}

@@ -36,11 +36,12 @@ type KeyQueryResult struct {
 // QueryMessagesByKey returns the messages of topic indexed under key as
 // kind (IndexKeys: a KEYS element or a UNIQ_KEY; IndexTags: a TAGS value) whose STORETIMESTAMP is within
 // [beginMillis, endMillis], at most min(maxNum, MaxQueryMessages), the
-// newest ones when more match. An entry whose message is gone (retention,
+// newest ones when more match; it stops before a record that would take the
+// records' total past maxBytes (one record is always returned). An entry whose message is gone (retention,
 // deleted topic) is skipped. An unknown topic or key finds nothing. Blocks on
 // RocksDB: call from a reader goroutine. Errors: ErrClosed,
 // ErrUnavailable, RocksDB errors.
-func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum int, beginMillis, endMillis int64) (KeyQueryResult, error) {
+func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, maxBytes int, beginMillis, endMillis int64) (KeyQueryResult, error) {
 	var res KeyQueryResult
 	if m := s.lastIndexed.Load(); m != nil {
 		res.LastIndexedMillis, res.LastIndexedPhys = m.ts, m.phys
@@ -63,7 +64,8 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum i
 	var prefix, target []byte
 	type hit struct{ ts, phys int64 }
 	var hits []hit
-	for cur >= first && len(res.Records) < maxNum {
+	total, full := 0, false
+	for cur >= first && len(res.Records) < maxNum && !full {
 		prefix = appendIndexPrefix(prefix[:0], cur, topic, kind, []byte(key))
 		target = binary.BigEndian.AppendUint64(append(target[:0], prefix...), uint64(max(endMillis, 0)))
 		target = binary.BigEndian.AppendUint64(target, math.MaxUint64)
@@ -105,6 +107,11 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum i
 			if err != nil {
 				return res, err
 			}
+			if len(res.Records) > 0 && total+len(rec) > maxBytes {
+				full = true
+				break
+			}
+			total += len(rec)
 			res.Records = append(res.Records, rec)
 		}
 		if cur == 0 {

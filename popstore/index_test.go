@@ -77,7 +77,7 @@ func uniqs(t *testing.T, recs [][]byte) []string {
 
 func query(t *testing.T, s *popstore.Store, topic, key string, maxNum int, begin, end int64) []string {
 	t.Helper()
-	res, err := s.QueryMessagesByKey(topic, popstore.IndexKeys, key, maxNum, begin, end)
+	res, err := s.QueryMessagesByKey(topic, popstore.IndexKeys, key, maxNum, 1<<30, begin, end)
 	require.NoError(t, err)
 	return uniqs(t, res.Records)
 }
@@ -142,6 +142,13 @@ func TestKeyIndexQuery(t *testing.T) {
 	require.Empty(t, query(t, s, "T", "b", 32, base+20, base+10), "end before begin")
 
 	require.Equal(t, []string{"U2", "U3"}, query(t, s, "T", "b", 2, 0, 1<<62), "maxNum keeps the newest")
+	one := len(keyedRecord(t, "T", base, "b", "U0"))
+	res, err := s.QueryMessagesByKey("T", popstore.IndexKeys, "b", 32, 2*one+one/2, 0, 1<<62)
+	require.NoError(t, err)
+	require.Equal(t, []string{"U2", "U3"}, uniqs(t, res.Records), "maxBytes keeps the newest that fit")
+	res, err = s.QueryMessagesByKey("T", popstore.IndexKeys, "b", 32, 1, 0, 1<<62)
+	require.NoError(t, err)
+	require.Equal(t, []string{"U3"}, uniqs(t, res.Records), "at least one")
 	require.Empty(t, query(t, s, "T", "b", 0, 0, 1<<62))
 
 	commit(t, s, func(tx *popstore.Txn) error {
@@ -215,7 +222,7 @@ func TestKeyIndexTags(t *testing.T) {
 	require.Equal(t, 2*2+3+2, tx.Count(), "records, physical index, TAGS+KEYS+UNIQ_KEY of the first, KEYS+UNIQ_KEY of the second")
 	require.NoError(t, tx.Commit())
 	tagged := func(key string) []string {
-		res, err := s.QueryMessagesByKey("T", popstore.IndexTags, key, 32, 0, 1<<62)
+		res, err := s.QueryMessagesByKey("T", popstore.IndexTags, key, 32, 1<<30, 0, 1<<62)
 		require.NoError(t, err)
 		return uniqs(t, res.Records)
 	}
