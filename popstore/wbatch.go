@@ -38,7 +38,8 @@ const sortLimit = 4 << 20
 // in Go memory, so that adding an entry costs no cgo call, an op is rolled
 // back by truncation, and the whole batch crosses into RocksDB with one
 // WriteBatchFrom. At commit the records are stably sorted by (column
-// family, key) unless the batch holds a range delete: keys of different
+// family, key) — the index family's records by op order only, since its
+// vector memtable takes any order — unless the batch holds a range delete: keys of different
 // records commute, records of one key keep their order, and a sorted batch
 // makes each memtable insert land next to the previous one, so RocksDB's
 // skiplist reuses its search path instead of descending from the top.
@@ -137,6 +138,11 @@ func (b *batchRep) encode(ids *[numCFs]uint32) []byte {
 	cmp := func(x, y recRef) int {
 		if x.cf != y.cf {
 			return int(x.cf) - int(y.cf)
+		}
+		if x.cf == cfiIndex {
+			// The index family's vector memtable appends in any order:
+			// keep op order and skip comparing its long, random keys.
+			return int(x.off - y.off)
 		}
 		if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
 			return c
