@@ -105,9 +105,10 @@ const popFamilyOptions = "memtable_insert_with_hint_prefix_extractor=rocksdb.Cap
 // cost about 5.7 µs of the writer's CPU on the 2-vCPU machine, against
 // 0.4 µs for an append to a vector memtable (1 M random 70-byte keys in
 // sorted batches of 256, thread CPU time). The vector is sorted when it is
-// flushed and when a query opens an iterator on it; the 16 MiB bound keeps
-// that sort to a few tens of ms for QUERY_MESSAGE, an admin request.
-const indexFamilyOptions = "memtable=vector;write_buffer_size=16777216"
+// flushed and when a query opens an iterator on it: with 16 MiB a query on
+// a full memtable (BenchmarkQueryKeyIndex) took 0.6–0.74 s, with 4 MiB
+// 43–66 ms, for more frequent (smaller) flushes.
+const indexFamilyOptions = "memtable=vector;write_buffer_size=4194304"
 
 // Store is popshim's RocksDB database. Reads may be called from any goroutine
 // except where noted; writes only go through a Txn (see Begin), normally on
