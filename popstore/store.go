@@ -107,8 +107,10 @@ const popFamilyOptions = "memtable_insert_with_hint_prefix_extractor=rocksdb.Cap
 // sorted batches of 256, thread CPU time). The vector is sorted when it is
 // flushed and when a query opens an iterator on it: with 16 MiB a query on
 // a full memtable (BenchmarkQueryKeyIndex) took 0.6–0.74 s, with 4 MiB
-// 43–66 ms, for more frequent (smaller) flushes.
-const indexFamilyOptions = "memtable=vector;write_buffer_size=4194304"
+// 43–66 ms, for more frequent (smaller) flushes. Uncompressed, as the pop
+// family: table blocks already share key prefixes, and snappy in those
+// flushes and their compactions costs the server's CPU.
+const indexFamilyOptions = "memtable=vector;write_buffer_size=4194304;compression=kNoCompression"
 
 // Store is popshim's RocksDB database. Reads may be called from any goroutine
 // except where noted; writes only go through a Txn (see Begin), normally on
