@@ -18,7 +18,7 @@
 //	          "s/timers"                                  → number of timer entries (i64)
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
-//	index     hour(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64)
+//	index     minute(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64)
 //	                                                      → empty: key index of KEYS and
 //	                                                        UNIQ_KEY (kind 'K') and TAGS
 //	                                                        (kind 'T'); vector memtable (index.go)
@@ -59,14 +59,14 @@
 // + Txn.ApplyRetention, driven by package batch) removes messages older than
 // Options.RetentionMillis (default 72 h, RocketMQ's fileReservedTime) with
 // range deletes, per queue, by STORETIMESTAMP, and with them the key-index
-// hours before the cutoff (one range delete: the hour leads the key).
+// minutes before the cutoff (one range delete: the minute leads the key).
 //
 // # Key index
 //
 // Txn.AppendMessage writes, in the message's own WriteBatch, one key-index
 // entry per UNIQ_KEY, non-empty KEYS element and TAGS value of the record
 // (RocketMQ's IndexService; Options.DisableMessageIndex turns it off).
-// QueryMessagesByKey walks the non-empty hours of a time range newest first
+// QueryMessagesByKey walks the non-empty minutes of a time range newest first
 // and returns the records whose physical-offset entry still names the same
 // message, so entries of deleted topics are skipped until retention drops
 // them.

@@ -109,12 +109,21 @@ func threadCPU() int64 {
 }
 
 // BenchmarkQueryKeyIndex measures one QueryMessagesByKey (one key, one
-// hit) after 60,000 messages with UNIQ_KEY, TAGS and two KEYS each were
-// appended: about 240,000 index entries, most of them still in the index
-// family's vector memtable, which each query's iterator sorts.
+// hit, time range 0 to the end of time) after 60,000 messages with
+// UNIQ_KEY, TAGS and two KEYS each were appended: about 240,000 index
+// entries, most of them still in the index family's vector memtable, which
+// each query's iterator sorts. spread=72h stores them over 72 hours (every
+// index minute bucket non-empty: 4,320 seeks per query), spread=0 within
+// one minute.
 //
 //	go test -run ^$ -bench QueryKeyIndex ./popstore/
 func BenchmarkQueryKeyIndex(b *testing.B) {
+	for _, spread := range []time.Duration{0, 72 * time.Hour} {
+		b.Run("spread="+spread.String(), func(b *testing.B) { benchQuery(b, spread) })
+	}
+}
+
+func benchQuery(b *testing.B, spread time.Duration) {
 	s, err := popstore.Open(popstore.Options{Dir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
@@ -122,6 +131,7 @@ func BenchmarkQueryKeyIndex(b *testing.B) {
 	defer s.Close()
 	host := netip.MustParseAddrPort("127.0.0.1:10911")
 	now := time.Now().UnixMilli()
+	step := spread.Milliseconds() / 60000
 	for batch := range 60000 / 500 {
 		tx := s.Begin()
 		if err := tx.Do(func(tx *popstore.Txn) error {
@@ -129,7 +139,7 @@ func BenchmarkQueryKeyIndex(b *testing.B) {
 				n := batch*500 + i
 				m := codec.MessageExt{Message: codec.Message{Topic: "BenchTopic", Body: make([]byte, 128),
 					Properties: fmt.Sprintf("UNIQ_KEY\x01U%08X\x02TAGS\x01TagA\x02KEYS\x01order-%d item-%d\x02", n, n*7919%100003, n)},
-					QueueID: int32(n % 8), BornHost: host, StoreHost: host, BornTimestamp: now, StoreTimestamp: now}
+					QueueID: int32(n % 8), BornHost: host, StoreHost: host, BornTimestamp: now, StoreTimestamp: now - spread.Milliseconds() + int64(n)*step}
 				rec, err := codec.AppendMessage(nil, &m)
 				if err != nil {
 					return err

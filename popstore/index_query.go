@@ -59,8 +59,8 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 	defer ro.Destroy()
 	it := s.db.NewIteratorCF(ro, s.cfIndex())
 	defer it.Close()
-	first := indexHour(beginMillis)
-	cur := indexHour(endMillis)
+	first := indexBucket(beginMillis)
+	cur := indexBucket(endMillis)
 	var prefix, target []byte
 	type hit struct{ ts, phys int64 }
 	var hits []hit
@@ -78,7 +78,7 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 			break
 		}
 		if h := binary.BigEndian.Uint32(k); h < cur {
-			cur = h // skip the empty hours in between
+			cur = h // skip the empty buckets in between
 			continue
 		}
 		hits = hits[:0]

@@ -118,7 +118,7 @@ func TestKeyIndexSameBatch(t *testing.T) {
 }
 
 // TestKeyIndexQuery: space-separated keys, other topics, the time range
-// (inclusive, across hours), maxNum (newest kept, answered by ascending
+// (inclusive, across buckets), maxNum (newest kept, answered by ascending
 // physical offset, capped at 64).
 func TestKeyIndexQuery(t *testing.T) {
 	s, _ := popstoretest.Open(t, popstore.Options{})
@@ -165,7 +165,7 @@ func TestKeyIndexQuery(t *testing.T) {
 	require.Equal(t, "M69", got[63])
 }
 
-// TestKeyIndexRetention: retention removes the index hours before the cutoff
+// TestKeyIndexRetention: retention removes the index minutes before the cutoff
 // with the messages; entries of a deleted topic find nothing, also after the
 // topic is created again.
 func TestKeyIndexRetention(t *testing.T) {

@@ -78,7 +78,7 @@ func (s *Store) PlanRetention(nowMillis int64) (RetentionPlan, error) {
 
 // ApplyRetention adds plan's range deletes to the Txn: the trimmed queues'
 // messages, the physical-offset index below the floor and, when a queue is
-// trimmed, the key-index hours before the cutoff (TrimKeyIndex).
+// trimmed, the key-index minutes before the cutoff (TrimKeyIndex).
 func (t *Txn) ApplyRetention(plan RetentionPlan) error {
 	for _, tr := range plan.Trims {
 		if err := t.TrimQueue(tr.Topic, tr.QueueId, tr.NewMinOffset); err != nil {
@@ -107,8 +107,8 @@ func (s *Store) CompactTrimmed(plan RetentionPlan) {
 			Limit: messageKey(nil, tr.Topic, tr.QueueId, tr.NewMinOffset),
 		})
 	}
-	if h := indexHour(plan.CutoffMillis); len(plan.Trims) > 0 && h > 0 {
-		s.db.CompactRangeCF(s.cfIndex(), grocksdb.Range{Start: keyIndexHourStart(0), Limit: keyIndexHourStart(h)})
+	if h := indexBucket(plan.CutoffMillis); len(plan.Trims) > 0 && h > 0 {
+		s.db.CompactRangeCF(s.cfIndex(), grocksdb.Range{Start: keyIndexBucketStart(0), Limit: keyIndexBucketStart(h)})
 	}
 	if plan.PhysicalFloor > 0 {
 		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{Start: physKey(0), Limit: physKey(plan.PhysicalFloor)})
