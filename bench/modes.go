@@ -142,7 +142,7 @@ func RunProduce(ctx context.Context, o Options) (*Report, error) {
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	s.build = func(int) (*codec.Command, int, bool) {
 		q := seq.Add(1)
-		return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body), 0, true
+		return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body, keysProperty(q, o.Keys)), 0, true
 	}
 	s.finish = func(sh, _ int, us int64, resp *codec.Command, err error) { recordReply(p, sh, 0, us, resp, err) }
 	seconds, exhausted, runErr := p.measure(ctx, s)

@@ -74,6 +74,10 @@ type Options struct {
 	Orderly bool
 	// BodySize is the message body size in bytes. --body-size, default 128.
 	BodySize int
+	// Keys is how many space-separated KEYS each message of `bench produce`
+	// carries besides its UNIQ_KEY (each one is a key-index entry on the
+	// broker). --keys, default 0.
+	Keys int
 	// Interval is the period of the report lines. --interval, default 1s.
 	Interval time.Duration
 	// MetricsURL is the server's Prometheus endpoint (popshim:
@@ -205,6 +209,8 @@ func (o *Options) Validate() error {
 		return errors.New("bench: --invisible-time must be at least 1s")
 	case o.BodySize < 1 || o.BodySize > 4<<20:
 		return fmt.Errorf("bench: --body-size %d out of [1, 4 MiB]", o.BodySize)
+	case o.Keys < 0 || o.Keys > 64:
+		return fmt.Errorf("bench: --keys %d out of [0, 64]", o.Keys)
 	}
 	return nil
 }
@@ -241,6 +247,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.IntVar(&o.Messages, "messages", o.Messages, "messages produced and popped before the run (receipt handles)")
 	fs.IntVar(&o.ProduceBatch, "produce-batch", o.ProduceBatch, "messages per SEND_BATCH_MESSAGE when preparing (1 = SEND_MESSAGE_V2)")
 	fs.IntVar(&o.BodySize, "body-size", o.BodySize, "message body bytes")
+	fs.IntVar(&o.Keys, "keys", o.Keys, "space-separated KEYS per message of `bench produce` (key-index entries), besides UNIQ_KEY")
 	fs.DurationVar(&o.InvisibleTime, "invisible-time", o.InvisibleTime, "invisibleTime of prepare POPs and of CHANGEs")
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")
 	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")

@@ -97,7 +97,7 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 			k = min(k, want-(end-k))
 			q := seq.Add(1)
 			if k == 1 {
-				return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body), 1, true
+				return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body, ""), 1, true
 			}
 			return sendBatchRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, int(k), body), int(k), true
 		}

@@ -29,3 +29,15 @@ func TestPrepareAckFramesMatchAckRequest(t *testing.T) {
 	}
 	require.Empty(t, prepareAckFrames("g", nil, (&Options{}).sign).ends)
 }
+
+// TestKeysProperty: --keys adds one KEYS property of n space-separated keys
+// after UNIQ_KEY.
+func TestKeysProperty(t *testing.T) {
+	c := sendRequest("g", "T", 0, 4, 26, []byte("b"), keysProperty(26, 3))
+	h, err := codec.DecodeSendMessageRequestHeaderV2(c.ExtFields)
+	require.NoError(t, err)
+	props := codec.DecodeProperties(h.Properties)
+	require.Equal(t, "order-1a-0 order-1a-1 order-1a-2", props[codec.PropertyKeys])
+	require.Equal(t, "bench1a", props[codec.PropertyUniqClientMessageIDKeyIdx])
+	require.Empty(t, keysProperty(26, 0))
+}

@@ -93,6 +93,10 @@ type Config struct {
 	// RetentionInterval is how often expired messages are deleted.
 	// --retention-interval, default 10m.
 	RetentionInterval time.Duration
+	// MessageIndexEnable keeps the key index of KEYS and UNIQ_KEY that
+	// QUERY_MESSAGE reads, written with each message (RocketMQ's
+	// messageIndexEnable, default true). --message-index-enable.
+	MessageIndexEnable bool
 	// PopWriteMode is "group" (one group-commit writer, the default) or
 	// "sync" (each ACK/CHANGE written synchronously by SyncWorkers workers,
 	// the Java broker's behaviour, kept as a measurement baseline).
@@ -281,6 +285,7 @@ func Default() *Config {
 		DefaultTopicQueueNums:       8,
 		Retention:                   72 * time.Hour,
 		RetentionInterval:           10 * time.Minute,
+		MessageIndexEnable:          true,
 		PopWriteMode:                "group",
 		SyncWorkers:                 16,
 		GCPercent:                   400,

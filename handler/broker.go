@@ -70,6 +70,8 @@ type Broker struct {
 	// rstats turns metrics' put/get counters into GET_BROKER_RUNTIME_INFO's
 	// TPS and per-day figures.
 	rstats runtimeStats
+	// bstats samples the items VIEW_BROKER_STATS_DATA answers.
+	bstats brokerStats
 	uniq   *codec.UniqIDGenerator
 	// svc is the POP read path: reader pool, queue locks, POP jobs.
 	svc *popsvc.Service

@@ -110,7 +110,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}()
 	st.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds(), InfoLogDir: cfg.RocksDBLogDir}
+	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds(), InfoLogDir: cfg.RocksDBLogDir,
+		DisableMessageIndex: !cfg.MessageIndexEnable}
 	if cfg.Retention <= 0 {
 		sopts.RetentionMillis = -1
 	}

@@ -47,6 +47,8 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestDeleteSubscriptionGroupList, b.handleDeleteSubscriptionGroupList)
 	r.Handle(codec.RequestGetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo)
 	r.Handle(codec.RequestViewMessageByID, b.handleViewMessageByID)
+	r.Handle(codec.RequestQueryMessage, b.handleQueryMessage)
+	r.Handle(requestViewBrokerStatsData, b.handleViewBrokerStatsData)
 	r.Handle(codec.RequestGetTopicStatsInfo, b.handleGetTopicStatsInfo)
 	r.Handle(codec.RequestGetConsumeStats, b.handleGetConsumeStats)
 	r.Handle(codec.RequestGetConsumerConnectionList, b.handleGetConsumerConnectionList)

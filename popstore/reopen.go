@@ -37,8 +37,8 @@ var probeKey = []byte("popshim.probe")
 // openDB opens the database in s.dir with the store's options.
 // REQUIRES: s.db == nil; closeMu held exclusively or the Store not shared.
 func (s *Store) openDB() error {
-	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta}
-	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.hinted, s.hinted, s.opts}
+	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta, cfIndex}
+	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.hinted, s.hinted, s.opts, s.index}
 	db, handles, err := grocksdb.OpenDbColumnFamilies(s.opts, s.dir, names, cfOpts)
 	if err != nil {
 		// Opening replays the WAL into a table file: on a full disk say

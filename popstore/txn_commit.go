@@ -203,6 +203,9 @@ func (t *Txn) publish() {
 	if t.timersUsed {
 		s.timers.Add(t.timerDelta)
 	}
+	if t.idx.set {
+		s.lastIndexed.Store(&t.idx)
+	}
 	if len(t.offsets)+len(t.orders)+len(t.topics)+len(t.groups) > 0 {
 		s.mu.Lock()
 		for id, o := range t.orders {

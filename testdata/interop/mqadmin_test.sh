@@ -31,15 +31,26 @@
 #   M13 clusterList prints no "null" and a #SPACE within 0.01 of the used ratio of the data directory's
 #      file system (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
 #      msgPutTotalTodayNow >= 100 (the M6 sends) and putTps as three numbers
-#   M14–M16 run against a second popshim started with --auth-enabled (MQADMIN_AUTH_NS, MQADMIN_AUTH_BROKER,
+#   M14 `popshim send` (POPSHIM_BIN, run.sh sets it) stores 20 messages with KEYS "K other" and TAGS TG in a
+#      new topic T4; queryMsgByKey -t T4 -k K (QUERY_MESSAGE) lists the first message's msgId (UNIQ_KEY) and
+#      all 20 (5.5 adds an #IndexKey column); queryMsgByKey -t T4 -k TG -p T (5.5's tag index) lists 20 too
+#   M15 queryMsgByUniqueKey -t T4 -i MSGID (QUERY_MESSAGE with _UNIQUE_KEY_QUERY) prints Topic: T4 and
+#      Keys: [K other]
+#   M16 queryMsgById -t T4 -i OFFSETMSGID (VIEW_MESSAGE_BY_ID) prints OffsetID: OFFSETMSGID and Topic: T4;
+#      queryMsgById -t T4 -i MSGID (an id that is not an offsetMsgId of this broker: the tool falls back to
+#      QUERY_MESSAGE by unique key) prints the same message
+#   M17 `popshim consume` pops and acks the 20 messages as group G4; statsAll -t T4 (VIEW_BROKER_STATS_DATA,
+#      GET_CONSUME_STATS) prints the row T4 G4 with accumulation 0, InTPS and OutTPS > 0 and
+#      InMsg24Hour = OutMsg24Hour = 20
+#   M18–M20 run against a second popshim started with --auth-enabled (MQADMIN_AUTH_NS, MQADMIN_AUTH_BROKER,
 #      and its super user MQADMIN_AUTH_USER / MQADMIN_AUTH_PASSWORD, which mqadmin reads from conf/tools.yml):
-#   M14 listUser without credentials fails with CODE: 16 "username cannot be null."; signed as the super
+#   M18 listUser without credentials fails with CODE: 16 "username cannot be null."; signed as the super
 #      user, createUser -u U -p P -t Normal prints "create user to ADDR success."
-#   M15 createAcl -s User:U -r Topic:T,Group:G -a Pub,Sub -d Allow (refused for a user that does not
+#   M19 createAcl -s User:U -r Topic:T,Group:G -a Pub,Sub -d Allow (refused for a user that does not
 #      exist), updateAcl -r Topic:T -a Pub -d Deny, deleteAcl -r Group:G: listAcl -s User:U then lists
 #      only Topic:T, Custom, Deny; mqadmin signed as U itself is refused listUser (Cluster Get) with
 #      CODE: 16 "User:U has no permission to access Cluster:…"
-#   M16 updateUser -u U -s disable: listUser -f U shows "U P Normal disable"; deleteUser -u U prints
+#   M20 updateUser -u U -s disable: listUser -f U shows "U P Normal disable"; deleteUser -u U prints
 #      "delete user to ADDR success." and mqadmin signed as U is then refused "User:U is not found."
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
@@ -280,6 +291,54 @@ PY
     || { echo "    want msgPutTotalTodayNow >= 100 and putTps as three numbers"; show m13_status "brokerStatus -b ${brokers[0]}"; return 1; }
 }
 
+# M14–M17 share topic T4 and the 20 messages `popshim send` stores in it.
+topic4=mq_t4_$suffix
+group4=mq_g4_$suffix
+key4=mq_k_$suffix
+tag4=mq_tag_$suffix
+msgid4=""
+offid4=""
+m14() {
+  [ -x "${POPSHIM_BIN:-}" ] || { echo "    POPSHIM_BIN (the popshim binary) is not set"; return 1; }
+  "$POPSHIM_BIN" send --namesrv "$ns" --topic "$topic4" --keys "$key4 other" --tags "$tag4" --body m14 --count 20 >"$tmp/m14_send.out" 2>&1 \
+    || { echo "    popshim send failed:"; sed 's/^/    /' "$tmp/m14_send.out"; return 1; }
+  msgid4=$(sed -n '1s/^SEND_OK msgId=\([^ ]*\) .*/\1/p' "$tmp/m14_send.out")
+  offid4=$(sed -n '1s/^SEND_OK msgId=[^ ]* offsetMsgId=\([^ ]*\) .*/\1/p' "$tmp/m14_send.out")
+  [ -n "$msgid4" ] && [ -n "$offid4" ] || { echo "    no msgId in:"; sed 's/^/    /' "$tmp/m14_send.out"; return 1; }
+  mq m14_query queryMsgByKey -t "$topic4" -k "$key4"
+  [ "$(rc m14_query)" = 0 ] && grep -qE "^$msgid4 +[0-9]+ +[0-9]+( |$)" "$tmp/m14_query.out" \
+    && [ "$(grep -cE '^[0-9A-F]{32} +[0-9]+ +[0-9]+( |$)' "$tmp/m14_query.out")" = 20 ] \
+    || { echo "    want 20 rows, one with msgId $msgid4"; show m14_query "queryMsgByKey -t $topic4 -k $key4"; return 1; }
+  mq m14_tag queryMsgByKey -t "$topic4" -k "$tag4" -p T
+  [ "$(rc m14_tag)" = 0 ] && [ "$(grep -cE '^[0-9A-F]{32} +[0-9]+ +[0-9]+( |$)' "$tmp/m14_tag.out")" = 20 ] \
+    || { echo "    want 20 rows"; show m14_tag "queryMsgByKey -t $topic4 -k $tag4 -p T"; return 1; }
+}
+m15() {
+  [ -n "$msgid4" ] || { echo "    no message from M14"; return 1; }
+  mq m15_query queryMsgByUniqueKey -t "$topic4" -i "$msgid4"
+  [ "$(rc m15_query)" = 0 ] && grep -qE "^Topic: +$topic4$" "$tmp/m15_query.out" \
+    && grep -qF "[$key4 other]" "$tmp/m15_query.out" \
+    || { show m15_query "queryMsgByUniqueKey -t $topic4 -i $msgid4"; return 1; }
+}
+m16() {
+  [ -n "$offid4" ] || { echo "    no message from M14"; return 1; }
+  mq m16_off queryMsgById -t "$topic4" -i "$offid4"
+  [ "$(rc m16_off)" = 0 ] && grep -qE "^OffsetID: +$offid4$" "$tmp/m16_off.out" && grep -qE "^Topic: +$topic4$" "$tmp/m16_off.out" \
+    || { show m16_off "queryMsgById -t $topic4 -i $offid4"; return 1; }
+  mq m16_uniq queryMsgById -t "$topic4" -i "$msgid4"
+  [ "$(rc m16_uniq)" = 0 ] && grep -qE "^OffsetID: +$offid4$" "$tmp/m16_uniq.out" && grep -qF "[$key4 other]" "$tmp/m16_uniq.out" \
+    || { show m16_uniq "queryMsgById -t $topic4 -i $msgid4"; return 1; }
+}
+m17() {
+  [ -n "$msgid4" ] || { echo "    no message from M14"; return 1; }
+  "$POPSHIM_BIN" consume --namesrv "$ns" --topic "$topic4" --group "$group4" --count 20 --timeout 30s >"$tmp/m17_consume.out" 2>&1 \
+    || { echo "    popshim consume failed:"; sed 's/^/    /' "$tmp/m17_consume.out"; return 1; }
+  mq m17_stats statsAll -t "$topic4"
+  [ "$(rc m17_stats)" = 0 ] && awk -v t="$topic4" -v g="$group4" \
+    '$1 == t && $2 == g && $3 == 0 && $4 > 0 && $5 > 0 && $6 == 20 && $7 == 20 {ok=1} END {exit !ok}' "$tmp/m17_stats.out" \
+    || { echo "    want: $topic4 $group4 0 InTPS>0 OutTPS>0 20 20"; show m17_stats "statsAll -t $topic4"; return 1; }
+}
+
 # mqa NAME ARGS...: like mq, against the --auth-enabled popshim, signed as the super user
 mqa() {
   local name=$1
@@ -294,15 +353,15 @@ apass=mq_p_$suffix
 atopic=mq_at_$suffix
 agroup=mq_ag_$suffix
 
-m14() {
+m18() {
   local rc=0
-  "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" listUser -b "$MQADMIN_AUTH_BROKER" >"$tmp/m14_anon.out" 2>"$tmp/m14_anon.err" || rc=$?
-  echo "$rc" >"$tmp/m14_anon.rc"
-  [ "$rc" != 0 ] && grep -q 'CODE: 16' "$tmp/m14_anon.err" && grep -q 'username cannot be null.' "$tmp/m14_anon.err" \
-    || { echo "    want CODE: 16 username cannot be null."; show m14_anon "listUser (no credentials)"; return 1; }
-  mqa m14_create createUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -p "$apass" -t Normal
-  [ "$(rc m14_create)" = 0 ] && grep -q "create user to $MQADMIN_AUTH_BROKER success." "$tmp/m14_create.out" \
-    || { show m14_create "createUser -u $auser"; return 1; }
+  "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" listUser -b "$MQADMIN_AUTH_BROKER" >"$tmp/m18_anon.out" 2>"$tmp/m18_anon.err" || rc=$?
+  echo "$rc" >"$tmp/m18_anon.rc"
+  [ "$rc" != 0 ] && grep -q 'CODE: 16' "$tmp/m18_anon.err" && grep -q 'username cannot be null.' "$tmp/m18_anon.err" \
+    || { echo "    want CODE: 16 username cannot be null."; show m18_anon "listUser (no credentials)"; return 1; }
+  mqa m18_create createUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -p "$apass" -t Normal
+  [ "$(rc m18_create)" = 0 ] && grep -q "create user to $MQADMIN_AUTH_BROKER success." "$tmp/m18_create.out" \
+    || { show m18_create "createUser -u $auser"; return 1; }
 }
 
 # acl_rows NAME: "resource decision" per listAcl entry row of $auser
@@ -316,33 +375,33 @@ as_user() {
   echo "$rc" >"$tmp/$1.rc"
 }
 
-m15() {
+m19() {
   # createAcl succeeds only for an existing user, so it also proves createUser stored it.
-  mqa m15_create createAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic,Group:$agroup" -a Pub,Sub -d Allow
-  [ "$(rc m15_create)" = 0 ] && grep -q "create acl to $MQADMIN_AUTH_BROKER success." "$tmp/m15_create.out" \
-    || { show m15_create "createAcl -s User:$auser"; return 1; }
-  mqa m15_update updateAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic" -a Pub -d Deny
-  [ "$(rc m15_update)" = 0 ] || { show m15_update updateAcl; return 1; }
-  mqa m15_delete deleteAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Group:$agroup"
-  mqa m15_list listAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser"
-  [ "$(rc m15_delete)" = 0 ] && [ "$(acl_rows m15_list)" = "Topic:$atopic Deny;" ] && grep -q Custom "$tmp/m15_list.out" \
-    || { echo "    rows: $(acl_rows m15_list)"; show m15_delete deleteAcl; show m15_list listAcl; return 1; }
-  as_user m15_asuser
-  [ "$(rc m15_asuser)" != 0 ] && grep -q 'CODE: 16' "$tmp/m15_asuser.err" \
-    && grep -q "User:$auser has no permission to access Cluster:" "$tmp/m15_asuser.err" \
-    || { show m15_asuser "listUser (as $auser)"; return 1; }
+  mqa m19_create createAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic,Group:$agroup" -a Pub,Sub -d Allow
+  [ "$(rc m19_create)" = 0 ] && grep -q "create acl to $MQADMIN_AUTH_BROKER success." "$tmp/m19_create.out" \
+    || { show m19_create "createAcl -s User:$auser"; return 1; }
+  mqa m19_update updateAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic" -a Pub -d Deny
+  [ "$(rc m19_update)" = 0 ] || { show m19_update updateAcl; return 1; }
+  mqa m19_delete deleteAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Group:$agroup"
+  mqa m19_list listAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser"
+  [ "$(rc m19_delete)" = 0 ] && [ "$(acl_rows m19_list)" = "Topic:$atopic Deny;" ] && grep -q Custom "$tmp/m19_list.out" \
+    || { echo "    rows: $(acl_rows m19_list)"; show m19_delete deleteAcl; show m19_list listAcl; return 1; }
+  as_user m19_asuser
+  [ "$(rc m19_asuser)" != 0 ] && grep -q 'CODE: 16' "$tmp/m19_asuser.err" \
+    && grep -q "User:$auser has no permission to access Cluster:" "$tmp/m19_asuser.err" \
+    || { show m19_asuser "listUser (as $auser)"; return 1; }
 }
 
-m16() {
-  mqa m16_update updateUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -s disable
-  mqa m16_list listUser -b "$MQADMIN_AUTH_BROKER" -f "$auser"
-  [ "$(rc m16_update)" = 0 ] && grep -qE "^$auser +$apass +Normal +disable *\$" "$tmp/m16_list.out" \
-    || { show m16_update "updateUser -s disable"; show m16_list "listUser -f $auser"; return 1; }
-  mqa m16_delete deleteUser -b "$MQADMIN_AUTH_BROKER" -u "$auser"
-  as_user m16_asuser
-  [ "$(rc m16_delete)" = 0 ] && grep -q "delete user to $MQADMIN_AUTH_BROKER success." "$tmp/m16_delete.out" \
-    && grep -q "User:$auser is not found." "$tmp/m16_asuser.err" \
-    || { show m16_delete "deleteUser -u $auser"; show m16_asuser "listUser (as $auser)"; return 1; }
+m20() {
+  mqa m20_update updateUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -s disable
+  mqa m20_list listUser -b "$MQADMIN_AUTH_BROKER" -f "$auser"
+  [ "$(rc m20_update)" = 0 ] && grep -qE "^$auser +$apass +Normal +disable *\$" "$tmp/m20_list.out" \
+    || { show m20_update "updateUser -s disable"; show m20_list "listUser -f $auser"; return 1; }
+  mqa m20_delete deleteUser -b "$MQADMIN_AUTH_BROKER" -u "$auser"
+  as_user m20_asuser
+  [ "$(rc m20_delete)" = 0 ] && grep -q "delete user to $MQADMIN_AUTH_BROKER success." "$tmp/m20_delete.out" \
+    && grep -q "User:$auser is not found." "$tmp/m20_asuser.err" \
+    || { show m20_delete "deleteUser -u $auser"; show m20_asuser "listUser (as $auser)"; return 1; }
 }
 
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
@@ -360,13 +419,17 @@ check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
 check "M13 clusterList without null, #SPACE of the data dir; brokerStatus put totals" m13
+check "M14 queryMsgByKey finds the messages by key (QUERY_MESSAGE)" m14
+check "M15 queryMsgByUniqueKey finds the message by msgId (QUERY_MESSAGE _UNIQUE_KEY_QUERY)" m15
+check "M16 queryMsgById finds the message by offsetMsgId and by msgId" m16
+check "M17 statsAll prints the topic/group row with real figures (VIEW_BROKER_STATS_DATA)" m17
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 if [ -n "${MQADMIN_AUTH_BROKER:-}" ]; then
   ta=$(date +%s)
-  check "M14 no credentials → CODE: 16; createUser with tools.yml credentials" m14
-  check "M15 createAcl, updateAcl, deleteAcl, listAcl; a normal user is refused listUser" m15
-  check "M16 updateUser -s disable, listUser; deleteUser, then the user is not found" m16
-  echo "  M14–M16 (ACL 2.0 users and ACLs) took $(( $(date +%s) - ta )) s"
+  check "M18 no credentials → CODE: 16; createUser with tools.yml credentials" m18
+  check "M19 createAcl, updateAcl, deleteAcl, listAcl; a normal user is refused listUser" m19
+  check "M20 updateUser -s disable, listUser; deleteUser, then the user is not found" m20
+  echo "  M18–M20 (ACL 2.0 users and ACLs) took $(( $(date +%s) - ta )) s"
 fi
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -10,7 +10,7 @@
 #            P*Test) and the Go v5 client (testdata/interop/gov5, its own Go module)
 #   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
 #            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
-#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus (mqadmin_test.sh)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll (mqadmin_test.sh)
 # `all` runs three lanes at once (java+go, proxy+cluster, mqadmin), each printed whole when it ends.
 # Env:   INTEROP_SERIAL=1         run the suites one after another instead
 #        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
@@ -256,7 +256,7 @@ suite_mqadmin() {
       export MQADMIN_AUTH_NS="127.0.0.1:$anp" MQADMIN_AUTH_BROKER="127.0.0.1:$abp"
       export MQADMIN_AUTH_USER=mqadmin-root MQADMIN_AUTH_PASSWORD=$apw
     fi
-    MQADMIN_DATA_DIR="$work/popshim-m/data" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || ok=0
+    MQADMIN_DATA_DIR="$work/popshim-m/data" POPSHIM_BIN="$bin" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || ok=0
     stop_bg popshim-ma 20
     if grep -q -- "$apw" "$work"/popshim-ma/popshim-*.log 2>/dev/null; then
       echo "mqadmin-interop: the admin password is in popshim's log" >&2
