@@ -248,7 +248,7 @@ suite_mqadmin() {
   bp=$(free_port); np=$(free_port)
   if bash "$(popshim_script popshim-m "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-m \
       && rmq_lib tools >/dev/null; then
-    # A second popshim with ACL 2.0 on for M14–M16; its super user's password comes from the environment.
+    # A second popshim with ACL 2.0 on for M18–M20; its super user's password comes from the environment.
     abp=$(free_port); anp=$(free_port)
     apw=mq-root-$RANDOM$RANDOM
     if POPSHIM_AUTH_ADMIN_PASSWORD=$apw bash "$(popshim_script popshim-ma "$abp" --namesrv-listen "127.0.0.1:$anp" \
