@@ -50,6 +50,20 @@ var brokerConfigJavaNames = map[string]struct {
 	"default-topic-queue-nums":       {"defaultTopicQueueNums", nil},
 	"max-message-size":               {"maxMessageSize", nil},
 	"wait-time-mills-in-send-queue":  {"waitTimeMillsInSendQueue", nil},
+	"message-delay-level":            {"messageDelayLevel", nil},
+	"timer-max-delay-sec":            {"timerMaxDelaySec", nil},
+	"register-interval":              {"registerNameServerPeriod", durationIn(time.Millisecond)},
+	"revive-interval":                {"reviveInterval", durationIn(time.Millisecond)},
+	"retention-interval":             {"cleanResourceInterval", durationIn(time.Millisecond)},
+	// NettyServerConfig, part of Java's broker configuration text.
+	"idle-timeout": {"serverChannelMaxIdleTimeSeconds", durationIn(time.Second)},
+	"metrics-listen": {"metricsPromExporterPort", func(v string) string {
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return v
+		}
+		return port
+	}},
 	"listen": {"listenPort", func(v string) string {
 		_, port, err := net.SplitHostPort(v)
 		if err != nil {
@@ -73,6 +87,18 @@ var brokerConfigJavaNames = map[string]struct {
 		}
 		return strconv.Itoa(int(f*100 + 0.5))
 	}},
+}
+
+// durationIn converts a Go duration flag value to a whole number of unit,
+// the form of Java's millisecond and second properties.
+func durationIn(unit time.Duration) func(string) string {
+	return func(v string) string {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return v
+		}
+		return strconv.FormatInt(int64(d/unit), 10)
+	}
 }
 
 // brokerConfigText renders the configuration as properties lines.
