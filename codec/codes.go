@@ -135,6 +135,13 @@ const (
 	// RequestInvokeBrokerToResetOffset resets a group's consume offsets of a topic by store time
 	// (INVOKE_BROKER_TO_RESET_OFFSET); header ResetOffsetRequestHeader, SUCCESS body ResetOffsetBody.
 	RequestInvokeBrokerToResetOffset int32 = 222
+	// RequestCleanExpiredConsumeQueue is CLEAN_EXPIRED_CONSUMEQUEUE (306), mqadmin cleanExpiredCQ; no header.
+	RequestCleanExpiredConsumeQueue int32 = 306
+	// RequestGetBrokerConsumeStats is GET_BROKER_CONSUME_STATS (317), mqadmin brokerConsumeStats;
+	// header GetConsumeStatsInBrokerHeader (isOrder), SUCCESS body ConsumeStatsList.
+	RequestGetBrokerConsumeStats int32 = 317
+	// RequestUpdateBrokerConfig is UPDATE_BROKER_CONFIG (25), mqadmin updateBrokerConfig; body properties text.
+	RequestUpdateBrokerConfig int32 = 25
 	// RequestGetSystemTopicListFromBroker lists the broker's system topics
 	// (GET_SYSTEM_TOPIC_LIST_FROM_BROKER); no header, SUCCESS body TopicList.
 	RequestGetSystemTopicListFromBroker int32 = 305
@@ -217,6 +224,8 @@ var requestNames = map[int32]string{
 	RequestPutKVConfig: "PUT_KV_CONFIG", RequestGetTopicStatsInfo: "GET_TOPIC_STATS_INFO",
 	RequestGetConsumerConnectionList: "GET_CONSUMER_CONNECTION_LIST", RequestGetProducerConnectionList: "GET_PRODUCER_CONNECTION_LIST",
 	RequestGetConsumeStats: "GET_CONSUME_STATS", RequestQueryTopicConsumeByWho: "QUERY_TOPIC_CONSUME_BY_WHO",
+	RequestCleanExpiredConsumeQueue: "CLEAN_EXPIRED_CONSUMEQUEUE", RequestGetBrokerConsumeStats: "GET_BROKER_CONSUME_STATS",
+	RequestUpdateBrokerConfig: "UPDATE_BROKER_CONFIG",
 }
 
 // RequestName returns the Java RequestCode constant name of code (a Go

@@ -12,8 +12,9 @@ package handler
 // BrokerConfig/MessageStoreConfig name where one means the same
 // (brokerConfigJavaNames, values converted to Java's unit), else under
 // the flag's own name. The response header's "version" is the
-// configuration's DataVersion as JSON; popshim's configuration does not
-// change at run time, so it is counter 0 stamped with the process start.
+// configuration's DataVersion as JSON: counter = UPDATE_BROKER_CONFIG
+// updates applied since start, timestamp = the last one's (else the process
+// start).
 // Memory only: answered on the event loop.
 //
 // Response codes: SUCCESS (0).
@@ -104,6 +105,8 @@ func durationIn(unit time.Duration) func(string) string {
 // brokerConfigText renders the configuration as properties lines.
 func (b *Broker) brokerConfigText() []byte {
 	cfg := *b.Cfg
+	cfg.AutoCreateTopic = b.Topics.Settings().AutoCreate
+	cfg.AutoCreateSubscriptionGroup = b.Groups.Settings().AutoCreate
 	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
 	cfg.BindFlags(fs)
 	lines := make([]string, 0, 64)
@@ -137,7 +140,13 @@ func propertiesEscape(v string) string {
 func (b *Broker) handleGetBrokerConfig(c remoting.Conn, req *codec.Command) {
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = b.brokerConfigText()
-	version, _ := json.Marshal(codec.DataVersion{Timestamp: processStart.UnixMilli()})
+	b.runtimeCfg.mu.Lock()
+	dv := codec.DataVersion{Counter: b.runtimeCfg.counter, Timestamp: b.runtimeCfg.stamp}
+	b.runtimeCfg.mu.Unlock()
+	if dv.Timestamp == 0 {
+		dv.Timestamp = processStart.UnixMilli()
+	}
+	version, _ := json.Marshal(dv)
 	resp.SetExt("version", string(version))
 	reply.Respond(c, req, resp)
 }

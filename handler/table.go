@@ -54,6 +54,10 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
 	r.Handle(codec.RequestQueryTopicConsumeByWho, b.handleQueryTopicConsumeByWho)
 	r.Handle(codec.RequestGetSystemTopicListFromBroker, b.handleGetSystemTopicListFromBroker)
+	r.Handle(codec.RequestCleanExpiredConsumeQueue, b.handleCleanExpiredConsumeQueue)
+	r.Handle(codec.RequestGetConsumerRunningInfo, b.handleGetConsumerRunningInfo)
+	r.Handle(codec.RequestGetBrokerConsumeStats, b.handleGetBrokerConsumeStats)
+	r.Handle(codec.RequestUpdateBrokerConfig, b.handleUpdateBrokerConfig)
 }
 
 // RegisterNameServer fills the name-server port's dispatch table (the
