@@ -31,6 +31,14 @@
 #   M13 clusterList prints no "null" and a #SPACE within 0.01 of the used ratio of the data directory's
 #      file system (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
 #      msgPutTotalTodayNow >= 100 (the M6 sends) and putTps as three numbers
+#   M20 updateBrokerConfig -b ADDR -k autoCreateSubscriptionGroup -v false prints "update broker config
+#      success, ADDR" and getBrokerConfig then shows autoCreateSubscriptionGroup = false; -v true restores it;
+#      -k maxMessageSize -v 1024 fails with CODE: 16 naming maxMessageSize
+#   M21 cleanExpiredCQ -b ADDR prints "success" (CLEAN_EXPIRED_CONSUMEQUEUE)
+#   M22 brokerConsumeStats -b ADDR (GET_BROKER_CONSUME_STATS) lists T2 queue 0 of G2 with broker offset
+#      100, consumer offset 50, diff 50, and a "Diff Total:" line (run while the M6 client is live)
+#   M23 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) fails with CODE: 1 "does not forward" for
+#      the live client and CODE: 1 "not online" for an unknown clientId (run while the M6 client is live)
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -270,6 +278,43 @@ PY
     || { echo "    want msgPutTotalTodayNow >= 100 and putTps as three numbers"; show m13_status "brokerStatus -b ${brokers[0]}"; return 1; }
 }
 
+m20() {
+  local b=${brokers[0]}
+  mq m20_off updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v false
+  [ "$(rc m20_off)" = 0 ] && grep -qF "update broker config success, $b" "$tmp/m20_off.out" \
+    || { show m20_off "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v false"; return 1; }
+  mq m20_config getBrokerConfig -b "$b"
+  grep -qE "^autoCreateSubscriptionGroup +=  false$" "$tmp/m20_config.out" \
+    || { echo "    want autoCreateSubscriptionGroup = false"; show m20_config "getBrokerConfig -b $b"; return 1; }
+  mq m20_on updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v true
+  [ "$(rc m20_on)" = 0 ] || { show m20_on "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v true"; return 1; }
+  mq m20_refused updateBrokerConfig -b "$b" -k maxMessageSize -v 1024
+  [ "$(rc m20_refused)" = 1 ] && grep -q "CODE: 16" "$tmp/m20_refused.err" && grep -q "maxMessageSize" "$tmp/m20_refused.err" \
+    || { echo "    want CODE: 16 naming maxMessageSize"; show m20_refused "updateBrokerConfig -b $b -k maxMessageSize -v 1024"; return 1; }
+}
+m21() {
+  mq m21_clean cleanExpiredCQ -b "${brokers[0]}"
+  [ "$(rc m21_clean)" = 0 ] && [ "$(out m21_clean)" = success ] \
+    || { show m21_clean "cleanExpiredCQ -b ${brokers[0]}"; return 1; }
+}
+m22() {
+  mq m22_stats brokerConsumeStats -b "${brokers[0]}"
+  [ "$(rc m22_stats)" = 0 ] && grep -qE "^$topic2 +$group2 +${BROKER_NAME:-popshim-a} +0 +100 +50 +50 " "$tmp/m22_stats.out" \
+    && grep -qE "^Diff Total: [0-9]+$" "$tmp/m22_stats.out" \
+    || { echo "    want $topic2 queue 0 of $group2: 100, 50, diff 50"; show m22_stats "brokerConsumeStats -b ${brokers[0]}"; return 1; }
+}
+m23() {
+  local id
+  id=$(grep -oE "127.0.0.1@adminclient[0-9]+" "$tmp/m8_conn.out" | head -1)
+  [ -n "$id" ] || { echo "    no clientId in the M8 output"; return 1; }
+  mq m23_live consumerStatus -g "$group2" -i "$id"
+  [ "$(rc m23_live)" = 1 ] && grep -q "CODE: 1 " "$tmp/m23_live.err" && grep -q "does not forward GET_CONSUMER_RUNNING_INFO" "$tmp/m23_live.err" \
+    || { show m23_live "consumerStatus -g $group2 -i $id"; return 1; }
+  mq m23_gone consumerStatus -g "$group2" -i nobody@1
+  [ "$(rc m23_gone)" = 1 ] && grep -q "The Consumer <$group2> <nobody@1> not online" "$tmp/m23_gone.err" \
+    || { show m23_gone "consumerStatus -g $group2 -i nobody@1"; return 1; }
+}
+
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
 check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
@@ -281,10 +326,14 @@ check "M6 updateTopic -o true; topicStatus lists queue 0 with min 0, max 100" m6
 check "M7 consumerProgress shows diff 50 after a POP consumer acked 50 of 100" m7
 check "M8 consumerConnection lists the live POP consumer" m8
 check "M9 producerConnection lists the live producer" m9
+check "M22 brokerConsumeStats lists the POP consumer's queue (GET_BROKER_CONSUME_STATS)" m22
+check "M23 consumerStatus fails with CODE: 1, not forwarded (GET_CONSUMER_RUNNING_INFO)" m23
 check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
 check "M13 clusterList without null, #SPACE of the data dir; brokerStatus put totals" m13
+check "M20 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m20
+check "M21 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m21
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]
