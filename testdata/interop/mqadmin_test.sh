@@ -38,7 +38,7 @@
 #   M22 brokerConsumeStats -b ADDR (GET_BROKER_CONSUME_STATS) lists T2 queue 0 of G2 with broker offset
 #      100, consumer offset 50, diff 50, and a "Diff Total:" line (run while the M6 client is live)
 #   M23 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) fails with CODE: 1 "does not forward" for
-#      the live client and CODE: 1 "not online" for an unknown clientId (run while the M6 client is live)
+#      the live client (run while the M6 client is live; "not online" is covered by the Go tests)
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -286,7 +286,7 @@ m20() {
   mq m20_config getBrokerConfig -b "$b"
   grep -qE "^autoCreateSubscriptionGroup +=  false$" "$tmp/m20_config.out" \
     || { echo "    want autoCreateSubscriptionGroup = false"; show m20_config "getBrokerConfig -b $b"; return 1; }
-  mq m20_on updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v true
+  mq m20_on updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v true   # later checks may create groups
   [ "$(rc m20_on)" = 0 ] || { show m20_on "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v true"; return 1; }
   mq m20_refused updateBrokerConfig -b "$b" -k maxMessageSize -v 1024
   [ "$(rc m20_refused)" = 1 ] && grep -q "CODE: 16" "$tmp/m20_refused.err" && grep -q "maxMessageSize" "$tmp/m20_refused.err" \
@@ -310,9 +310,6 @@ m23() {
   mq m23_live consumerStatus -g "$group2" -i "$id"
   [ "$(rc m23_live)" = 1 ] && grep -q "CODE: 1 " "$tmp/m23_live.err" && grep -q "does not forward GET_CONSUMER_RUNNING_INFO" "$tmp/m23_live.err" \
     || { show m23_live "consumerStatus -g $group2 -i $id"; return 1; }
-  mq m23_gone consumerStatus -g "$group2" -i nobody@1
-  [ "$(rc m23_gone)" = 1 ] && grep -q "The Consumer <$group2> <nobody@1> not online" "$tmp/m23_gone.err" \
-    || { show m23_gone "consumerStatus -g $group2 -i nobody@1"; return 1; }
 }
 
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
@@ -332,8 +329,8 @@ check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
 check "M13 clusterList without null, #SPACE of the data dir; brokerStatus put totals" m13
-check "M20 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m20
 check "M21 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m21
+check "M20 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m20
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]
