@@ -140,6 +140,9 @@ const (
 	// RequestGetBrokerConsumeStats is GET_BROKER_CONSUME_STATS (317), mqadmin brokerConsumeStats;
 	// header GetConsumeStatsInBrokerHeader (isOrder), SUCCESS body ConsumeStatsList.
 	RequestGetBrokerConsumeStats int32 = 317
+	// RequestQueryConsumeQueue is QUERY_CONSUME_QUEUE (321), mqadmin queryCq; header
+	// QueryConsumeQueueRequestHeader, SUCCESS body QueryConsumeQueueResponseBody.
+	RequestQueryConsumeQueue int32 = 321
 	// RequestUpdateBrokerConfig is UPDATE_BROKER_CONFIG (25), mqadmin updateBrokerConfig; body properties text.
 	RequestUpdateBrokerConfig int32 = 25
 	// RequestGetSystemTopicListFromBroker lists the broker's system topics
@@ -225,7 +228,7 @@ var requestNames = map[int32]string{
 	RequestGetConsumerConnectionList: "GET_CONSUMER_CONNECTION_LIST", RequestGetProducerConnectionList: "GET_PRODUCER_CONNECTION_LIST",
 	RequestGetConsumeStats: "GET_CONSUME_STATS", RequestQueryTopicConsumeByWho: "QUERY_TOPIC_CONSUME_BY_WHO",
 	RequestCleanExpiredConsumeQueue: "CLEAN_EXPIRED_CONSUMEQUEUE", RequestGetBrokerConsumeStats: "GET_BROKER_CONSUME_STATS",
-	RequestUpdateBrokerConfig: "UPDATE_BROKER_CONFIG",
+	RequestUpdateBrokerConfig: "UPDATE_BROKER_CONFIG", RequestQueryConsumeQueue: "QUERY_CONSUME_QUEUE",
 }
 
 // RequestName returns the Java RequestCode constant name of code (a Go

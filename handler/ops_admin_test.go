@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,4 +101,49 @@ func TestBrokerConsumeStats(t *testing.T) {
 	resp = d2Call(t, c, codec.RequestGetBrokerConsumeStats, map[string]string{"isOrder": "true"}, nil)
 	require.Equal(t, codec.Success, resp.Code)
 	assert.NotContains(t, string(resp.Body), `"topic":"TB"`, "TB is not an order topic")
+}
+
+// QUERY_CONSUME_QUEUE (321) reports the queue's extent and, per entry, the
+// record's commit-log offset, length and tag hash code.
+func TestQueryConsumeQueue(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("TQ", 1)
+	c := h.dial()
+	r0 := send(t, c, "TQ", 0, "a", sendOpts{tag: "TagA"})
+	send(t, c, "TQ", 0, "bb", sendOpts{})
+	send(t, c, "TQ", 0, "ccc", sendOpts{})
+
+	ext := map[string]string{"topic": "TQ", "queueId": "0", "index": "1", "count": "10", "consumerGroup": "GQ"}
+	resp := d2Call(t, c, codec.RequestQueryConsumeQueue, ext, nil)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	var body queryConsumeQueueBody
+	require.NoError(t, json.Unmarshal(resp.Body, &body), string(resp.Body))
+	assert.EqualValues(t, 3, body.MaxQueueIndex)
+	assert.EqualValues(t, 0, body.MinQueueIndex)
+	assert.Equal(t, "GQ@TQ is not online!", body.FilterData)
+	require.Len(t, body.QueueData, 2, "entries 1 and 2")
+	assert.Greater(t, body.QueueData[0].PhysicOffset, int64(0))
+	assert.Equal(t, body.QueueData[0].PhysicOffset+int64(body.QueueData[0].PhysicSize), body.QueueData[1].PhysicOffset,
+		"records follow each other in the commit-log offset space")
+	assert.Zero(t, body.QueueData[0].TagsCode, "no tags")
+
+	ext["index"], ext["count"] = "0", "1"
+	resp = d2Call(t, c, codec.RequestQueryConsumeQueue, ext, nil)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	require.NoError(t, json.Unmarshal(resp.Body, &body))
+	require.Len(t, body.QueueData, 1)
+	assert.EqualValues(t, codec.TagHashCode("TagA"), body.QueueData[0].TagsCode)
+	assert.Equal(t, r0.MsgID[len(r0.MsgID)-16:], fmt.Sprintf("%016X", body.QueueData[0].PhysicOffset),
+		"offsetMsgId ends with the commit-log offset")
+
+	ext["index"] = "3"
+	resp = d2Call(t, c, codec.RequestQueryConsumeQueue, ext, nil)
+	assert.Equal(t, codec.Success, resp.Code)
+	assert.Equal(t, "Index 3 of 0@TQ is not exist!", resp.Remark)
+	resp = d2Call(t, c, codec.RequestQueryConsumeQueue, map[string]string{"topic": "TQ", "queueId": "5", "index": "0", "count": "1"}, nil)
+	assert.Equal(t, codec.SystemError, resp.Code)
+	assert.Equal(t, "5@TQ is not exist!", resp.Remark)
+	resp = d2Call(t, c, codec.RequestQueryConsumeQueue, map[string]string{"topic": "TQ", "queueId": "0", "count": "1"}, nil)
+	assert.Equal(t, codec.SystemError, resp.Code)
+	assert.Contains(t, resp.Remark, "<index>")
 }

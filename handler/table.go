@@ -58,6 +58,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetConsumerRunningInfo, b.handleGetConsumerRunningInfo)
 	r.Handle(codec.RequestGetBrokerConsumeStats, b.handleGetBrokerConsumeStats)
 	r.Handle(codec.RequestUpdateBrokerConfig, b.handleUpdateBrokerConfig)
+	r.Handle(codec.RequestQueryConsumeQueue, b.handleQueryConsumeQueue)
 }
 
 // RegisterNameServer fills the name-server port's dispatch table (the

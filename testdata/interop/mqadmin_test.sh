@@ -39,6 +39,8 @@
 #      100, consumer offset 50, diff 50, and a "Diff Total:" line (run while the M6 client is live)
 #   M23 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) fails with CODE: 1 "does not forward" for
 #      the live client (run while the M6 client is live; "not online" is covered by the Go tests)
+#   M24 queryCq -t T2 -q 0 -i 98 -c 5 -b ADDR (QUERY_CONSUME_QUEUE) prints "max: 100, min: 0" and the entries
+#      idx 98 and 99 with their physicOffset, and no idx 100
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -311,6 +313,12 @@ m23() {
   [ "$(rc m23_live)" = 1 ] && grep -q "CODE: 1 " "$tmp/m23_live.err" && grep -q "does not forward GET_CONSUMER_RUNNING_INFO" "$tmp/m23_live.err" \
     || { show m23_live "consumerStatus -g $group2 -i $id"; return 1; }
 }
+m24() {
+  mq m24_cq queryCq -t "$topic2" -q 0 -i 98 -c 5 -b "${brokers[0]}"
+  [ "$(rc m24_cq)" = 0 ] && grep -qF "max: 100, min: 0" "$tmp/m24_cq.out" && grep -q "^idx: 99$" "$tmp/m24_cq.out" \
+    && [ "$(grep -c "physicOffset=[0-9]" "$tmp/m24_cq.out")" = 2 ] && ! grep -q "^idx: 100$" "$tmp/m24_cq.out" \
+    || { echo "    want max 100, min 0 and the entries 98 and 99"; show m24_cq "queryCq -t $topic2 -q 0 -i 98 -c 5"; return 1; }
+}
 
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
@@ -325,6 +333,7 @@ check "M8 consumerConnection lists the live POP consumer" m8
 check "M9 producerConnection lists the live producer" m9
 check "M22 brokerConsumeStats lists the POP consumer's queue (GET_BROKER_CONSUME_STATS)" m22
 check "M23 consumerStatus fails with CODE: 1, not forwarded (GET_CONSUMER_RUNNING_INFO)" m23
+check "M24 queryCq prints the queue extent and entries (QUERY_CONSUME_QUEUE)" m24
 check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
