@@ -20,7 +20,7 @@ export CGO_ENABLED := 1
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor clean
+.PHONY: all build run test deps vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-tls bench-auth clean
 
 all: build
 
@@ -94,9 +94,21 @@ interop: build
 bench: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/run.sh
 
+## bench-tls: ACK throughput and latency over plaintext and TLS, interleaved, one popshim.
+bench-tls: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/tls.sh
+
 ## bench-anchor: the reference (anchor) benchmark against Apache RocketMQ.
 bench-anchor: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/anchor.sh
+
+## bench-memory: popshim RSS idle, with 1 M outstanding checkpoints, with 10 k idle connections.
+bench-memory: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/memory.sh
+
+## bench-auth: the ACK workload with --auth-enabled (signed client) vs without, interleaved.
+bench-auth: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/auth.sh
 
 clean:
 	rm -rf bin

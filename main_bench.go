@@ -29,9 +29,9 @@ func benchCommand() *cobra.Command {
 	cmd.AddCommand(
 		benchMode("pop", "Pop+ack throughput: one POP in flight per queue, every message ACKed", bench.RunPop),
 		benchMode("produce", "SEND_MESSAGE_V2 throughput", bench.RunProduce),
-		benchMode("timer", "Timer delivery: N TIMER_DELIVER_MS messages due at once, drain rate and lateness (needs --metrics-url)", bench.RunTimer),
+		benchMode("timer", "Timer delivery: N TIMER_DELIVER_MS messages due at once, drain rate and lateness (needs --metrics-url); --rate R adds a concurrent ACK stream, its latency during and outside the drain", bench.RunTimer),
 		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
-		benchRawStorage(), benchCompare(), benchPlot())
+		benchRawStorage(), benchCompare(), benchPlot(), benchCurve())
 	return cmd
 }
 
@@ -109,5 +109,24 @@ func benchPlot() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "bench-latency.svg", "output file; the extension picks the format")
+	return cmd
+}
+
+func benchCurve() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use: "curve REPORT.json...", Short: "Latency against offered load: plot ACK p50 and p99 during CHANGE bursts of ack reports run at several --rate values, and print the Markdown table",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rs, err := bench.ReadReports(args)
+			if err != nil {
+				return err
+			}
+			pts := bench.CurvePoints(rs)
+			bench.WriteCurveTable(cmd.OutOrStdout(), pts)
+			return bench.WriteCurve(out, pts)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "bench-curve.svg", "output file; the extension picks the format")
 	return cmd
 }

@@ -51,9 +51,12 @@ func (w *Writer) Writable() bool {
 func (w *Writer) QueuedBytes() int64 { return w.lanes.queuedBytes() }
 
 // startProbe starts the recovery probe after a failed synced write, unless
-// it runs already or recovery is disabled (ProbeInterval < 0).
+// it runs already, recovery is disabled (ProbeInterval < 0) or Close has
+// begun. Called on the writer goroutine.
 func (w *Writer) startProbe() {
-	if w.opts.ProbeInterval < 0 || !w.probing.CompareAndSwap(false, true) {
+	w.faultMu.Lock()
+	defer w.faultMu.Unlock()
+	if w.faultStopped || w.opts.ProbeInterval < 0 || !w.probing.CompareAndSwap(false, true) {
 		return
 	}
 	w.faultWG.Add(1)

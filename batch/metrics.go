@@ -22,6 +22,7 @@ type metrics struct {
 	failedGauge prometheus.Gauge
 	diskFull    prometheus.Gauge
 	recoveries  prometheus.Counter
+	stages      *stageMetrics
 	collectors  []prometheus.Collector
 }
 
@@ -56,6 +57,7 @@ func newMetrics(w *Writer) *metrics {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: mode},
 			func() float64 { return float64(v.Load()) })
 	}
+	m.stages = newStageMetrics(w.opts.Mode)
 	m.collectors = []prometheus.Collector{
 		m.batchSize, m.batchBytes, m.writeTime, m.failedGauge, m.diskFull, m.recoveries,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -67,6 +69,7 @@ func newMetrics(w *Writer) *metrics {
 		counter("popshim_writer_failed_mutations_total", "Mutations completed with an error, plus Submits refused because a failed write awaits recovery or the disk is above the warning level.", &m.failedN),
 		counter("popshim_writer_fsyncs_total", "Synced db.Write calls issued (WAL fsyncs requested).", &m.fsyncsN),
 	}
+	m.collectors = append(m.collectors, m.stages.all...)
 	for l := Lane(0); l < numLanes; l++ {
 		lane := l
 		labels := prometheus.Labels{"mode": string(w.opts.Mode), "lane": lane.String()}
@@ -117,5 +120,6 @@ func (m *metrics) observeBatch(n, bytes int, wrote bool, took time.Duration) {
 		m.fsyncsN.Add(1)
 		m.writeNanos.Add(int64(took))
 		m.writeTime.Observe(took.Seconds())
+		m.stages.batch[StageWrite].Observe(took.Seconds())
 	}
 }

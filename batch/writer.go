@@ -38,9 +38,13 @@ type Writer struct {
 	probing   atomic.Bool
 	stopFault chan struct{} // closed by Close: stops the probe and disk guard
 	faultWG   sync.WaitGroup
-	ret       *retention
-	retMu     sync.Mutex // serializes retention passes
-	retFloor  int64      // physical-offset index already trimmed below this
+	// faultMu orders startProbe's faultWG.Add against Close's faultWG.Wait:
+	// the writer goroutine may start a probe while Close is running.
+	faultMu      sync.Mutex
+	faultStopped bool // set under faultMu by Close; no probe starts after it
+	ret          *retention
+	retMu        sync.Mutex // serializes retention passes
+	retFloor     int64      // physical-offset index already trimmed below this
 }
 
 // Stats are cumulative counters since New.
@@ -160,7 +164,10 @@ func (w *Writer) Close() error {
 		if w.ret != nil {
 			w.ret.stop()
 		}
+		w.faultMu.Lock()
+		w.faultStopped = true
 		close(w.stopFault)
+		w.faultMu.Unlock()
 		w.faultWG.Wait()
 		w.lanes.close()
 		w.wg.Wait()

@@ -56,7 +56,7 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 	p.rec.derive(seriesAck, seriesAckBurst, seriesAckCalm)
 	var next atomic.Int64
 	acks := newStream(clients, len(clients)*o.Inflight, o.Rate)
-	frames := prepareAckFrames(o.Group, receipts)
+	frames := prepareAckFrames(o.Group, receipts, o.sign)
 	if prep.SettleSeconds, prep.Settled, err = settle(ctx, &o); err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 		p.rec.fail(sh, tag, code)
 	}
 	b := &burster{p: p, clients: clients, group: o.Group, size: o.ChangeBurst,
-		period: o.ChangePeriod, invisible: o.InvisibleTime}
+		period: o.ChangePeriod, invisible: o.InvisibleTime, sign: o.sign}
 	for _, r := range pool {
 		b.put(r)
 	}
@@ -117,6 +117,7 @@ type burster struct {
 	size      int
 	period    time.Duration
 	invisible time.Duration
+	sign      func(*codec.Command) *codec.Command // Options.sign
 
 	mu     sync.Mutex
 	pool   []pooledChange // REQUIRES: mu held
@@ -158,7 +159,7 @@ type pooledChange struct {
 
 // put adds r to the pool with its CHANGE frame. Any goroutine.
 func (b *burster) put(r Receipt) {
-	frame, at := codec.AppendPreparedFrame(nil, changeRequest(b.group, &r, b.invisible))
+	frame, at := codec.AppendPreparedFrame(nil, b.sign(changeRequest(b.group, &r, b.invisible)))
 	b.mu.Lock()
 	b.pool = append(b.pool, pooledChange{r: r, frame: frame, at: at})
 	b.mu.Unlock()

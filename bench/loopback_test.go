@@ -92,6 +92,14 @@ func TestRunPopAndProduceLoopback(t *testing.T) {
 	require.Zero(t, ack.Errors+ack.Busy)
 	require.Zero(t, countCheckpoints(t, st))
 
+	o, err := RunPop(context.Background(), Options{Addr: st.BrokerAddr(), Messages: 1000, Conns: 2, Duration: 30 * time.Second,
+		CreateTopic: true, Topic: "orderly_topic", Group: "orderly_group", Orderly: true})
+	require.NoError(t, err)
+	require.True(t, o.Exhausted, "orderly pop mode returned every message")
+	ack, _ = o.SeriesByName("ack")
+	require.EqualValues(t, 1000, ack.OK, "every orderly receipt acked")
+	require.Zero(t, ack.Errors+ack.Busy)
+
 	p, err := RunProduce(context.Background(), Options{Addr: st.BrokerAddr(), Conns: 2, Inflight: 4, Duration: 300 * time.Millisecond,
 		CreateTopic: true, Topic: "produce_topic", Queues: 2})
 	require.NoError(t, err)

@@ -40,7 +40,7 @@ const (
 	popMaxMisses = 5
 )
 
-// RunPop measures pop+ack throughput: o.Messages messages are produced
+// RunPop measures pop+ack throughput (orderly POPs with o.Orderly): o.Messages messages are produced
 // first; then each queue has one POP_MESSAGE in flight (maxMsgNums 32,
 // pipelined over the connections) and every popped message is ACKed at
 // once on the same connection. Series "pop" (empty = not found) and "ack";
@@ -73,7 +73,11 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 		if popped[slot].Load() >= prod.perQueue[slot].Load() || misses[slot].Load() >= popMaxMisses {
 			return nil, 0, false
 		}
-		return popRequest(o.Group, o.Topic, int32(slot), 32, o.InvisibleTime, popPollTime), slot, true
+		req := popRequest(o.Group, o.Topic, int32(slot), 32, o.InvisibleTime, popPollTime)
+		if o.Orderly {
+			req.ExtFields["order"] = "true"
+		}
+		return req, slot, true
 	}
 	pops.finish = func(sh, q int, us int64, resp *codec.Command, err error) {
 		switch code := replyCode(resp, err); code {
@@ -138,7 +142,7 @@ func RunProduce(ctx context.Context, o Options) (*Report, error) {
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	s.build = func(int) (*codec.Command, int, bool) {
 		q := seq.Add(1)
-		return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body), 0, true
+		return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body, keysProperty(q, o.Keys)), 0, true
 	}
 	s.finish = func(sh, _ int, us int64, resp *codec.Command, err error) { recordReply(p, sh, 0, us, resp, err) }
 	seconds, exhausted, runErr := p.measure(ctx, s)

@@ -1,14 +1,20 @@
 package bench
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
+
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/auth"
+	"github.com/popshim/popshim/remoting"
 )
 
 // Options configure one network bench run (RunAck, RunPop, RunProduce,
@@ -61,8 +67,17 @@ type Options struct {
 	// InvisibleTime is the invisibleTime of the prepare POPs and of every
 	// CHANGE, so nothing revives during the run. --invisible-time, 300s.
 	InvisibleTime time.Duration
+	// Orderly makes the pop mode's POPs orderly (order=true): each queue's
+	// next batch is blocked until the previous one is acked, so a POP in
+	// flight parks until the ACKs of the batch before it are durable.
+	// --orderly (pop mode).
+	Orderly bool
 	// BodySize is the message body size in bytes. --body-size, default 128.
 	BodySize int
+	// Keys is how many space-separated KEYS each message of `bench produce`
+	// carries besides its UNIQ_KEY (each one is a key-index entry on the
+	// broker). --keys, default 0.
+	Keys int
 	// Interval is the period of the report lines. --interval, default 1s.
 	Interval time.Duration
 	// MetricsURL is the server's Prometheus endpoint (popshim:
@@ -96,6 +111,18 @@ type Options struct {
 	Plot string
 	// Quiet suppresses the per-interval lines. --quiet.
 	Quiet bool
+	// TLS makes every connection speak TLS (crypto/tls, TLS 1.2 or newer)
+	// without verifying the server's certificate, so a popshim started
+	// with a self-signed test certificate (--tls-cert) can be measured.
+	// --tls.
+	TLS bool
+	// AccessKey and SecretKey, when AccessKey is set, sign every request
+	// as RocketMQ's AclClientRPCHook does (auth.Sign), for a broker with
+	// --auth-enabled. The prepared ACK and CHANGE frames are signed when
+	// prepared, so signing costs the load generator nothing in the
+	// measured phase. --access-key, --secret-key (or
+	// POPSHIM_BENCH_SECRET_KEY).
+	AccessKey, SecretKey string
 
 	// Out receives the human-readable lines; nil is io.Discard.
 	Out io.Writer
@@ -182,6 +209,8 @@ func (o *Options) Validate() error {
 		return errors.New("bench: --invisible-time must be at least 1s")
 	case o.BodySize < 1 || o.BodySize > 4<<20:
 		return fmt.Errorf("bench: --body-size %d out of [1, 4 MiB]", o.BodySize)
+	case o.Keys < 0 || o.Keys > 64:
+		return fmt.Errorf("bench: --keys %d out of [0, 64]", o.Keys)
 	}
 	return nil
 }
@@ -218,6 +247,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.IntVar(&o.Messages, "messages", o.Messages, "messages produced and popped before the run (receipt handles)")
 	fs.IntVar(&o.ProduceBatch, "produce-batch", o.ProduceBatch, "messages per SEND_BATCH_MESSAGE when preparing (1 = SEND_MESSAGE_V2)")
 	fs.IntVar(&o.BodySize, "body-size", o.BodySize, "message body bytes")
+	fs.IntVar(&o.Keys, "keys", o.Keys, "space-separated KEYS per message of `bench produce` (key-index entries), besides UNIQ_KEY")
 	fs.DurationVar(&o.InvisibleTime, "invisible-time", o.InvisibleTime, "invisibleTime of prepare POPs and of CHANGEs")
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")
 	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")
@@ -229,9 +259,50 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.StringVar(&o.JSON, "json", o.JSON, "write the JSON report to this file ('-' = stdout)")
 	fs.StringVar(&o.Plot, "plot", o.Plot, "write a latency-over-time plot (.svg or .png)")
 	fs.BoolVar(&o.Quiet, "quiet", o.Quiet, "no per-interval lines")
+	fs.BoolVar(&o.TLS, "tls", o.TLS, "connect with TLS; the server certificate is not verified (for test certificates)")
+	if !withChange {
+		fs.BoolVar(&o.Orderly, "orderly", o.Orderly, "pop mode: orderly (FIFO) POPs, order=true")
+	}
+	fs.StringVar(&o.AccessKey, "access-key", o.AccessKey, "sign requests as this ACL user (AccessKey), for a broker with --auth-enabled")
+	fs.StringVar(&o.SecretKey, "secret-key", os.Getenv("POPSHIM_BENCH_SECRET_KEY"), "SecretKey of --access-key (default $POPSHIM_BENCH_SECRET_KEY)")
 	if withChange {
 		fs.IntVar(&o.ChangeBurst, "change-burst", 2000, "CHANGE_MESSAGE_INVISIBLETIME requests per burst; 0 = none")
 		fs.DurationVar(&o.ChangePeriod, "change-period", o.ChangePeriod, "time between CHANGE bursts")
 		fs.IntVar(&o.ChangePool, "change-pool", 0, "receipt handles reserved for CHANGE; 0 = 2×burst")
 	}
+}
+
+// clientOptions are the remoting client options of every bench
+// connection: the log, and TLS without certificate verification when
+// o.TLS is set.
+func (o *Options) clientOptions() remoting.ClientOptions {
+	co := remoting.ClientOptions{Log: o.Log, BeforeRequest: o.beforeRequest()}
+	if o.TLS {
+		co.TLS = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // --tls measures a test certificate
+	}
+	return co
+}
+
+// sign adds AccessKey and Signature to req when o.AccessKey is set
+// (AclClientRPCHook), and returns req. Any goroutine.
+func (o *Options) sign(req *codec.Command) *codec.Command {
+	if o.AccessKey == "" {
+		return req
+	}
+	if req.ExtFields == nil {
+		req.ExtFields = make(map[string]string, 2)
+	}
+	delete(req.ExtFields, auth.FieldSignature)
+	req.ExtFields[auth.FieldAccessKey] = o.AccessKey
+	req.ExtFields[auth.FieldSignature] = auth.Sign(req.ExtFields, req.Body, o.SecretKey)
+	return req
+}
+
+// beforeRequest is the remoting.ClientOptions.BeforeRequest of the bench
+// clients: nil without credentials.
+func (o *Options) beforeRequest() func(*codec.Command) {
+	if o.AccessKey == "" {
+		return nil
+	}
+	return func(req *codec.Command) { o.sign(req) }
 }

@@ -20,7 +20,7 @@ const requestTimeout = 10 * time.Second
 func dialAll(ctx context.Context, o *Options) ([]*remoting.Client, error) {
 	out := make([]*remoting.Client, 0, o.Conns)
 	for range o.Conns {
-		c, err := remoting.DialContext(ctx, o.Addr, remoting.ClientOptions{Log: o.Log})
+		c, err := remoting.DialContext(ctx, o.Addr, o.clientOptions())
 		if err != nil {
 			closeAll(out)
 			return nil, err
@@ -97,7 +97,7 @@ func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int)
 			k = min(k, want-(end-k))
 			q := seq.Add(1)
 			if k == 1 {
-				return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body), 1, true
+				return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body, ""), 1, true
 			}
 			return sendBatchRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, int(k), body), int(k), true
 		}

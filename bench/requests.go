@@ -2,6 +2,7 @@ package bench
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/popshim/popshim/codec"
@@ -40,14 +41,37 @@ func popRequest(group, topic string, queueID, maxMsgNums int32, invisible, poll 
 }
 
 // sendRequest is SEND_MESSAGE_V2 (310) of body to (topic, queueID), with a
-// UNIQ_KEY property as a producer sets it. body is shared, not copied.
-func sendRequest(group, topic string, queueID int32, queues int, seq int64, body []byte) *codec.Command {
+// UNIQ_KEY property as a producer sets it, then extraProps (a properties
+// string, may be ""). body is shared, not copied.
+func sendRequest(group, topic string, queueID int32, queues int, seq int64, body []byte, extraProps string) *codec.Command {
 	c := newRequest(codec.RequestSendMessageV2)
-	props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01bench" + strconv.FormatInt(seq, 16) + "\x02"
+	props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01bench" + strconv.FormatInt(seq, 16) + "\x02" + extraProps
 	codec.SendMessageRequestHeader{ProducerGroup: group, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: int32(queues),
 		QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props}.EncodeV2(c)
 	c.Body = body
 	return c
+}
+
+// keysProperty is a KEYS property of n space-separated keys derived from
+// seq ("order-<seq>-<i>"), in properties-string form; "" when n is 0.
+func keysProperty(seq int64, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(codec.PropertyKeys)
+	b.WriteByte(codec.PropertyNameValueSeparator)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("order-")
+		b.WriteString(strconv.FormatInt(seq, 16))
+		b.WriteByte('-')
+		b.WriteString(strconv.Itoa(i))
+	}
+	b.WriteByte(codec.PropertySeparator)
+	return b.String()
 }
 
 // sendBatchRequest is SEND_BATCH_MESSAGE (320) of n messages of body to
@@ -97,15 +121,16 @@ type ackFrames struct {
 	at    []int // opaque offset within frame i
 }
 
-// prepareAckFrames encodes the ACK of each receipt.
-func prepareAckFrames(group string, receipts []Receipt) *ackFrames {
+// prepareAckFrames encodes the ACK of each receipt, passed through sign
+// (Options.sign: adds AccessKey and Signature when set).
+func prepareAckFrames(group string, receipts []Receipt, sign func(*codec.Command) *codec.Command) *ackFrames {
 	f := &ackFrames{ends: make([]int, len(receipts)), at: make([]int, len(receipts))}
 	if len(receipts) > 0 {
-		one, _ := codec.AppendPreparedFrame(nil, ackRequest(group, &receipts[0]))
+		one, _ := codec.AppendPreparedFrame(nil, sign(ackRequest(group, &receipts[0])))
 		f.arena = make([]byte, 0, len(receipts)*(len(one)+16))
 	}
 	for i := range receipts {
-		f.arena, f.at[i] = codec.AppendPreparedFrame(f.arena, ackRequest(group, &receipts[i]))
+		f.arena, f.at[i] = codec.AppendPreparedFrame(f.arena, sign(ackRequest(group, &receipts[i])))
 		f.ends[i] = len(f.arena)
 	}
 	return f

@@ -220,6 +220,7 @@ func (o *Options) config() map[string]any {
 		"conns": o.Conns, "inflight": o.Inflight, "duration": o.Duration.String(), "rate": o.Rate,
 		"messages": o.Messages, "produce_batch": o.ProduceBatch, "change_burst": o.ChangeBurst, "change_period": o.ChangePeriod.String(),
 		"change_pool": o.ChangePool, "invisible_time": o.InvisibleTime.String(), "body_size": o.BodySize,
+		"tls": o.TLS,
 	}
 }
 

@@ -35,6 +35,7 @@ type serverCounters struct {
 	writeSum, writeCount       float64  // seconds, synced writes
 	buckets                    []bucket // batch-size histogram, cumulative, by upper bound
 	hasWriter, hasCPU          bool
+	stages                     map[string]histSnap // stage histograms (stages.go)
 }
 
 type bucket struct {
@@ -71,6 +72,9 @@ type ServerDelta struct {
 	// writer spent inside db.Write (1 = the disk path is saturated).
 	MeanWriteMs float64 `json:"mean_write_ms"`
 	WriteBusy   float64 `json:"write_busy"`
+	// Stages is the server-side breakdown of the span (popshim ≥ the
+	// stage metrics; empty otherwise).
+	Stages []StageStats `json:"stages,omitempty"`
 }
 
 // scraper reads a Prometheus text endpoint.
@@ -112,7 +116,7 @@ func parseCounters(r io.Reader) (serverCounters, error) {
 	if err != nil {
 		return serverCounters{}, fmt.Errorf("bench: parse metrics: %w", err)
 	}
-	c := serverCounters{at: time.Now()}
+	c := serverCounters{at: time.Now(), stages: parseStages(fams)}
 	sum := func(name string) (float64, bool) {
 		f, ok := fams[name]
 		if !ok {
@@ -170,7 +174,7 @@ func metricValue(m *dto.Metric) float64 {
 // that bound.
 func delta(a, b serverCounters) ServerDelta {
 	d := ServerDelta{Fsyncs: b.fsyncs - a.fsyncs, Batches: b.batches - a.batches,
-		Mutations: b.mutations - a.mutations, Rejects: b.rejects - a.rejects}
+		Mutations: b.mutations - a.mutations, Rejects: b.rejects - a.rejects, Stages: stageDelta(a.stages, b.stages)}
 	if n := b.batchCount - a.batchCount; n > 0 {
 		d.MeanBatch = (b.batchSum - a.batchSum) / n
 		d.P50Batch = bucketQuantile(a.buckets, b.buckets, n, 0.50)

@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 		// gnet's package-level ants pool keeps these for the process's life.
 		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
 		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+		// Enrolling the plaintext side of a TLS session runs on that pool;
+		// an idle worker waits up to 10 s for its next task.
+		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*goWorker).run.func1"),
 	)
 }
 

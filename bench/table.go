@@ -98,6 +98,7 @@ func printSummary(out io.Writer, r *Report) {
 			fmt.Fprintf(out, ", %.1f fsyncs per 1000 ACKs", s.FsyncsPer1000Acks)
 		}
 		fmt.Fprintln(out)
+		printStages(out, s.Stages)
 	}
 	fmt.Fprintf(out, "cpu: bench %.0f%% of one core (%.0f%% of %d cores)", r.BenchCPU.Percent, r.BenchCPU.MachinePercent, r.Machine.CPUs)
 	defer fmt.Fprintf(out, "load average at the end: %.2f\n", r.Machine.LoadAvg1)

@@ -43,6 +43,12 @@ type TimerStats struct {
 	P50LatenessMs  float64 `json:"p50_lateness_ms"`
 	P99LatenessMs  float64 `json:"p99_lateness_ms"`
 	MeanLatenessMs float64 `json:"mean_lateness_ms"`
+	// StagesBeforeDue and StagesDuringDrain are the server's stage
+	// breakdown (stages.go) from the start of the concurrent ACK stream
+	// to the due time, and from the due time to the end of the delivery
+	// (--rate runs against a popshim with the stage metrics only).
+	StagesBeforeDue   []StageStats `json:"stages_before_due,omitempty"`
+	StagesDuringDrain []StageStats `json:"stages_during_drain,omitempty"`
 }
 
 // timerCounters is one scrape of the timer series.
@@ -104,8 +110,14 @@ func timerLead(n int) time.Duration { return 5*time.Second + time.Duration(n)*20
 // /metrics (o.MetricsURL, required) is polled every 50 ms until
 // rocketmq_timer_dequeue_total grew by the number sent; it reports the
 // drain rate from the due time and the lateness percentiles of
-// popshim_timer_lateness_milliseconds. Errors: no metrics URL, failed
-// SENDs, delivery not complete within o.Duration after the due time.
+// popshim_timer_lateness_milliseconds. With o.Rate > 0 it first prepares
+// receipt handles (produce + POP on the same topic) and runs an ACK stream
+// at o.Rate from timerAckLead before the due time until timerAckTail after
+// the delivery ended: the report's series "ack_during_drain" and
+// "ack_outside_drain" put the ACK latency with and without the concurrent
+// timer drain side by side in one run. Errors: no metrics URL, failed
+// SENDs, prepare failures, delivery not complete within o.Duration after
+// the due time.
 func RunTimer(ctx context.Context, o Options) (*Report, error) {
 	if o.MetricsURL == "" {
 		return nil, fmt.Errorf("bench: timer mode reads the delivery from /metrics: --metrics-url is required")
@@ -116,7 +128,14 @@ func RunTimer(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer closeAll(clients)
 	started := time.Now()
-	if o.CreateTopic {
+	var ackRun *timerAckRun
+	var prep *PrepareStats
+	if o.Rate > 0 {
+		if ackRun, prep, err = prepareTimerAck(ctx, clients, &o); err != nil {
+			return nil, err
+		}
+		started = time.Now()
+	} else if o.CreateTopic {
 		if err := createTopic(ctx, clients[0], &o); err != nil {
 			return nil, err
 		}
@@ -132,45 +151,76 @@ func RunTimer(ctx context.Context, o Options) (*Report, error) {
 	}
 	st.Timers, st.SendSeconds = sent, time.Since(started).Seconds()
 	st.SentBeforeDue = time.Now().UnixMilli() < st.DueMs
-	deadline := time.UnixMilli(st.DueMs).Add(o.Duration)
 	var now timerCounters
-	for {
-		if now, err = scrapeTimers(ctx, o.MetricsURL); err != nil {
+	var r *Report
+	if ackRun != nil {
+		if r, now, err = ackRun.measure(ctx, st, sent, before); err != nil {
+			return r, err
+		}
+		r.Prepare = prep
+	} else {
+		if now, err = waitDelivered(ctx, &o, st, sent, before); err != nil {
 			return nil, err
 		}
-		st.Delivered = int(now.dequeued - before.dequeued)
-		if st.Delivered >= sent {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("bench: %d of %d timers delivered %s after their due time", st.Delivered, sent, o.Duration)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		st.DrainSeconds = max(float64(time.Now().UnixMilli()-st.DueMs)/1000, 0.001)
+		r = &Report{Mode: "timer", Label: o.Label, Target: o.Addr, Started: started, Seconds: time.Since(started).Seconds(),
+			Config: o.config(), Machine: machineInfo()}
 	}
-	st.DrainSeconds = max(float64(time.Now().UnixMilli()-st.DueMs)/1000, 0.001)
 	st.PerSecond = float64(sent) / st.DrainSeconds
 	if n := now.latCount - before.latCount; n > 0 {
 		st.P50LatenessMs = bucketQuantile(before.buckets, now.buckets, n, 0.5)
 		st.P99LatenessMs = bucketQuantile(before.buckets, now.buckets, n, 0.99)
 		st.MeanLatenessMs = (now.latSum - before.latSum) / n
 	}
-	r := &Report{Mode: "timer", Label: o.Label, Target: o.Addr, Started: started, Seconds: time.Since(started).Seconds(),
-		Config: o.config(), Timer: st, Machine: machineInfo()}
+	r.Timer = st
 	fmt.Fprintf(o.Out, "timer: %d timers due at once (sent in %.1f s, before due: %v); delivered %d in %.2f s after due = %.0f/s; lateness p50 ≤ %.0f ms, p99 ≤ %.0f ms, mean %.0f ms\n",
 		st.Timers, st.SendSeconds, st.SentBeforeDue, st.Delivered, st.DrainSeconds, st.PerSecond, st.P50LatenessMs, st.P99LatenessMs, st.MeanLatenessMs)
+	if ackRun != nil {
+		printSummary(o.Out, r)
+		if len(st.StagesBeforeDue) > 0 {
+			fmt.Fprintln(o.Out, "-- before the due time (ACK stream alone):")
+			printStages(o.Out, st.StagesBeforeDue)
+			fmt.Fprintln(o.Out, "-- during the drain:")
+			printStages(o.Out, st.StagesDuringDrain)
+		}
+	}
 	if o.JSON != "" {
 		return r, r.WriteJSON(o.JSON)
 	}
 	return r, nil
 }
 
+// waitDelivered polls /metrics every 50 ms until rocketmq_timer_dequeue_total
+// grew by sent since before, and returns the last scrape. Errors: scrape
+// failures, delivery not complete within o.Duration after st.DueMs, ctx.
+func waitDelivered(ctx context.Context, o *Options, st *TimerStats, sent int, before timerCounters) (timerCounters, error) {
+	deadline := time.UnixMilli(st.DueMs).Add(o.Duration)
+	for {
+		now, err := scrapeTimers(ctx, o.MetricsURL)
+		if err != nil {
+			return now, err
+		}
+		st.Delivered = int(now.dequeued - before.dequeued)
+		if st.Delivered >= sent {
+			return now, nil
+		}
+		if time.Now().After(deadline) {
+			return now, fmt.Errorf("bench: %d of %d timers delivered %s after their due time", st.Delivered, sent, o.Duration)
+		}
+		select {
+		case <-ctx.Done():
+			return now, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // sendTimers sends o.Messages timer messages due at dueMs over the
 // clients, round robin over the queues, and returns how many answered
-// SUCCESS. Errors: any other answer or a transport error.
+// SUCCESS. SENDs answered SYSTEM_BUSY (a loaded broker shedding SENDs that
+// waited too long in its queue) are sent again in further rounds, as
+// produce does; it gives up after 5 rounds in a row that stored nothing.
+// Errors: any other answer, a transport error, or giving up.
 func sendTimers(ctx context.Context, clients []*remoting.Client, o *Options, dueMs int64) (int, error) {
 	body := make([]byte, o.BodySize)
 	for i := range body {
@@ -178,41 +228,58 @@ func sendTimers(ctx context.Context, clients []*remoting.Client, o *Options, due
 	}
 	due := strconv.FormatInt(dueMs, 10)
 	var issued, ok atomic.Int64
-	var lastErr atomic.Value
-	s := newStream(clients, len(clients)*o.Inflight, 0)
-	s.build = func(int) (*codec.Command, int, bool) {
-		q := issued.Add(1)
-		if q > int64(o.Messages) {
-			return nil, 0, false
+	var lastErr, lastBusy atomic.Value
+	for stalled := 0; stalled < 5 && ok.Load() < int64(o.Messages); {
+		before := ok.Load()
+		want := int64(o.Messages) - before
+		var round atomic.Int64
+		s := newStream(clients, len(clients)*o.Inflight, 0)
+		s.build = func(int) (*codec.Command, int, bool) {
+			if round.Add(1) > want {
+				return nil, 0, false
+			}
+			q := issued.Add(1)
+			c := newRequest(codec.RequestSendMessageV2)
+			props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01benchtimer" + strconv.FormatInt(q, 16) + "\x02" +
+				codec.PropertyTimerDeliverMS + "\x01" + due + "\x02"
+			codec.SendMessageRequestHeader{ProducerGroup: "bench_producer", Topic: o.Topic, DefaultTopic: "TBW102",
+				DefaultTopicQueueNums: int32(o.Queues), QueueID: int32(q % int64(o.Queues)), BornTimestamp: time.Now().UnixMilli(),
+				Properties: props}.EncodeV2(c)
+			c.Body = body
+			return c, 1, true
 		}
-		c := newRequest(codec.RequestSendMessageV2)
-		props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01benchtimer" + strconv.FormatInt(q, 16) + "\x02" +
-			codec.PropertyTimerDeliverMS + "\x01" + due + "\x02"
-		codec.SendMessageRequestHeader{ProducerGroup: "bench_producer", Topic: o.Topic, DefaultTopic: "TBW102",
-			DefaultTopicQueueNums: int32(o.Queues), QueueID: int32(q % int64(o.Queues)), BornTimestamp: time.Now().UnixMilli(),
-			Properties: props}.EncodeV2(c)
-		c.Body = body
-		return c, 1, true
-	}
-	s.finish = func(_, _ int, _ int64, resp *codec.Command, err error) {
-		if code := replyCode(resp, err); code == codec.Success {
-			ok.Add(1)
-		} else if err != nil {
-			lastErr.Store(err)
+		s.finish = func(_, _ int, _ int64, resp *codec.Command, err error) {
+			switch code := replyCode(resp, err); {
+			case code == codec.Success:
+				ok.Add(1)
+			case code == codec.SystemBusy:
+				lastBusy.Store(replyError("send", resp))
+			case err != nil:
+				lastErr.Store(err)
+			default:
+				lastErr.Store(replyError("send", resp))
+			}
+		}
+		s.start()
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			s.stop()
+			s.wait(drainTimeout)
+			return int(ok.Load()), ctx.Err()
+		}
+		if err, _ := lastErr.Load().(error); err != nil {
+			return int(ok.Load()), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS: %w", ok.Load(), o.Messages, err)
+		}
+		if ok.Load() == before {
+			stalled++
 		} else {
-			lastErr.Store(replyError("send", resp))
+			stalled = 0
 		}
 	}
-	s.start()
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		s.stop()
-		s.wait(drainTimeout)
-		return int(ok.Load()), ctx.Err()
-	}
-	if err, _ := lastErr.Load().(error); err != nil {
-		return int(ok.Load()), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS: %w", ok.Load(), o.Messages, err)
+	if n := ok.Load(); n < int64(o.Messages) {
+		err, _ := lastBusy.Load().(error)
+		return int(n), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS after 5 rounds without progress: %w", n, o.Messages, err)
 	}
 	return int(ok.Load()), nil
 }

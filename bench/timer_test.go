@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestParseTimers reads the timer series with popshim's constant labels and
@@ -37,4 +42,26 @@ func TestParseTimers(t *testing.T) {
 	if _, err := parseTimers(strings.NewReader("# TYPE x counter\nx 1\n")); err == nil {
 		t.Fatal("no error without the timer series")
 	}
+}
+
+// TestRunTimerAckLoopback runs timer mode with a concurrent ACK stream
+// against an in-process popshim: every timer is delivered, every ACK
+// succeeds, and each ACK is counted once, during or outside the drain.
+func TestRunTimerAckLoopback(t *testing.T) {
+	st := startPopshim(t, "group")
+	var out bytes.Buffer
+	o := Options{Addr: st.BrokerAddr(), Messages: 200, Conns: 2, Inflight: 8, Duration: 30 * time.Second,
+		Rate: 400, MetricsURL: "http://" + st.MetricsAddr() + "/metrics", Out: &out, CreateTopic: true}
+	r, err := RunTimer(context.Background(), o)
+	require.NoError(t, err, out.String())
+	require.Equal(t, 200, r.Timer.Timers)
+	require.GreaterOrEqual(t, r.Timer.Delivered, 200)
+	series := map[string]SeriesSummary{}
+	for _, s := range r.Series {
+		require.Zero(t, s.Errors+s.Busy, "%s: %v", s.Name, s.Codes)
+		series[s.Name] = s
+	}
+	require.Greater(t, series["ack_outside_drain"].OK, int64(1000), "the stream ran before the due time and after the drain")
+	require.Equal(t, series["ack"].OK, series["ack_during_drain"].OK+series["ack_outside_drain"].OK)
+	require.Contains(t, out.String(), "ack_outside_drain")
 }

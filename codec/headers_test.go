@@ -94,6 +94,13 @@ func headerCases() []headerCase {
 			[]string{"topic", "readQueueNums", "writeQueueNums", "perm"}, []string{"perm", "topicSysFlag"}},
 		{"topic", TopicHeader{"T", true}.Encode, wrap(DecodeGetRouteInfoRequestHeader), TopicHeader{"T", true}, []string{"topic"}, nil},
 		{"view-message", ViewMessageRequestHeader{1048576, "T"}.Encode, wrap(DecodeViewMessageRequestHeader), ViewMessageRequestHeader{1048576, "T"}, []string{"offset"}, []string{"offset"}},
+		{"query-message", QueryMessageRequestHeader{"T", "k", 32, 5, 9, "T", "h@T@T@k@id@1", true}.Encode, wrap(DecodeQueryMessageRequestHeader),
+			QueryMessageRequestHeader{"T", "k", 32, 5, 9, "T", "h@T@T@k@id@1", true}, []string{"topic", "key", "maxNum", "beginTimestamp", "endTimestamp"},
+			[]string{"maxNum", "beginTimestamp", "endTimestamp"}},
+		{"query-message-response", QueryMessageResponseHeader{7, 8}.Encode, wrap(DecodeQueryMessageResponseHeader), QueryMessageResponseHeader{7, 8},
+			[]string{"indexLastUpdateTimestamp", "indexLastUpdatePhyoffset"}, []string{"indexLastUpdateTimestamp"}},
+		{"view-broker-stats", ViewBrokerStatsDataRequestHeader{"TOPIC_PUT_NUMS", "T"}.Encode, wrap(DecodeViewBrokerStatsDataRequestHeader),
+			ViewBrokerStatsDataRequestHeader{"TOPIC_PUT_NUMS", "T"}, []string{"statsName", "statsKey"}, nil},
 	}
 }
 

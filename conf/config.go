@@ -93,6 +93,10 @@ type Config struct {
 	// RetentionInterval is how often expired messages are deleted.
 	// --retention-interval, default 10m.
 	RetentionInterval time.Duration
+	// MessageIndexEnable keeps the key index of KEYS and UNIQ_KEY that
+	// QUERY_MESSAGE reads, written with each message (RocketMQ's
+	// messageIndexEnable, default true). --message-index-enable.
+	MessageIndexEnable bool
 	// PopWriteMode is "group" (one group-commit writer, the default) or
 	// "sync" (each ACK/CHANGE written synchronously by SyncWorkers workers,
 	// the Java broker's behaviour, kept as a measurement baseline).
@@ -211,6 +215,35 @@ type Config struct {
 	// connection, hence the high default. --max-conn-client-channels,
 	// default 10000.
 	MaxConnClientChannels int
+	// TLS is the TLS setting of both remoting listeners (conf/tls.go).
+	TLS TLS
+
+	// AuthEnabled turns on ACL 2.0 authentication: every request must carry
+	// an AccessKey of a known, enabled user and the Signature its password
+	// gives (authenticationEnabled, false). Refusals answer NO_PERMISSION
+	// (16). --auth-enabled.
+	AuthEnabled bool
+	// AuthAuthorization checks ACL 2.0 policies after authentication while
+	// AuthEnabled (authorizationEnabled). --auth-authorization, default true.
+	AuthAuthorization bool
+	// AuthWhitelist lists request codes that skip authentication,
+	// comma-separated (authenticationWhitelist). --auth-whitelist.
+	AuthWhitelist string
+	// AuthzWhitelist lists request codes that skip authorization
+	// (authorizationWhitelist). --authz-whitelist.
+	AuthzWhitelist string
+	// AuthAdminUser and AuthAdminPassword create a super user at start
+	// when it does not exist yet (initAuthenticationUser). The password is
+	// never logged nor shown by GET_BROKER_CONFIG; prefer its environment
+	// variable POPSHIM_AUTH_ADMIN_PASSWORD. --auth-admin-user,
+	// --auth-admin-password.
+	AuthAdminUser     string
+	AuthAdminPassword string
+	// ACLFile is an ACL 1.0 plain_acl.yml (accounts, whiteRemoteAddress,
+	// admin, default and per-resource perms), reloaded when it changes.
+	// Requests whose AccessKey is one of its accounts are judged by the 1.0
+	// rules. Empty: none. --acl-file.
+	ACLFile string
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
@@ -252,6 +285,7 @@ func Default() *Config {
 		DefaultTopicQueueNums:       8,
 		Retention:                   72 * time.Hour,
 		RetentionInterval:           10 * time.Minute,
+		MessageIndexEnable:          true,
 		PopWriteMode:                "group",
 		SyncWorkers:                 16,
 		GCPercent:                   400,
@@ -275,10 +309,12 @@ func Default() *Config {
 		IdleTimeout:                120 * time.Second,
 		MaxConns:                   remoting.DefaultMaxConns,
 		ShutdownTimeout:            10 * time.Second,
+		TLS:                        TLS{HandshakeTimeout: remoting.DefaultTLSHandshakeTimeout},
 
 		MaxHeartbeatGroups:        1000,
 		MaxHeartbeatSubscriptions: 1000,
 		MaxConnClientChannels:     10000,
+		AuthAuthorization:         true,
 	}
 }
 
@@ -336,5 +372,8 @@ func (c *Config) serverOptions(name, addr string, m *remoting.Metrics) remoting.
 		MaxConns:      maxConns,
 		EventLoops:    c.EventLoops,
 		Metrics:       m,
+
+		TLSMode:             c.TLS.TLSMode(),
+		TLSHandshakeTimeout: c.TLS.HandshakeTimeout,
 	}
 }

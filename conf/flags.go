@@ -11,6 +11,10 @@ import (
 // EnvPrefix starts every environment variable conf reads.
 const EnvPrefix = "POPSHIM_"
 
+// SecretFlags are flags whose values are secrets: GET_BROKER_CONFIG leaves
+// them out and nothing logs them.
+var SecretFlags = map[string]bool{"auth-admin-password": true}
+
 // EnvName is the environment variable of a flag: "data-dir" →
 // "POPSHIM_DATA_DIR".
 func EnvName(flag string) string {
@@ -40,6 +44,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.DefaultTopicQueueNums, "default-topic-queue-nums", c.DefaultTopicQueueNums, "queue count of auto-created topics (defaultTopicQueueNums)")
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long messages are kept (fileReservedTime)")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired messages are deleted")
+	fs.BoolVar(&c.MessageIndexEnable, "message-index-enable", c.MessageIndexEnable, "index KEYS and UNIQ_KEY of every stored message for QUERY_MESSAGE (messageIndexEnable)")
 	fs.StringVar(&c.PopWriteMode, "pop-write-mode", c.PopWriteMode, "ACK/CHANGE/POP persistence: group (one group-commit writer) | sync (per-op synced writes on --sync-workers, baseline)")
 	fs.IntVar(&c.GCPercent, "gc-percent", c.GCPercent, "Go GC target heap growth, percent (runtime/debug.SetGCPercent); 0 = keep GOGC / the runtime default")
 	fs.IntVar(&c.SyncWorkers, "sync-workers", c.SyncWorkers, "writer workers in --pop-write-mode=sync")
@@ -67,6 +72,14 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxHeartbeatGroups, "max-heartbeat-groups", c.MaxHeartbeatGroups, "most consumer groups, and most producer groups, one HEART_BEAT may list; beyond it INVALID_PARAMETER")
 	fs.IntVar(&c.MaxHeartbeatSubscriptions, "max-heartbeat-subscriptions", c.MaxHeartbeatSubscriptions, "most subscriptions one consumer group of a HEART_BEAT may list; beyond it INVALID_PARAMETER")
 	fs.IntVar(&c.MaxConnClientChannels, "max-conn-client-channels", c.MaxConnClientChannels, "most producer/consumer group memberships registered over one connection; a HEART_BEAT beyond it is INVALID_PARAMETER")
+	c.bindTLSFlags(fs)
+	fs.BoolVar(&c.AuthEnabled, "auth-enabled", c.AuthEnabled, "require ACL 2.0 authentication (AccessKey + HMAC-SHA1 Signature) on every request, both ports (authenticationEnabled)")
+	fs.BoolVar(&c.AuthAuthorization, "auth-authorization", c.AuthAuthorization, "with --auth-enabled, also check ACL 2.0 policies (authorizationEnabled)")
+	fs.StringVar(&c.AuthWhitelist, "auth-whitelist", c.AuthWhitelist, "request codes that skip authentication, comma-separated (authenticationWhitelist)")
+	fs.StringVar(&c.AuthzWhitelist, "authz-whitelist", c.AuthzWhitelist, "request codes that skip authorization, comma-separated (authorizationWhitelist)")
+	fs.StringVar(&c.AuthAdminUser, "auth-admin-user", c.AuthAdminUser, "super user created at start when missing (initAuthenticationUser); needs --auth-admin-password")
+	fs.StringVar(&c.AuthAdminPassword, "auth-admin-password", c.AuthAdminPassword, "password of --auth-admin-user; never logged or shown by GET_BROKER_CONFIG")
+	fs.StringVar(&c.ACLFile, "acl-file", c.ACLFile, "ACL 1.0 plain_acl.yml; its accounts are checked by the 1.0 rules, reloaded on change; empty = none")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "bound of the graceful shutdown")
 	fs.DurationVar(&c.TestSlowStore, "test-slow-store", c.TestSlowStore, "TEST ONLY: artificial delay added to every store write")
 	_ = fs.MarkHidden("test-slow-store")

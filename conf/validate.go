@@ -93,6 +93,19 @@ func (c *Config) Validate() error {
 	v.intRange("max-heartbeat-subscriptions", c.MaxHeartbeatSubscriptions, 1, 1<<20)
 	v.intRange("max-conn-client-channels", c.MaxConnClientChannels, 1, 1<<24)
 	v.positiveDur("shutdown-timeout", c.ShutdownTimeout, 0)
+	c.validateTLS(&v)
+	if (c.AuthAdminUser == "") != (c.AuthAdminPassword == "") {
+		v.errf("--auth-admin-user and --auth-admin-password go together")
+	}
+	for flag, codes := range map[string]string{"auth-whitelist": c.AuthWhitelist, "authz-whitelist": c.AuthzWhitelist} {
+		for _, p := range strings.Split(codes, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				if _, err := strconv.ParseInt(p, 10, 32); err != nil {
+					v.errf("--%s: %q is not a request code", flag, p)
+				}
+			}
+		}
+	}
 	if c.TestSlowStore < 0 {
 		v.errf("--test-slow-store must be ≥ 0, got %s", c.TestSlowStore)
 	}

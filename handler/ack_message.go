@@ -14,12 +14,16 @@ package handler
 //     ACK after revive, ACK of a changed handle). Nothing is read.
 //   - The connection does not matter (ACK on another connection works).
 //   - SUCCESS is sent when the delete is durable (fsynced).
+//   - An orderly receipt (reviveQid 999) goes to submitOrderAck
+//     (ack_message_order.go): it moves the queue's lease and consume offset
+//     instead of deleting a checkpoint.
 //
 // Response codes: SUCCESS (0); SYSTEM_BUSY (2) writer lane full (nothing
 // changed); SYSTEM_ERROR (1) header errors, failed write; TOPIC_NOT_EXIST
 // (17); MESSAGE_ILLEGAL (13) bad queueId or invalid receipt handle;
 // INVALID_PARAMETER (29) invalid consumerGroup;
-// NO_MESSAGE (208) offset outside [minOffset, maxOffset].
+// NO_MESSAGE (208) offset outside [minOffset, maxOffset]; for orderly
+// receipts MESSAGE_ILLEGAL (13) also when no lease holds the offset.
 
 import (
 	"github.com/popshim/popshim/batch"
@@ -39,6 +43,10 @@ func (b *Broker) handleAckMessage(c remoting.Conn, req *codec.Command) {
 	rc, rerr := b.svc.CheckReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, false)
 	if rerr != nil {
 		reply.Code(c, req, rerr.Code, rerr.Remark)
+		return
+	}
+	if rc.EI.IsOrder() {
+		b.submitOrderAck(c, req, h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, rc.EI.PopTime)
 		return
 	}
 	j := &ackJob{c: c, req: req, key: rc.Key}

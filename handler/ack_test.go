@@ -206,7 +206,6 @@ func TestACK08_UndecodableHandle(t *testing.T) {
 		{"non-numeric popTime", mk(strings.Replace(good.raw, strconv.FormatInt(e.PopTime, 10), "abc", 1)), 0, e.QueueOffset, codec.MessageIllegal},
 		{"other broker", mk(strings.Replace(good.raw, testBrokerName, "broker-x", 1)), 0, e.QueueOffset, codec.MessageIllegal},
 		{"reviveQid 5", mk(fmt.Sprintf("%d %d %d 5 0 %s 0 %d", e.CkQueueOffset, e.PopTime, e.InvisibleTime, testBrokerName, e.QueueOffset)), 0, e.QueueOffset, codec.MessageIllegal},
-		{"orderly reviveQid", mk(fmt.Sprintf("%d %d %d 999 0 %s 0 %d", e.CkQueueOffset, e.PopTime, e.InvisibleTime, testBrokerName, e.QueueOffset)), 0, e.QueueOffset, codec.MessageIllegal},
 		{"empty", mk(""), 0, e.QueueOffset, codec.MessageIllegal},
 		{"queueId out of range", good, 1, e.QueueOffset, codec.MessageIllegal},
 		{"offset above max", good, 0, 3, codec.NoMessage},

@@ -10,9 +10,8 @@ package handler
 // Behaviour:
 //   - Decoded and validated on the event loop. Per entry the real topic is
 //     derived from t, c and r (0 → t, 1 → %RETRY%c_t, 2 → %RETRY%c+t).
-//     Entries whose topic is unknown, whose queueId is out of range, or
-//     with the orderly reviveQid 999 (not served by popshim) are skipped
-//     silently, like offsets outside [minOffset, maxOffset] (RocketMQ skips
+//     Entries whose topic is unknown or whose queueId is out of range are
+//     skipped silently, like offsets outside [minOffset, maxOffset] (RocketMQ skips
 //     them too). Bits beyond maxBatchAckBits per entry are ignored.
 //   - An entry whose fields cannot describe one checkpoint
 //     (popsvc.CheckHandle: so < 0, pt ≤ 0, it out of range) makes the
@@ -21,6 +20,10 @@ package handler
 //   - Every resulting checkpoint delete (key: pt+it, c, real topic, q,
 //     offset) goes to the writer as ONE op: one fsync for the request.
 //     Blind and idempotent like ACK.
+//   - Entries with the orderly reviveQid 999 ack each set bit as an orderly
+//     ACK (ack_message_order.go, pop-scenarios BAT-02), in the same op as
+//     the deletes; an offset no lease holds makes the answer
+//     MESSAGE_ILLEGAL (13) while the rest still applies, as in Java.
 //   - SUCCESS when durable (at once when nothing is left to delete).
 //
 // Response codes: SUCCESS (0); NO_MESSAGE (208) for an empty or missing
@@ -83,9 +86,10 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 		}
 	}
 	var keys []popstore.CheckpointKey
+	var orderAcks []orderAck
 	for i := range body.Acks {
 		a := &body.Acks[i]
-		if a.ReviveQueueID == codec.PopOrderReviveQueue || a.ConsumerGroup == "" || strings.ContainsAny(a.ConsumerGroup, "@\x00") {
+		if a.ConsumerGroup == "" || strings.ContainsAny(a.ConsumerGroup, "@\x00") {
 			continue
 		}
 		topic := codec.RealTopic(a.Topic, a.ConsumerGroup, a.RetryFlag)
@@ -95,7 +99,11 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 		}
 		minOff, maxOff := b.Store.MinOffset(topic, a.QueueID), b.Store.MaxOffset(topic, a.QueueID)
 		for _, off := range a.AckedOffsets(maxBatchAckBits) {
-			if off < minOff || off > maxOff || len(keys) >= maxBatchAckDeletes {
+			if off < minOff || off > maxOff || len(keys)+len(orderAcks) >= maxBatchAckDeletes {
+				continue
+			}
+			if a.ReviveQueueID == codec.PopOrderReviveQueue {
+				orderAcks = append(orderAcks, orderAck{a.ConsumerGroup, topic, a.QueueID, off, a.PopTime})
 				continue
 			}
 			keys = append(keys, popstore.CheckpointKey{
@@ -103,6 +111,10 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 				Topic: topic, QueueId: a.QueueID, QueueOffset: off,
 			})
 		}
+	}
+	if len(orderAcks) > 0 {
+		b.submitOrderAcks(c, req, orderAcks, keys)
+		return
 	}
 	if len(keys) == 0 {
 		reply.Code(c, req, codec.Success, "")

@@ -16,6 +16,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/handler/clients"
 	"github.com/popshim/popshim/handler/longpoll"
 	"github.com/popshim/popshim/handler/meta"
@@ -49,6 +50,10 @@ type Broker struct {
 	Topics  *meta.TopicTable
 	Groups  *meta.GroupTable
 	Clients *clients.ClientTable
+	// Auth authenticates and authorizes every request before its handler
+	// (guard.go) and serves the AUTH_* admin codes. Never nil; it refuses
+	// nothing unless --auth-enabled or --acl-file is set.
+	Auth *auth.Verifier
 
 	pop *popsvc.Settings // shared with svc and the reviver (pop.revive); tests change knobs before traffic
 	// hbLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
@@ -66,6 +71,8 @@ type Broker struct {
 	// rstats turns metrics' put/get counters into GET_BROKER_RUNTIME_INFO's
 	// TPS and per-day figures.
 	rstats runtimeStats
+	// bstats samples the items VIEW_BROKER_STATS_DATA answers.
+	bstats brokerStats
 	uniq   *codec.UniqIDGenerator
 	// svc is the POP read path: reader pool, queue locks, POP jobs.
 	svc *popsvc.Service
@@ -168,6 +175,10 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	})
 	b.svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.pop,
 		Polls: b.polls, Metrics: b.metrics, Revive: b.revive, Now: b.nowMillis}
+	// Last: it may start the ACL 1.0 file watcher, which Close stops.
+	if b.Auth, err = newVerifier(cfg, store, w, log); err != nil {
+		return nil, err
+	}
 	store.SetAppendListener(b.onAppend)
 	return b, nil
 }
@@ -183,8 +194,8 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 }
 
 // Start queues the creation of the system consumer groups
-// (meta.SystemGroups) and launches the reader pool, the revive loop and
-// the timer loop.
+// (meta.SystemGroups), launches the reader pool, arms the wake-ups of the
+// orderly leases still held, and starts the revive loop and the timer loop.
 // Call once, after
 // registration and before the servers accept traffic; later calls do
 // nothing.
@@ -192,6 +203,7 @@ func (b *Broker) Start() {
 	b.startOnce.Do(func() {
 		b.Groups.CreateSystemGroups()
 		b.svc.Start()
+		b.svc.ScheduleOrderWakes() // leases still held after a restart
 		b.revive.Start()
 		b.timers.Start()
 		b.Log.Info().Str("brokerName", b.pop.BrokerName).Int("readers", b.pop.Readers).
@@ -211,6 +223,7 @@ func (b *Broker) Close() {
 		b.polls.Close()
 		b.svc.Close()
 		b.Store.SetAppendListener(nil)
+		b.Auth.Close()
 	})
 }
 

@@ -60,6 +60,8 @@ package handler
 //   - SUCCESS when durable, with header popTime, invisibleTime, reviveQid
 //     (echoed) for the new handle, plus ext field extraInfo holding the new
 //     handle as the client would build it.
+//   - An orderly receipt (reviveQid 999) moves the deadline of its offset in
+//     the queue's lease instead (change_invisible_time_order.go).
 //
 // Response codes: SUCCESS (0); SYSTEM_BUSY (2); SYSTEM_ERROR (1) header
 // errors, failed write; TOPIC_NOT_EXIST (17); MESSAGE_ILLEGAL (13) bad
@@ -93,6 +95,10 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 		return
 	}
 	now := b.nowMillis()
+	if rc.EI.IsOrder() {
+		b.submitOrderChange(c, req, h, rc.EI, now)
+		return
+	}
 	j := &changeJob{b: b, c: c, req: req, old: rc.Key, invisible: h.InvisibleTime, now: now, reviveQid: rc.EI.ReviveQid}
 	j.ck = popstore.Checkpoint{
 		Key:           rc.Key,

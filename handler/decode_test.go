@@ -68,8 +68,8 @@ func TestDEC03_HeaderRobustness(t *testing.T) {
 
 	require.Equal(t, codec.PollingTimeout, code(base, del("bornTime")), "(a) no bornTime")
 	require.Equal(t, codec.PollingTimeout, code(base, del("pollTime")), "(b) no pollTime")
-	require.Equal(t, codec.RequestCodeNotSupported, code(base, set("order", "true")), "(c) orderly not served")
-	require.Equal(t, codec.RequestCodeNotSupported, code(base, set("order", "True")), "(c) booleans are case-insensitive")
+	require.Equal(t, codec.PollingTimeout, code(base, set("order", "true")), "(c) orderly POP of an empty queue")
+	require.Equal(t, codec.PollingTimeout, code(base, set("order", "True")), "(c) booleans are case-insensitive")
 	require.Equal(t, codec.PollingTimeout, code(base, set("order", "yes")), "(c) anything else is false")
 	big := base
 	big.max = 33

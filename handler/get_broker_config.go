@@ -30,6 +30,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
@@ -111,7 +112,7 @@ func (b *Broker) brokerConfigText() []byte {
 	cfg.BindFlags(fs)
 	lines := make([]string, 0, 64)
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Hidden {
+		if f.Hidden || conf.SecretFlags[f.Name] {
 			return
 		}
 		key, val := f.Name, f.Value.String()

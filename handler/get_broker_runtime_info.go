@@ -22,9 +22,10 @@ package handler
 // TodayNow} and msgGetTotal{...} (messages stored by SEND / returned by POP
 // and PULL), commitLogDiskRatio (used ratio of the data directory's file
 // system, popstore.Store.DiskUsage; "0.0" when it cannot be read),
-// earliestMessageTimeStamp ("" : popshim keeps no store-wide earliest time
-// in memory and a handler must not read storage; clusterList then shows
-// 0.00 hours), and constant "0" for what popshim has no equivalent of:
+// earliestMessageTimeStamp (STORETIMESTAMP of the oldest message stored,
+// popstore.Store.EarliestMessageTime, "-1" when there is none, as Java; the
+// request therefore runs on the reader pool), and constant "0" for what
+// popshim has no equivalent of:
 // the send/pull/ack/query thread-pool queue sizes and head wait times
 // (requests are not queued in thread pools; the writer's lane depths are
 // on /metrics), pageCacheLockTimeMills, dispatchBehindBytes,
@@ -32,7 +33,8 @@ package handler
 // timerOffsetBehind, timerCongestNum ("0") and timerEnqueueTps,
 // timerDequeueTps ("0.0").
 //
-// Response codes: SUCCESS (0).
+// Response codes: SUCCESS (0); SYSTEM_BUSY (2) when the reader queue is
+// full.
 
 import (
 	"fmt"
@@ -82,6 +84,13 @@ var zeroRuntimeKeys = []string{
 }
 
 func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
+	if !b.submitRead(func() { b.answerBrokerRuntimeInfo(c, req) }) {
+		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
+	}
+}
+
+// answerBrokerRuntimeInfo builds and sends the KVTable. Reader goroutine.
+func (b *Broker) answerBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
 	st := b.Writer.Stats()
 	producers, consumers := b.Clients.Counts()
 	table := map[string]string{
@@ -115,7 +124,10 @@ func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command)
 	if ratio, _, err := b.Store.DiskUsage(); err == nil {
 		table["commitLogDiskRatio"] = strconv.FormatFloat(ratio, 'f', -1, 64)
 	}
-	table["earliestMessageTimeStamp"] = ""
+	table["earliestMessageTimeStamp"] = "-1"
+	if ts, err := b.Store.EarliestMessageTime(); err == nil {
+		table["earliestMessageTimeStamp"] = strconv.FormatInt(ts, 10)
+	}
 	for _, k := range zeroRuntimeKeys {
 		table[k] = "0"
 	}

@@ -126,6 +126,11 @@ func (b *Broker) resetOffsets(c remoting.Conn, req *codec.Command, h codec.Reset
 				if err := tx.SetConsumerOffset(h.Group, h.Topic, r.Queue.QueueID, r.Offset); err != nil {
 					return err
 				}
+				// A reset ends the queue's orderly lease (Java: clearBlock in
+				// PopMessageProcessor.resetPopOffset).
+				if err := tx.DeleteOrderState(h.Group, h.Topic, r.Queue.QueueID); err != nil {
+					return err
+				}
 			}
 			return nil
 		},

@@ -14,8 +14,11 @@ package handler
 // in-memory, so the check runs on the event loop and, when woken, on the
 // waking goroutine. With nothing to report it long-polls like POP (woken by
 // appends to the topic and its retry topics; pollTime capped at
-// maxPollMillis, 60 s). popshim blocks no queue for
-// orderly consumption, so order=true is answered like order=false.
+// maxPollMillis, 60 s). With order=true the retry topics do not count, and a
+// queue blocked for the request by an orderly lease (popsvc.OrderBlocked:
+// un-acked, invisible, another attemptId) counts as empty although it holds
+// messages (pop-scenarios POLL-04); a request that finds only blocked
+// queues waits on the lease ends (popsvc.OrderWakeKey), not on appends.
 //
 // Response codes: SUCCESS (0) with hasMsg and pollingFull (a full polling
 // table is SUCCESS, hasMsg=false, pollingFull=true; an expired poll is
@@ -33,6 +36,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -76,6 +80,10 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 			{Topic: codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
 			{Topic: codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
 		}}
+	if h.Order {
+		// An orderly POP reads no retry topic; it waits on lease ends.
+		n.keys = append(n.keys[:1], popsvc.OrderWakeKey(h.Topic))
+	}
 	n.run()
 }
 
@@ -88,6 +96,9 @@ type notifyJob struct {
 	meta           popstore.TopicMeta
 	deadlineMillis int64
 	keys           []longpoll.Key
+	// blockedOnly: the last hasMsg found every queue blocked for this
+	// orderly request (set by hasMsg, read by run on the same goroutine).
+	blockedOnly bool
 }
 
 func (n *notifyJob) run() {
@@ -103,7 +114,12 @@ func (n *notifyJob) run() {
 			return
 		}
 		remoting.MarkLongPolling(n.c)
-		p := &longpoll.Poll{Keys: n.keys, DeadlineMillis: n.deadlineMillis, ConnID: n.c.ID(),
+		keys := n.keys
+		if n.h.Order && n.blockedOnly {
+			// Only a lease end can give it something (pop-scenarios POLL-03).
+			keys, seen = keys[1:], seen[1:]
+		}
+		p := &longpoll.Poll{Keys: keys, DeadlineMillis: n.deadlineMillis, ConnID: n.c.ID(),
 			OnWake: n.run, OnExpire: func() { n.reply(false, false) }}
 		switch b.polls.Park(p, seen) {
 		case longpoll.Parked:
@@ -121,14 +137,22 @@ func (n *notifyJob) run() {
 // hasMsg reports whether the group has something to pop. In-memory reads.
 func (n *notifyJob) hasMsg() bool {
 	b, group := n.b, n.h.ConsumerGroup
+	n.blockedOnly = false
+	blocked, open := 0, 0
 	pending := func(topic string, q int32) bool {
 		maxOff := b.Store.MaxOffset(topic, q)
 		off, ok := b.Store.ConsumerOffset(group, topic, q)
 		if !ok {
 			off = b.Store.MinOffset(topic, q)
 		}
+		if n.h.Order && b.svc.OrderBlocked(group, topic, q, n.h.AttemptID) {
+			blocked++
+			return false
+		}
+		open++
 		return maxOff > off
 	}
+	defer func() { n.blockedOnly = blocked > 0 && open == 0 }()
 	if n.h.QueueID >= 0 {
 		if pending(n.h.Topic, n.h.QueueID) {
 			return true
@@ -139,6 +163,9 @@ func (n *notifyJob) hasMsg() bool {
 				return true
 			}
 		}
+	}
+	if n.h.Order {
+		return false // no retry topics for orderly POP
 	}
 	for _, k := range n.keys[1:] {
 		if m, ok := b.Topics.Get(k.Topic); ok {

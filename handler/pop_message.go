@@ -68,8 +68,26 @@ package handler
 // INVALID_PARAMETER (29) maxMsgNums outside 1..32,
 // queueId out of range, negative invisibleTime, invalid group name;
 // SUBSCRIPTION_PARSE_FAILED (23) unknown expression type;
-// REQUEST_CODE_NOT_SUPPORTED (3) for order=true (orderly POP) and SQL92
-// filters, which popshim does not serve.
+// REQUEST_CODE_NOT_SUPPORTED (3) for SQL92 filters, which popshim does not
+// serve.
+//
+// Orderly POP (order=true; handler/orderly, popsvc/order.go): only the
+// topic's queues are read (no retry topics). A queue whose lease (the last
+// orderly POP of the group there) holds an un-acked message whose deadline
+// has not passed is blocked and skipped, unless the request carries that
+// lease's attemptId (a re-entrant retry: the same messages again, the
+// attempt not counted). A readable queue is read from the consume offset,
+// which stays at the first returned message until orderly ACKs move it;
+// the new lease (offsets, popTime, invisibleTime, attempt counts) is
+// written in the same op as the offset, before the reply, so a crash never
+// unblocks a queue early, skips or reorders. The reply has reviveQid 999
+// and orderCountInfo (per offset "0 qo<q>%<offset> <count>" for offsets
+// delivered before, then "0 <q> <min count>"), from which clients set
+// reconsumeTimes. A queue lock held by another request is waited for
+// (retried every 0.5 ms), not skipped. A request that finds every queue
+// blocked parks on the lease ends only (popsvc.OrderWakeKey), so appends do
+// not wake it; an ACK or CHANGE that frees the queue, or the deadline
+// passing, wakes it.
 
 import (
 	"fmt"
@@ -105,9 +123,6 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	switch {
 	case now-born-h.PollTime > popTimeoutSlackMillis:
 		refuse(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
-		return
-	case h.Order:
-		refuse(codec.RequestCodeNotSupported, "orderly POP (order=true) is not supported by popshim")
 		return
 	case h.MaxMsgNums > maxPopBatch || h.MaxMsgNums < 1:
 		refuse(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.BrokerName, h.MaxMsgNums, maxPopBatch))

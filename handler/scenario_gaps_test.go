@@ -117,24 +117,27 @@ func TestACK04_MixedSingleAndBatchAck(t *testing.T) {
 	require.ElementsMatch(t, []string{"m-1", "m-3", "m-5", "m-7"}, bodies(got))
 }
 
-// TestORD_OrderlyPopRefusedCleanly: orderly POP (unsupported) answers 3,
-// holds no lock, moves no offset, and a normal POP still gets m0; an
-// orderly BATCH_ACK entry (rq 999) acks nothing.
-func TestORD_OrderlyPopRefusedCleanly(t *testing.T) {
+// TestORD_OrderlyPopHoldsNoLockAndOrderlyBatchAckNeedsALease: an orderly
+// POP answers with reviveQid 999 and holds no queue lock afterwards; an
+// orderly BATCH_ACK entry (rq 999) for offsets below the group's consume
+// offset (here a normal POP's handles) acks nothing and answers SUCCESS, as
+// Java's ackOrderlyNew.
+func TestORD_OrderlyPopHoldsNoLockAndOrderlyBatchAckNeedsALease(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendN(t, c, "T", 0, 3, "m", sendOpts{})
-	resp, _ := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000, order: true})
-	require.Equal(t, codec.RequestCodeNotSupported, resp.Code, resp.Remark)
+	resp, om := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000, order: true})
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	require.Equal(t, []string{"m-0"}, bodies(om))
 	require.Zero(t, h.b().svc.HeldLocks())
-	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 3, invisible: 10000})
+	_, ms := pop(t, c, popArgs{group: "G2", topic: "T", queueID: 0, max: 3, invisible: 10000})
 	require.Equal(t, []string{"m-0", "m-1", "m-2"}, bodies(ms))
-	body := `{"brokerName":"` + testBrokerName + `","acks":[{"c":"G","t":"T","r":"0","so":0,"q":0,"rq":999,"pt":` +
+	body := `{"brokerName":"` + testBrokerName + `","acks":[{"c":"G2","t":"T","r":"0","so":0,"q":0,"rq":999,"pt":` +
 		itoa(ms[0].handle.PopTime) + `,"it":10000,"b":"Bw=="}]}`
 	r := call(t, c, codec.NewRequest(codec.RequestBatchAckMessage, 0, nil, []byte(body)))
 	require.Equal(t, codec.Success, r.Code, r.Remark)
-	got := redeliveries(t, h, "G", "T", 11*time.Second)
+	got := redeliveries(t, h, "G2", "T", 11*time.Second)
 	require.ElementsMatch(t, []string{"m-0", "m-1", "m-2"}, bodies(got))
 }
 

@@ -110,7 +110,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}()
 	st.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds(), InfoLogDir: cfg.RocksDBLogDir}
+	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds(), InfoLogDir: cfg.RocksDBLogDir,
+		DisableMessageIndex: !cfg.MessageIndexEnable}
 	if cfg.Retention <= 0 {
 		sopts.RetentionMillis = -1
 	}
@@ -166,8 +167,14 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	}
 	st.Broker.Start()
 
+	tlsCfg, err := cfg.TLS.ServerConfig()
+	if err != nil {
+		return nil, fmt.Errorf("handler: %w", err)
+	}
 	bopts := cfg.BrokerServerOptions(rm)
 	bopts.OnClose = st.Broker.onConnClose
+	bopts.TLS = tlsCfg
+	bopts.Guard = st.Broker.Guard()
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
@@ -178,7 +185,10 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
 		RegisterNameServer(nsRouter, st.Broker)
-		st.namesrv = remoting.NewServer(cfg.NamesrvServerOptions(rm), nsRouter, log)
+		nopts := cfg.NamesrvServerOptions(rm)
+		nopts.TLS = tlsCfg
+		nopts.Guard = st.Broker.Guard()
+		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
 		if err = st.namesrv.Start(); err != nil {
 			return nil, err
 		}

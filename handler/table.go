@@ -2,6 +2,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -46,6 +47,8 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestDeleteSubscriptionGroupList, b.handleDeleteSubscriptionGroupList)
 	r.Handle(codec.RequestGetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo)
 	r.Handle(codec.RequestViewMessageByID, b.handleViewMessageByID)
+	r.Handle(codec.RequestQueryMessage, b.handleQueryMessage)
+	r.Handle(requestViewBrokerStatsData, b.handleViewBrokerStatsData)
 	r.Handle(codec.RequestGetTopicStatsInfo, b.handleGetTopicStatsInfo)
 	r.Handle(codec.RequestGetConsumeStats, b.handleGetConsumeStats)
 	r.Handle(codec.RequestGetConsumerConnectionList, b.handleGetConsumerConnectionList)
@@ -54,6 +57,16 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
 	r.Handle(codec.RequestQueryTopicConsumeByWho, b.handleQueryTopicConsumeByWho)
 	r.Handle(codec.RequestGetSystemTopicListFromBroker, b.handleGetSystemTopicListFromBroker)
+	r.Handle(auth.RequestCreateUser, b.handleAuthCreateUser)
+	r.Handle(auth.RequestUpdateUser, b.handleAuthUpdateUser)
+	r.Handle(auth.RequestDeleteUser, b.handleAuthDeleteUser)
+	r.Handle(auth.RequestGetUser, b.handleAuthGetUser)
+	r.Handle(auth.RequestListUser, b.handleAuthListUser)
+	r.Handle(auth.RequestCreateACL, b.handleAuthPutACL)
+	r.Handle(auth.RequestUpdateACL, b.handleAuthPutACL)
+	r.Handle(auth.RequestDeleteACL, b.handleAuthDeleteACL)
+	r.Handle(auth.RequestGetACL, b.handleAuthGetACL)
+	r.Handle(auth.RequestListACL, b.handleAuthListACL)
 	r.Handle(codec.RequestCleanExpiredConsumeQueue, b.handleCleanExpiredConsumeQueue)
 	r.Handle(codec.RequestGetConsumerRunningInfo, b.handleGetConsumerRunningInfo)
 	r.Handle(codec.RequestGetBrokerConsumeStats, b.handleGetBrokerConsumeStats)

@@ -1,5 +1,5 @@
 // Package popstore owns popshim's RocksDB database: the messages, pop
-// (checkpoint), offsets and meta column families, their key layouts, and the
+// (checkpoint), offsets, meta and index column families, their key layouts, and the
 // read paths used by the handlers. It never answers the network.
 //
 // # Column families and keys (all integers big-endian)
@@ -17,7 +17,12 @@
 //	          "s/phys"                                    → next physical offset (i64)
 //	          "s/timers"                                  → number of timer entries (i64)
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
+//	          "o/" group 0x00 topic 0x00 queueId(u32)     → orderly-POP lease (OrderState, order.go)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
+//	index     minute(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64)
+//	                                                      → empty: key index of KEYS and
+//	                                                        UNIQ_KEY (kind 'K') and TAGS
+//	                                                        (kind 'T'); vector memtable (index.go)
 //
 // A message value is RocketMQ's stored-message record (CommitLog layout), so
 // a POP or PULL response body is the concatenation of values. Its
@@ -41,7 +46,7 @@
 //
 // # Reads
 //
-// MaxOffset, MinOffset, ConsumerOffset, Topic(s), Group(s), GroupNames,
+// MaxOffset, MinOffset, ConsumerOffset, OrderState, Topic(s), Group(s), GroupNames,
 // GroupTable and GroupsDataVersion are in-memory and
 // safe on the gnet event loop. ReadMessages, ReadMessage,
 // MessageByPhysicalOffset, SearchOffsetByTimestamp, ScanCheckpoints,
@@ -54,5 +59,16 @@
 // the data they describe, they agree after any crash. Retention (PlanRetention
 // + Txn.ApplyRetention, driven by package batch) removes messages older than
 // Options.RetentionMillis (default 72 h, RocketMQ's fileReservedTime) with
-// range deletes, per queue, by STORETIMESTAMP.
+// range deletes, per queue, by STORETIMESTAMP, and with them the key-index
+// minutes before the cutoff (one range delete: the minute leads the key).
+//
+// # Key index
+//
+// Txn.AppendMessage writes, in the message's own WriteBatch, one key-index
+// entry per UNIQ_KEY, non-empty KEYS element and TAGS value of the record
+// (RocketMQ's IndexService; Options.DisableMessageIndex turns it off).
+// QueryMessagesByKey walks the non-empty minutes of a time range newest first
+// and returns the records whose physical-offset entry still names the same
+// message, so entries of deleted topics are skipped until retention drops
+// them.
 package popstore

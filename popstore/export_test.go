@@ -19,3 +19,16 @@ func (s *Store) FlushMemtables(wait bool) error {
 
 // LatestSequenceNumber is RocksDB's last sequence number. Test-only.
 func (s *Store) LatestSequenceNumber() uint64 { return s.db.GetLatestSequenceNumber() }
+
+// KeyIndexEntries counts the key-index entries on disk. Test-only.
+func (s *Store) KeyIndexEntries() int {
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	it := s.db.NewIteratorCF(ro, s.cfIndex())
+	defer it.Close()
+	n := 0
+	for it.SeekToFirst(); it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}

@@ -13,6 +13,7 @@ const (
 	cfPop      = "pop"
 	cfOffsets  = "offsets"
 	cfMeta     = "meta"
+	cfIndex    = "index"
 )
 
 // physPrefix starts every physical-offset index key in the messages column

@@ -37,8 +37,8 @@ var probeKey = []byte("popshim.probe")
 // openDB opens the database in s.dir with the store's options.
 // REQUIRES: s.db == nil; closeMu held exclusively or the Store not shared.
 func (s *Store) openDB() error {
-	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta}
-	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.hinted, s.hinted, s.opts}
+	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta, cfIndex}
+	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.hinted, s.hinted, s.opts, s.index}
 	db, handles, err := grocksdb.OpenDbColumnFamilies(s.opts, s.dir, names, cfOpts)
 	if err != nil {
 		// Opening replays the WAL into a table file: on a full disk say
@@ -152,6 +152,7 @@ type loaded struct {
 	topics    map[string]TopicMeta
 	groups    map[string]GroupMeta
 	offsets   map[offsetID]int64
+	orders    map[offsetID]OrderState
 	groupsVer *groupsVersion
 }
 
@@ -161,6 +162,7 @@ func (s *Store) loadState() (*loaded, error) {
 	st := &loaded{
 		queues: make(map[queueKey][2]int64), topics: make(map[string]TopicMeta),
 		groups: make(map[string]GroupMeta), offsets: make(map[offsetID]int64),
+		orders: make(map[offsetID]OrderState),
 	}
 	it := s.db.NewIteratorCF(s.ro, s.cfMeta())
 	defer it.Close()
@@ -200,6 +202,16 @@ func (s *Store) loadState() (*loaded, error) {
 				return nil, fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaGroupsVersionKey, len(v))
 			}
 			st.groupsVer = &gv
+		case len(ks) > 2 && ks[:2] == metaOrderPrefix:
+			g, t, q, ok := parseOrderKey(k)
+			if !ok {
+				return nil, fmt.Errorf("popstore: corrupt order key %q", k)
+			}
+			o, err := decodeOrderState(v)
+			if err != nil {
+				return nil, err
+			}
+			st.orders[offsetID{g, t, q}] = o
 		case len(ks) > 2 && ks[:2] == metaGroupPrefix:
 			g, err := decodeGroupMeta(ks[2:], v)
 			if err != nil {
@@ -247,7 +259,7 @@ func (s *Store) install(st *loaded) {
 		return true
 	})
 	s.mu.Lock()
-	s.offsets, s.topics, s.groups = st.offsets, st.topics, st.groups
+	s.offsets, s.orders, s.topics, s.groups = st.offsets, st.orders, st.topics, st.groups
 	if st.groupsVer != nil {
 		s.groupsVer = *st.groupsVer
 	}

@@ -76,10 +76,17 @@ func (s *Store) PlanRetention(nowMillis int64) (RetentionPlan, error) {
 	return plan, nil
 }
 
-// ApplyRetention adds plan's range deletes to the Txn.
+// ApplyRetention adds plan's range deletes to the Txn: the trimmed queues'
+// messages, the physical-offset index below the floor and, when a queue is
+// trimmed, the key-index minutes before the cutoff (TrimKeyIndex).
 func (t *Txn) ApplyRetention(plan RetentionPlan) error {
 	for _, tr := range plan.Trims {
 		if err := t.TrimQueue(tr.Topic, tr.QueueId, tr.NewMinOffset); err != nil {
+			return err
+		}
+	}
+	if len(plan.Trims) > 0 {
+		if err := t.TrimKeyIndex(plan.CutoffMillis); err != nil {
 			return err
 		}
 	}
@@ -99,6 +106,9 @@ func (s *Store) CompactTrimmed(plan RetentionPlan) {
 			Start: messageKey(nil, tr.Topic, tr.QueueId, 0),
 			Limit: messageKey(nil, tr.Topic, tr.QueueId, tr.NewMinOffset),
 		})
+	}
+	if h := indexBucket(plan.CutoffMillis); len(plan.Trims) > 0 && h > 0 {
+		s.db.CompactRangeCF(s.cfIndex(), grocksdb.Range{Start: keyIndexBucketStart(0), Limit: keyIndexBucketStart(h)})
 	}
 	if plan.PhysicalFloor > 0 {
 		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{Start: physKey(0), Limit: physKey(plan.PhysicalFloor)})

@@ -30,16 +30,19 @@ type Txn struct {
 	// DeleteTimer); timersUsed: persist it. Valid when serial.
 	timerDelta int64
 	timersUsed bool
-	queues     map[queueKey]*txnQueue
-	ckLog      []ckOverlay           // checkpoint writes in order
-	ckIdx      map[CheckpointKey]int // key → last ckLog index; built on first GetCheckpoint
-	ckMark     int                   // len(ckLog) when the current op started
-	offsets    map[offsetID]offsetOverlay
-	topics     map[string]*TopicMeta // nil value: deleted
-	groups     map[string]*GroupMeta // nil value: deleted
-	gver       groupsVersion         // valid when gverSet: the group table version after this Txn
-	gverSet    bool
-	scratch    []byte
+	// idx is the newest key-index entry written (indexMessage).
+	idx     indexMark
+	queues  map[queueKey]*txnQueue
+	ckLog   []ckOverlay           // checkpoint writes in order
+	ckIdx   map[CheckpointKey]int // key → last ckLog index; built on first GetCheckpoint
+	ckMark  int                   // len(ckLog) when the current op started
+	offsets map[offsetID]offsetOverlay
+	orders  map[offsetID]orderOverlay // orderly-POP leases (order.go)
+	topics  map[string]*TopicMeta     // nil value: deleted
+	groups  map[string]*GroupMeta     // nil value: deleted
+	gver    groupsVersion             // valid when gverSet: the group table version after this Txn
+	gverSet bool
+	scratch []byte
 }
 
 type txnQueue struct {
@@ -170,7 +173,8 @@ func (t *Txn) queue(topic string, queueId int32) *txnQueue {
 // this Txn) and physicalOffset (a per-broker byte position: the previous
 // physical offset plus the previous record's length, monotonic across
 // restarts), writes both big-endian into record in place at bytes 20 and 28,
-// and stores a copy of it plus a physical-offset index entry. record must be
+// and stores a copy of it plus a physical-offset index entry and, unless
+// Options.DisableMessageIndex, its key-index entries (index.go). record must be
 // a RocketMQ stored-message record whose TOTALSIZE equals len(record) and
 // whose QUEUEID equals queueId; STORETIMESTAMP (used by retention and
 // SearchOffsetByTimestamp) is taken as given. The offsets become visible to
@@ -195,7 +199,11 @@ func (t *Txn) AppendMessage(topic string, queueId int32, record []byte) (queueOf
 	t.b.put(cfiMessages, physKey(physicalOffset), mk)
 	prev := *q
 	prevPhys, prevUsed := t.phys, t.physUsed
-	t.journal(func() { *q = prev; t.phys, t.physUsed = prevPhys, prevUsed })
+	prevIdx := t.idx
+	t.journal(func() { *q = prev; t.phys, t.physUsed = prevPhys, prevUsed; t.idx = prevIdx })
+	if !t.s.noIndex {
+		t.indexMessage(topic, record, physicalOffset)
+	}
 	q.next++
 	q.dirty, q.appended = true, true
 	t.phys += int64(len(record))

@@ -70,6 +70,7 @@ func (t *Txn) DeleteTopic(name string) error {
 		t.b.del(cfiOffsets, offsetKey(id.group, id.topic, id.queueId))
 		t.setOffset(id, offsetOverlay{})
 	}
+	t.deleteTopicOrders(name)
 	t.setTopic(name, nil)
 	return nil
 }
@@ -202,8 +203,18 @@ func (t *Txn) publish() {
 	if t.timersUsed {
 		s.timers.Add(t.timerDelta)
 	}
-	if len(t.offsets)+len(t.topics)+len(t.groups) > 0 {
+	if t.idx.set {
+		s.lastIndexed.Store(&t.idx)
+	}
+	if len(t.offsets)+len(t.orders)+len(t.topics)+len(t.groups) > 0 {
 		s.mu.Lock()
+		for id, o := range t.orders {
+			if o.present {
+				s.orders[id] = o.st
+			} else {
+				delete(s.orders, id)
+			}
+		}
 		for id, o := range t.offsets {
 			if o.present {
 				s.offsets[id] = o.off

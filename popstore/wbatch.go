@@ -13,6 +13,7 @@ const (
 	cfiPop      = 2
 	cfiOffsets  = 3
 	cfiMeta     = 4
+	cfiIndex    = 5
 )
 
 // RocksDB WriteBatch record tags (db/dbformat.h ValueType; also listed by
@@ -37,7 +38,8 @@ const sortLimit = 4 << 20
 // in Go memory, so that adding an entry costs no cgo call, an op is rolled
 // back by truncation, and the whole batch crosses into RocksDB with one
 // WriteBatchFrom. At commit the records are stably sorted by (column
-// family, key) unless the batch holds a range delete: keys of different
+// family, key) — the index family's records by op order only, since its
+// vector memtable takes any order — unless the batch holds a range delete: keys of different
 // records commute, records of one key keep their order, and a sorted batch
 // makes each memtable insert land next to the previous one, so RocksDB's
 // skiplist reuses its search path instead of descending from the top.
@@ -106,12 +108,13 @@ func (b *batchRep) add(tag byte, cf uint8, key, value []byte, withValue bool) {
 func (b *batchRep) put(cf uint8, key, value []byte) { b.add(tagCFValue, cf, key, value, true) }
 func (b *batchRep) del(cf uint8, key []byte)        { b.add(tagCFDeletion, cf, key, nil, false) }
 
-// delRange adds a range delete. Only the messages family may take one: the
-// pop and offsets families use a memtable insert hint, which RocksDB 7.8
-// shares with the range-deletion memtable (an assertion failure, see Open).
+// delRange adds a range delete. Only the messages and index families may
+// take one: the pop and offsets families use a memtable insert hint, which
+// RocksDB 7.8 shares with the range-deletion memtable (an assertion
+// failure, see Open).
 func (b *batchRep) delRange(cf uint8, start, end []byte) {
-	if cf != cfiMessages {
-		panic("popstore: range delete outside the messages column family")
+	if cf != cfiMessages && cf != cfiIndex {
+		panic("popstore: range delete outside the messages and index column families")
 	}
 	b.add(tagCFRangeDeletion, cf, start, end, true)
 	b.hasRange = true
@@ -119,7 +122,7 @@ func (b *batchRep) delRange(cf uint8, start, end []byte) {
 
 // encode returns the serialized batch, column family indexes replaced by
 // ids[index] (each id must be < 128), sorted as described on batchRep.
-func (b *batchRep) encode(ids *[5]uint32) []byte {
+func (b *batchRep) encode(ids *[numCFs]uint32) []byte {
 	if len(b.recs) == 0 {
 		return nil
 	}
@@ -135,6 +138,11 @@ func (b *batchRep) encode(ids *[5]uint32) []byte {
 	cmp := func(x, y recRef) int {
 		if x.cf != y.cf {
 			return int(x.cf) - int(y.cf)
+		}
+		if x.cf == cfiIndex {
+			// The index family's vector memtable appends in any order:
+			// keep op order and skip comparing its long, random keys.
+			return int(x.off - y.off)
 		}
 		if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
 			return c

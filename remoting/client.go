@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -32,6 +33,16 @@ type ClientOptions struct {
 	OnRequest func(req *codec.Command) *codec.Command
 	// Log receives connection-level events. Default: disabled.
 	Log *zerolog.Logger
+	// TLS, when set, makes the client speak TLS: DialContext runs the
+	// handshake (bounded by DialTimeout) before it returns. Nil means
+	// plaintext.
+	TLS *tls.Config
+	// BeforeRequest, when set, may change every request just before it is
+	// encoded (Invoke, InvokeAsync, InvokeOneway), as a Java client's
+	// RPCHook.doBeforeRequest: e.g. add AccessKey and Signature. It runs on
+	// the caller's goroutine. Frames given to InvokePrepared* are sent as
+	// they are.
+	BeforeRequest func(req *codec.Command)
 }
 
 // Callback receives the response of an InvokeAsync call, or a nil response
@@ -83,6 +94,17 @@ func DialContext(ctx context.Context, addr string, opts ClientOptions) (*Client,
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("remoting: dial %s: %w", addr, err)
+	}
+	if opts.TLS != nil {
+		tc := tls.Client(nc, opts.TLS)
+		hctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			_ = nc.Close()
+			return nil, fmt.Errorf("remoting: tls handshake with %s: %w", addr, err)
+		}
+		nc = tc
 	}
 	c := &Client{
 		nc:      nc,
@@ -198,6 +220,9 @@ func (c *Client) enqueuePrepared(e pendingEntry, frame []byte, opaqueAt int) err
 // send queues the frame of cmd for the writer and, when cb is not nil,
 // registers cb under cmd.Opaque in the same critical section.
 func (c *Client) send(cmd *codec.Command, cb Callback) error {
+	if h := c.opts.BeforeRequest; h != nil {
+		h(cmd)
+	}
 	return c.enqueue(pendingEntry{opaque: cmd.Opaque, cb: cb}, func(out []byte) []byte { return codec.AppendFrame(out, cmd) })
 }
 
@@ -269,7 +294,13 @@ func (c *Client) fail(err error) {
 	c.space.Broadcast()
 	c.mu.Unlock()
 	close(c.done)
-	_ = c.nc.Close()
+	nc := c.nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		// No close_notify: tls.Conn.Close would wait for a write stuck on
+		// a peer that stopped reading.
+		nc = tc.NetConn()
+	}
+	_ = nc.Close()
 	if !errors.Is(err, net.ErrClosed) {
 		c.log.Warn().Err(err).Msg("remoting client closed")
 	}

@@ -62,12 +62,24 @@ type conn struct {
 
 	discarding bool // loop: input ended at a malformed frame; later bytes are dropped
 
+	// sniffed is set (loop) once the first byte was checked against the
+	// server's TLSMode, or at OnOpen when no check is due (TLS disabled,
+	// or this is the plaintext side of a TLS session).
+	sniffed bool
+	// handedOff is set (loop) when the connection's socket went to a TLS
+	// session (handOff); OnClose then closes only gnet's descriptor.
+	handedOff bool
+	// tls is the client's TLS state when this connection is the plaintext
+	// side of a TLS session, else nil. Set at OnOpen, read-only after.
+	tls *tlsPeer
+
 	// Owned by whoever holds the flushing token (set flushing=true under mu,
 	// cleared only by the write callback): the frames gnet is writing now and
 	// the iovec handed to AsyncWritev. The write callback touches them
 	// without mu, which is safe because only one write is outstanding.
 	inflight []*frameBuf
 	iov      [][]byte
+	flushAt  int64 // monoNanos when inflight was handed to gnet
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {
@@ -120,6 +132,7 @@ func (c *conn) flushLocked() error {
 		iov = append(iov, f.b)
 	}
 	c.iov = iov
+	c.flushAt = monoNanos()
 	c.srv.flushes.Add(1)
 	err := c.gc.AsyncWritev(iov, c.written)
 	if err != nil {
@@ -135,6 +148,7 @@ func (c *conn) flushLocked() error {
 // net.ErrClosed when the connection closed first. It returns the buffers to
 // the pool and starts the next flush if replies queued up meanwhile.
 func (c *conn) written(gc gnet.Conn, err error) error {
+	c.srv.opts.Metrics.observeFlush(time.Duration(monoNanos() - c.flushAt))
 	c.releaseInflight()
 	if err != nil {
 		c.srv.log.Debug().Uint64("conn", c.id).Err(err).Msg("reply write failed")

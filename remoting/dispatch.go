@@ -25,6 +25,11 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		_, _ = gc.Discard(gc.InboundBuffered())
 		return gnet.None
 	}
+	if !c.sniffed {
+		if a, decided := s.sniff(c, gc); decided {
+			return a
+		}
+	}
 	for {
 		head, err := gc.Peek(4)
 		if err != nil {
@@ -56,7 +61,8 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 // server drains (Server.Drain), requests from clients newer than V5_3_1 get
 // GO_AWAY (1500) without reaching their handler, and older clients'
 // requests run as usual (a Java broker keeps serving them in its shutdown
-// grace period); a panicking handler is logged and answered with
+// grace period); then ServerOptions.Guard may answer instead of the
+// handler; a panicking handler is logged and answered with
 // SYSTEM_ERROR instead of ending the loop.
 func (s *Server) dispatch(c *conn, req *codec.Command) {
 	if req.IsResponse() {
@@ -81,6 +87,12 @@ func (s *Server) dispatch(c *conn, req *codec.Command) {
 		_ = r.Reply(codec.NewResponse(req, codec.GoAway, goAwayRemark))
 		return
 	}
+	if g := s.opts.Guard; g != nil {
+		if resp := guard(g, r, req); resp != nil {
+			_ = r.Reply(resp)
+			return
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Uint64("conn", c.id).Int32("code", req.Code).Interface("panic", p).Msg("handler panicked")
@@ -93,6 +105,18 @@ func (s *Server) dispatch(c *conn, req *codec.Command) {
 			s.log.Warn().Int32("code", req.Code).Dur("took", d).Dur("budget", b).Msg("handler ran too long on the event loop")
 		}
 	}
+}
+
+// guard runs g, answering SYSTEM_ERROR when it panics (odd input must
+// not end the event loop).
+func guard(g func(Conn, *codec.Command) *codec.Command, r *request, req *codec.Command) (resp *codec.Command) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.c.srv.log.Error().Int32("code", req.Code).Interface("panic", p).Msg("request guard panicked")
+			resp = codec.NewResponse(req, codec.SystemError, fmt.Sprintf("guard panic: %v", p))
+		}
+	}()
+	return g(r, req)
 }
 
 // request is the Conn a handler receives: a per-request view of the

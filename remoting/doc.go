@@ -34,6 +34,17 @@
 // clients are served as usual, and replies owed to earlier requests are
 // unaffected (goaway.go).
 //
+// TLS (tls.go, tls_session.go; ServerOptions.TLS and TLSMode, as Java's
+// tls.server.mode): the first OnTraffic of a connection peeks its first
+// byte. 0x16 hands the socket to a TLS session: the loop duplicates the
+// descriptor and lets gnet close its own, and the session's goroutines do
+// the handshake and all crypto and carry the plaintext through a unix
+// socketpair whose other end is enrolled into the same event loop, where it
+// is served like any plaintext connection (same decode, replies, buffer
+// ownership, limits). Under TLSEnforcing any other first byte closes the
+// connection. The event loop never waits on a handshake or on crypto.
+//
 // The package also has a small Client (client.go) used by tests, the
-// benchmark and name-server registration.
+// benchmark and name-server registration; ClientOptions.TLS makes it speak
+// TLS.
 package remoting

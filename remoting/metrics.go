@@ -42,6 +42,11 @@ var resultNames = [...]string{
 //	popshim_remoting_malformed_frames_total{server,reason} counter, connections closed for a bad frame
 //	popshim_remoting_idle_closed_total{server}          counter, connections closed by the idle timeout
 //	popshim_remoting_connections_refused_total{server}  counter, connections closed at accept by ServerOptions.MaxConns
+//	popshim_remoting_reply_flush_seconds                histogram, seconds, from handing queued replies to
+//	    gnet (AsyncWritev, any goroutine) until its write callback ran on the event loop: the event loop's
+//	    wake-up and the write(2) of the replies
+//	popshim_remoting_tls_connections_total{server,result} counter, connections whose first byte was a TLS
+//	    handshake (result handshake_ok, handshake_failed) or plaintext refused by TLSEnforcing (plaintext_refused)
 //
 // request_code and response_code are the lower-case Java constant names
 // (pop_message, system_busy), as RemotingHelper.getRequestCodeDesc gives. A
@@ -57,6 +62,8 @@ type Metrics struct {
 	malformed  *prometheus.CounterVec
 	idleClosed *prometheus.CounterVec
 	refused    *prometheus.CounterVec
+	flush      prometheus.Histogram
+	tlsConns   *prometheus.CounterVec
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
@@ -117,6 +124,14 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_connections_refused_total", Help: "Connections closed at accept because the server's connection limit (--max-conns) was reached.", ConstLabels: constLabels,
 		}, []string{"server"}),
+		flush: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "popshim_remoting_reply_flush_seconds", ConstLabels: constLabels,
+			Help:    "From handing queued replies to the event loop (AsyncWritev) until they were written, seconds: the loop's wake-up and write(2).",
+			Buckets: prometheus.ExponentialBuckets(5e-6, 1.5, 28), // 5 µs … 0.28 s
+		}),
+		tlsConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_tls_connections_total", Help: "Connections by TLS outcome: handshake_ok, handshake_failed, plaintext_refused (--tls-mode=enforcing).", ConstLabels: constLabels,
+		}, []string{"server", "result"}),
 		reqNames:  make(map[int32]string),
 		respNames: make(map[int32]string),
 	}
@@ -126,7 +141,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused} {
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.flush, m.tlsConns} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -134,8 +149,9 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	return m, nil
 }
 
-// observeRPC records one reply. Codes unknown to codec are folded into one
-// "unknown" series.
+// observeRPC records one reply. A request code without a Java name keeps
+// its number up to MaxUnnamedRequestCodes distinct codes, then folds into
+// "unknown"; an unnamed response code folds into "unknown".
 func (m *Metrics) observeRPC(reqCode, respCode int32, longPoll bool, result rpcResult, d time.Duration) {
 	if m == nil {
 		return
@@ -214,9 +230,21 @@ func (m *Metrics) addObserver(key uint64, reqCode, respCode int32, longPoll bool
 	return o
 }
 
-func (m *Metrics) connOpened(server string) {
+// observeFlush records one reply flush that took d.
+func (m *Metrics) observeFlush(d time.Duration) {
 	if m != nil {
-		m.opened.WithLabelValues(server).Inc()
+		m.flush.Observe(d.Seconds())
+	}
+}
+
+// connOpened counts an open connection. accepted is false for the
+// plaintext side of a TLS connection (tls_session.go), whose TCP accept was
+// counted already.
+func (m *Metrics) connOpened(server string, accepted bool) {
+	if m != nil {
+		if accepted {
+			m.opened.WithLabelValues(server).Inc()
+		}
 		m.conns.WithLabelValues(server).Inc()
 	}
 }
@@ -242,6 +270,19 @@ func (m *Metrics) idleClose(server string) {
 func (m *Metrics) connRefused(server string) {
 	if m != nil {
 		m.refused.WithLabelValues(server).Inc()
+	}
+}
+
+// TLS outcomes, the result label of popshim_remoting_tls_connections_total.
+const (
+	tlsHandshakeOK      = "handshake_ok"
+	tlsHandshakeFailed  = "handshake_failed"
+	tlsPlaintextRefused = "plaintext_refused"
+)
+
+func (m *Metrics) tlsConn(server, result string) {
+	if m != nil {
+		m.tlsConns.WithLabelValues(server, result).Inc()
 	}
 }
 

@@ -1,6 +1,8 @@
 package remoting
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,6 +57,26 @@ type ServerOptions struct {
 	// connection's event loop and must not block: use it to drop client
 	// registrations or parked polls of that connection.
 	OnClose func(connID uint64)
+	// TLS, when set, lets clients speak TLS on this port (tls.go): the
+	// certificate, the CA pool and ClientAuth live in it. Nil means
+	// TLSMode must be TLSDisabled: every connection is plaintext, exactly
+	// as without TLS support.
+	TLS *tls.Config
+	// TLSMode is Java's tls.server.mode: TLSDisabled, TLSPermissive (a
+	// connection whose first byte is 0x16 speaks TLS, any other plaintext,
+	// both on one port) or TLSEnforcing (a plaintext connection is closed
+	// after its first byte). The zero value is TLSDisabled.
+	TLSMode TLSMode
+	// TLSHandshakeTimeout bounds a TLS handshake, from the first byte
+	// received to the handshake's end; a slower client is closed. Zero
+	// means DefaultTLSHandshakeTimeout (Netty's SslHandler default, 10 s).
+	TLSHandshakeTimeout time.Duration
+	// Guard, when set, runs on the event loop before every request's
+	// handler, after the unknown-code and GO_AWAY answers (where RocketMQ's
+	// request pipeline runs: authentication, authorization). A non-nil
+	// return is sent as the answer and the handler is not called. It must
+	// not block. Nil lets every request through.
+	Guard func(c Conn, req *codec.Command) *codec.Command
 }
 
 // Defaults applied by WithDefaults.
@@ -69,6 +91,9 @@ const (
 	// one connection per broker address), far below what exhausts file
 	// descriptors and per-connection buffers.
 	DefaultMaxConns = 10000
+	// DefaultTLSHandshakeTimeout is the default
+	// ServerOptions.TLSHandshakeTimeout (Netty SslHandler's 10 s).
+	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
 
 // WithDefaults returns o with every zero field set to its default.
@@ -94,6 +119,9 @@ func (o ServerOptions) WithDefaults() ServerOptions {
 	if o.MaxConns == 0 {
 		o.MaxConns = DefaultMaxConns
 	}
+	if o.TLSHandshakeTimeout == 0 {
+		o.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
+	}
 	return o
 }
 
@@ -104,6 +132,15 @@ func (o ServerOptions) validate() error {
 	}
 	if o.EventLoops < 0 {
 		return fmt.Errorf("remoting: event loops %d < 0", o.EventLoops)
+	}
+	if o.TLSMode != TLSDisabled && o.TLS == nil {
+		return fmt.Errorf("remoting: TLS mode %s needs a TLS config (certificate and key)", o.TLSMode)
+	}
+	if o.TLSMode == TLSDisabled && o.TLS != nil {
+		return errors.New("remoting: a TLS config was given but the TLS mode is disabled")
+	}
+	if o.TLSMode > TLSEnforcing {
+		return fmt.Errorf("remoting: unknown TLS mode %d", o.TLSMode)
 	}
 	return nil
 }

@@ -48,6 +48,13 @@ type Server struct {
 	// the idle scan and the MaxConns bound (its length is the open count).
 	// Refused connections never enter it. REQUIRES: mu held.
 	conns map[uint64]*conn
+
+	// TLS sessions (tls_session.go): their goroutines run outside gnet,
+	// so Stop ends and waits for them itself.
+	tlsMu       sync.Mutex
+	tlsSessions map[*tlsSession]struct{} // REQUIRES: tlsMu held
+	tlsStopped  bool                     // REQUIRES: tlsMu held. No new sessions.
+	tlsWG       sync.WaitGroup           // one per session, until its goroutines ended
 }
 
 // NewServer returns a server that dispatches through router, which must be
@@ -65,6 +72,8 @@ func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 		booted:   make(chan error, 1),
 		done:     make(chan struct{}),
 		conns:    make(map[uint64]*conn),
+
+		tlsSessions: make(map[*tlsSession]struct{}),
 	}
 }
 
@@ -110,7 +119,8 @@ func (s *Server) Start() error {
 	err := <-s.booted
 	if err == nil {
 		s.log.Info().Stringer("addr", s.Addr()).Int("max_frame_bytes", s.opts.MaxFrameBytes).
-			Dur("idle_timeout", s.opts.IdleTimeout).Int("max_conns", s.opts.MaxConns).Msg("remoting server listening")
+			Dur("idle_timeout", s.opts.IdleTimeout).Int("max_conns", s.opts.MaxConns).
+			Stringer("tls_mode", s.opts.TLSMode).Msg("remoting server listening")
 	}
 	return err
 }
@@ -140,7 +150,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Unlock()
 	select {
 	case <-s.done:
-		return s.runErr
+		return errors.Join(s.runErr, s.stopSessions(ctx))
 	default:
 	}
 	// Engine.Stop triggers the shutdown, then polls every 500 ms; give it a
@@ -150,9 +160,11 @@ func (s *Server) Stop(ctx context.Context) error {
 	_ = eng.Stop(stopCtx)
 	select {
 	case <-s.done:
+		err := errors.Join(s.runErr, s.stopSessions(ctx))
 		s.log.Info().Msg("remoting server stopped")
-		return s.runErr
+		return err
 	case <-ctx.Done():
+		go func() { <-s.done; _ = s.stopSessions(context.Background()) }()
 		return ctx.Err()
 	}
 }
@@ -221,11 +233,15 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	c := newConn(s, gc)
+	c.sniffed = s.opts.TLSMode == TLSDisabled
+	if peer, ok := gc.Context().(*tlsPeer); ok {
+		c.tls, c.remote, c.sniffed = peer, peer.remote, true
+	}
 	gc.SetContext(c)
 	s.conns[c.id] = c
 	s.mu.Unlock()
-	s.opts.Metrics.connOpened(s.opts.Name)
-	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).Msg("connection opened")
+	s.opts.Metrics.connOpened(s.opts.Name, c.tls == nil)
+	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).Bool("tls", c.tls != nil).Msg("connection opened")
 	return nil, gnet.None
 }
 
@@ -245,7 +261,8 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if s.opts.OnClose != nil {
 		s.opts.OnClose(c.id)
 	}
-	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).AnErr("reason", err).Msg("connection closed")
+	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).AnErr("reason", err).
+		Bool("handed_to_tls", c.handedOff).Msg("connection closed")
 	return gnet.None
 }
 

@@ -171,6 +171,11 @@ func waitRoute(ctx context.Context, ns *nameServer, o *ConsumeOptions) ([]broker
 			return out, nil
 		}
 		if !errors.Is(err, errTopicNotExist) {
+			if noted && ctx.Err() != nil {
+				// --timeout ran out during a look-up after earlier ones
+				// answered TOPIC_NOT_EXIST: that is the news, not the cut-off call.
+				return nil, fmt.Errorf("topic %s does not exist: %w", o.Topic, ctx.Err())
+			}
 			return nil, err
 		}
 		if !noted {

@@ -36,8 +36,12 @@ func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 		return true
 	}
 	remoting.MarkLongPolling(j.c)
+	keys := j.keys
+	if j.h.Order {
+		keys, seen = j.orderParkKeys(o, seen)
+	}
 	p := &longpoll.Poll{
-		Keys: j.keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: j.s, Seeds: o.seen,
+		Keys: keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: j.s, Seeds: o.seen,
 		DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
 		OnWake:   j.rerun,
 		OnExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
@@ -69,7 +73,11 @@ func (j *PopJob) rerun() {
 func (j *PopJob) replyCode(code int32, remark string) {
 	j.EndTaking()
 	resp := codec.NewResponse(j.req, code, remark)
-	codec.PopMessageResponseHeader{PopTime: j.s.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}.Encode(resp)
+	rh := codec.PopMessageResponseHeader{PopTime: j.s.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}
+	if j.h.Order {
+		rh.ReviveQid = codec.PopOrderReviveQueue
+	}
+	rh.Encode(resp)
 	reply.Respond(j.c, j.req, resp)
 }
 
@@ -78,10 +86,14 @@ func (j *PopJob) replySuccess(o *popOutcome) {
 	j.EndTaking()
 	s := j.s
 	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
-	codec.PopMessageResponseHeader{
+	rh := codec.PopMessageResponseHeader{
 		PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime, RestNum: o.rest,
 		StartOffsetInfo: string(o.startInfo), MsgOffsetInfo: string(o.msgInfo),
-	}.Encode(resp)
+	}
+	if j.h.Order {
+		rh.ReviveQid, rh.OrderCountInfo = codec.PopOrderReviveQueue, string(o.orderInfo)
+	}
+	rh.Encode(resp)
 	resp.Body = o.body
 	reply.Respond(j.c, j.req, resp)
 	sys := IsSystemTopic(j.h.Topic)

@@ -8,6 +8,15 @@
 // checks for ACK and CHANGE (CheckReceipt), the broker's settings derived
 // from the configuration, and the message-flow Prometheus series.
 //
+// Orderly POP (order.go, order_ack.go): the POP job reads the queue's lease
+// (popstore.OrderState) under the queue lock, skips a queue blocked for its
+// attemptId, and writes the new lease in its own op, compared on the writer
+// with what it read (a lease moved by an ACK or CHANGE meanwhile makes the
+// POP run again); ApplyOrderAck / ApplyOrderChange are the writer-side
+// steps of orderly ACK, BATCH_ACK and CHANGE; timers wake the requests
+// parked on a lease (OrderWakeKey) when it ends. The rules themselves are
+// handler/orderly's.
+//
 // Callers: the POP_MESSAGE handler builds a PopJob on the event loop and
 // queues it with SubmitRead; the job runs on a reader goroutine and its
 // write completes on the writer's completer goroutine; woken or contended

@@ -1,6 +1,7 @@
 package popsvc
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
@@ -33,6 +34,9 @@ type PopJob struct {
 	// filter matches (taking is true while registered).
 	taker  *longpoll.Poll
 	taking atomic.Bool
+	// spins counts the waits of an orderly run for a contended queue lock
+	// (orderSpin).
+	spins atomic.Int32
 }
 
 // StartTaking registers j.taker once: when the request arrives (and, as a
@@ -64,6 +68,10 @@ func NewPopJob(s *Service, c remoting.Conn, req *codec.Command, h codec.PopMessa
 			{Topic: codec.PopRetryTopicV1(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
 		},
 		seqStripe: stripeOf(h.ConsumerGroup + "@" + h.Topic),
+	}
+	if h.Order {
+		// Index orderKeyIndex: woken when a lease of the topic ends.
+		j.keys = append(j.keys, OrderWakeKey(h.Topic))
 	}
 	j.taker = &longpoll.Poll{Keys: j.keys, Group: h.ConsumerGroup, Filter: filter}
 	return j
@@ -111,6 +119,16 @@ type popOutcome struct {
 	// handoff lists the queues where a filtered scan stopped at a message
 	// an outstanding POP of the group wants (see handoff).
 	handoff []longpoll.Key
+	// Orderly POP only (order.go): contended: a queue lock was taken by
+	// another request; blocked: queues found blocked for this POP; open: the
+	// queues it could read; leases: the leases to write; orderInfo:
+	// orderCountInfo.
+	contended bool
+	blocked   int
+	open      []int32
+	leases    []orderLease
+	orderInfo []byte
+	lease     *orderLease // the queue being read (appendRecord)
 }
 
 // Run executes the POP on a reader goroutine (submit it with SubmitRead).
@@ -131,6 +149,11 @@ func (j *PopJob) Run() {
 	s.Polls.CountPopRun()
 	seen := s.Polls.Snapshot(j.keys)
 	j.collect(o)
+	if o.contended {
+		j.release(o)
+		j.orderSpin(o, seen)
+		return
+	}
 	if len(o.cks) == 0 && len(o.commits) == 0 {
 		j.release(o)
 		j.finishEmpty(o, seen)
@@ -163,10 +186,14 @@ func (j *PopJob) Run() {
 					return err
 				}
 			}
-			return nil
+			return j.putLeases(tx, o)
 		},
 		Done: func(err error) {
 			j.release(o)
+			if errors.Is(err, errLeaseMoved) {
+				j.rerun() // an ACK or CHANGE moved a lease since the read
+				return
+			}
 			if err != nil {
 				s.Log.Error().Err(err).Str("group", group).Str("topic", j.h.Topic).Msg("pop: checkpoint write failed")
 				j.replyCode(codec.SystemError, "pop checkpoint write failed: "+err.Error())
@@ -174,6 +201,9 @@ func (j *PopJob) Run() {
 			}
 			if len(o.cks) > 0 {
 				s.Revive.NoteDurable(o.popTime + j.h.InvisibleTime)
+			}
+			for _, l := range o.leases {
+				s.scheduleOrderWake(group, l.topic, l.queueID, l.next)
 			}
 			if o.found > 0 {
 				j.replySuccess(o)
@@ -215,6 +245,9 @@ func (j *PopJob) collect(o *popOutcome) {
 	retry := j.retrySources()
 	if retryFirst {
 		j.readRetry(o, retry)
+	}
+	if j.h.Order {
+		retryFirst, retry = false, nil // orderly POP reads the topic only
 	}
 	if j.h.QueueID >= 0 {
 		j.readQueue(o, popSource{j.h.Topic, j.h.QueueID, codec.RetryFlagNormal})

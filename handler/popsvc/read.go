@@ -3,6 +3,7 @@ package popsvc
 import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/handler/orderly"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -10,17 +11,42 @@ import (
 func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 	svc, st, group := j.s, j.s.Store, j.h.ConsumerGroup
 	remaining := int(j.h.MaxMsgNums) - o.found
+	if j.h.Order {
+		remaining = min(remaining, popstore.MaxOrderOffsets)
+	}
 	k := queueLockKey{group, s.topic, s.queueID}
-	if remaining <= 0 || len(o.body) >= svc.Settings.MaxPopBytes || !svc.locks.tryLock(k) {
-		maxOff := st.MaxOffset(s.topic, s.queueID)
-		o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: maxOff})
-		if stored, ok := st.ConsumerOffset(group, s.topic, s.queueID); ok && maxOff > stored {
-			o.rest += maxOff - stored
+	if remaining <= 0 || len(o.body) >= svc.Settings.MaxPopBytes {
+		j.skipQueue(o, s)
+		return
+	}
+	if !svc.locks.tryLock(k) {
+		if j.h.Order {
+			// The holder releases it within one write: an orderly POP waits
+			// for it (orderSpin) rather than skip a queue it may be the
+			// re-entrant owner of (pop-scenarios ORD-01 step 4).
+			o.contended = true
+			return
 		}
+		j.skipQueue(o, s)
 		return
 	}
 	// Recorded at once, so a panic from here on still releases it (Run).
 	o.held = append(o.held, k)
+	var lease orderLease
+	if j.h.Order {
+		// Read under the lock: the previous POP of the queue released it
+		// only after its lease was durable and published.
+		lease.prev, lease.had = st.OrderState(group, s.topic, s.queueID)
+		if lease.had && orderly.Blocked(lease.prev, j.h.AttemptID, o.popTime) {
+			o.held = o.held[:len(o.held)-1]
+			j.unlockQueue(k)
+			o.blocked++
+			o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: st.MaxOffset(s.topic, s.queueID)})
+			return
+		}
+		o.open = append(o.open, s.queueID)
+		o.lease = &lease
+	}
 	// The offset is read under the lock: the previous holder released it
 	// only after its offset advance was durable and published.
 	stored, hasStored := st.ConsumerOffset(group, s.topic, s.queueID)
@@ -103,6 +129,16 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 	if !handedOff && scanned >= svc.Settings.MaxScanPerQueue && next < maxOff {
 		o.filterBound = true
 	}
+	if j.h.Order && len(offsets) > 0 {
+		// The consume offset stays at the first returned message until the
+		// ACKs move it (ConsumerOrderInfoManager.commitAndNext); a filtered
+		// prefix before it is consumed.
+		next = ckStart
+		lease.topic, lease.queueID = s.topic, s.queueID
+		lease.next = orderly.NewLease(lease.prev, lease.had, j.h.AttemptID, o.popTime, j.h.InvisibleTime, offsets)
+		o.leases = append(o.leases, lease)
+		o.orderInfo = orderly.AppendCountInfo(o.orderInfo, lease.next, s.queueID)
+	}
 	if len(offsets) > 0 || next != stored || !hasStored {
 		o.commits = append(o.commits, offsetCommit{s.topic, s.queueID, next, stored, hasStored})
 	} else {
@@ -110,7 +146,9 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		o.held = o.held[:len(o.held)-1]
 		j.unlockQueue(k)
 	}
-	if maxOff > next {
+	if maxOff > next && !(j.h.Order && len(offsets) > 0) {
+		// A queue this orderly POP now holds is blocked for the others: its
+		// backlog is not "rest" (pop-scenarios POLL-03).
 		o.rest += maxOff - next
 	}
 	if len(offsets) > 0 {
@@ -121,6 +159,21 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 			o.retryFound = true
 			o.foundRetry += len(offsets)
 		}
+	}
+}
+
+// skipQueue records a queue this run does not read (full, or its lock
+// taken): its max offset for the long-poll registry and its backlog as rest
+// (not for an orderly POP: a queue held by another POP is blocked for it).
+func (j *PopJob) skipQueue(o *popOutcome, s popSource) {
+	st := j.s.Store
+	maxOff := st.MaxOffset(s.topic, s.queueID)
+	o.seen = append(o.seen, longpoll.QueueMax{Topic: s.topic, QueueID: s.queueID, MaxOffset: maxOff})
+	if j.h.Order {
+		return
+	}
+	if stored, ok := st.ConsumerOffset(j.h.ConsumerGroup, s.topic, s.queueID); ok && maxOff > stored {
+		o.rest += maxOff - stored
 	}
 }
 
@@ -162,12 +215,24 @@ func (j *PopJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, c
 		CkQueueOffset: ckStart, PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime,
 		RetryFlag: s.flag, BrokerName: svc.Settings.BrokerName, QueueID: s.queueID, QueueOffset: m.QueueOffset,
 	}
+	if j.h.Order {
+		ei.ReviveQid = codec.PopOrderReviveQueue
+	}
 	props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
 	if err != nil {
 		return err
 	}
 	out := *m
 	out.Properties = props
+	if l := o.lease; j.h.Order && l != nil {
+		// The count is also the record's reconsumeTimes: a client that
+		// finds POP_CK in the message (as popshim sends it) keeps the
+		// record's value rather than reading orderCountInfo
+		// (MQClientAPIImpl.processPopResponse).
+		if n := orderly.CountFor(l.prev, l.had, j.h.AttemptID, m.QueueOffset); n > 0 {
+			out.ReconsumeTimes = n
+		}
+	}
 	if s.flag != codec.RetryFlagNormal {
 		out.Topic = j.h.Topic
 	}
@@ -176,6 +241,9 @@ func (j *PopJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, c
 		return err
 	}
 	o.body = body
+	if j.h.Order {
+		return nil // the lease (orderLease), not a checkpoint, holds it
+	}
 	o.cks = append(o.cks, popstore.Checkpoint{
 		Key: popstore.CheckpointKey{
 			VisibleAtMillis: o.popTime + j.h.InvisibleTime, Group: j.h.ConsumerGroup,

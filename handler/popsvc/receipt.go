@@ -32,9 +32,10 @@ type ReceiptError struct {
 //   - a consumerGroup POP would refuse (codec.ValidateGroup: empty, over
 //     MaxGroupLength, a character outside RocketMQ's name set) →
 //     INVALID_PARAMETER (29), as POP answers it;
-//   - a handle that does not parse, names another broker, carries the
-//     orderly reviveQid 999 or any reviveQid popshim did not issue (it only
-//     issues 0), or whose queueId / queueOffset disagree with the header →
+//   - a handle that does not parse, names another broker, carries a
+//     reviveQid popshim did not issue (it issues 0, and 999 for orderly
+//     POPs: Receipt.EI.IsOrder, whose Key is then unused), or whose
+//     queueId / queueOffset disagree with the header →
 //     MESSAGE_ILLEGAL (13): a definite, non-retriable "invalid receipt
 //     handle" (pop-scenarios ACK-08), and nothing is touched;
 //   - a handle whose fields cannot describe one checkpoint (CheckHandle:
@@ -62,9 +63,7 @@ func (s *Service) CheckReceipt(group, topic string, queueID int32, offset int64,
 	}
 	switch {
 	case err != nil:
-	case ei.IsOrder():
-		err = errors.New("orderly receipt (reviveQid 999): orderly POP is not supported by popshim")
-	case ei.ReviveQid != 0:
+	case ei.ReviveQid != 0 && !ei.IsOrder():
 		err = fmt.Errorf("reviveQid %d was not issued by this broker", ei.ReviveQid)
 	case ei.QueueID != queueID || ei.QueueOffset != offset:
 		err = fmt.Errorf("handle names queue %d offset %d, request names queue %d offset %d", ei.QueueID, ei.QueueOffset, queueID, offset)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -48,10 +49,15 @@ type Service struct {
 	readers *readerPool
 	// popSeq counts POP requests per stripe of (group, topic): it drives
 	// the retry-first ratio and the round-robin start queue of queueId -1.
-	popSeq    [stripeCount]atomic.Uint64
-	started   atomic.Bool
-	startOnce sync.Once
-	closeOnce sync.Once
+	popSeq  [stripeCount]atomic.Uint64
+	started atomic.Bool
+	// orderTimers wake the requests parked on a held orderly lease when it
+	// ends (order.go); orderClosed: Close stopped them.
+	orderMu     sync.Mutex
+	orderTimers map[queueLockKey]*time.Timer
+	orderClosed bool
+	startOnce   sync.Once
+	closeOnce   sync.Once
 }
 
 func (s *Service) nowMillis() int64 { return s.Now() }
@@ -73,6 +79,7 @@ func (s *Service) Start() {
 // safe if Start was never called.
 func (s *Service) Close() {
 	s.closeOnce.Do(func() {
+		s.stopOrderWakes()
 		if s.readers != nil {
 			s.readers.close()
 		}

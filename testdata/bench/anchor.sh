@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# `make bench-anchor`: the same ACK/CHANGE workload as run.sh against Apache
-# RocketMQ 5.5.1 (name server + broker on loopback, POP on the RocksDB KV
-# path: popConsumerKVServiceInit=true, popConsumerKVServiceEnable=true,
-# enablePopBufferMerge=false). Nothing of RocketMQ is committed: the jars
-# come from Maven Central into $ANCHOR_CACHE on first use.
+# `make bench-anchor`: the ACK/CHANGE workload of run.sh and the full cycle
+# (`bench pop`: pop+ack; `bench produce`) against Apache RocketMQ 5.5.1 in
+# three configurations and popshim (group mode), interleaved round by round
+# so every system sees the same (shared, noisy) machine:
+#
+#   kv        POP on the RocksDB KV path (popConsumerKVServiceInit=true,
+#             popConsumerKVServiceEnable=true, enablePopBufferMerge=false),
+#             flushDiskType ASYNC_FLUSH (the default): the anchor until now
+#   default   the out-of-the-box broker: default POP path (checkpoints in the
+#             revive topic, buffer merge on), ASYNC_FLUSH
+#   syncflush the default POP path with flushDiskType=SYNC_FLUSH
+#
+# popshim fsyncs before every success reply; RocketMQ in kv and default does
+# not. Every broker start is followed by an unmeasured warm-up run (JIT) of
+# the ack workload. Each configuration's broker.conf is copied to
+# $BENCH_OUT/rocketmq-CONFIG.conf. Nothing of RocketMQ is committed: the
+# jars come from Maven Central into $ANCHOR_CACHE on first use.
 #
 # Artifacts: org.apache.rocketmq:rocketmq-broker:5.5.1 with its runtime
 # dependencies, and rocketmq-namesrv. When a module of 5.5.1 cannot be
@@ -11,9 +23,22 @@
 # are missing are taken at 5.5.0 (the broker, store, remoting, common and
 # tiered-store jars stay 5.5.1); the script prints which jars it runs.
 #
+# Per round and system: ack (label rocketmq-5.5.1-CONFIG or popshim-group,
+# JSON anchor-LABEL[-rK].json), pop (anchor-pop-LABEL[-rK].json) and produce
+# (anchor-produce-LABEL[-rK].json); bench compare of each workload goes to
+# compare-anchor.md. With BENCH_CURVE, round 1 of ANCHOR_CURVE_CONFIG also
+# runs the latency-against-load points (curve-LABEL-PCT.json), which
+# run.sh's curve plot picks up when both write to the same BENCH_OUT.
+#
 # Env (defaults in brackets): as run.sh (POPSHIM_BIN, BENCH_OUT, BENCH_DURATION,
 # BENCH_MESSAGES, BENCH_CONNS, BENCH_INFLIGHT, BENCH_RATE, BENCH_CHANGE_BURST,
-# BENCH_CHANGE_PERIOD, BENCH_ARGS, BENCH_KEEP) and
+# BENCH_CHANGE_PERIOD, BENCH_ROUNDS, BENCH_ARGS, BENCH_KEEP, BENCH_CURVE,
+# BENCH_CURVE_DURATION) and
+#   ANCHOR_CONFIGS [kv default syncflush]      RocketMQ configurations, in order
+#   ANCHOR_CURVE_CONFIG [default]             the configuration of the curve points
+#   ANCHOR_POPSHIM [1]                         0: no popshim runs in the series
+#   ANCHOR_CYCLE_MESSAGES [300000]             messages of each pop / produce run
+#   ANCHOR_WARMUP [5s]                         warm-up run length (0: none)
 #   ANCHOR_CACHE   [~/.cache/popshim-anchor]   jar cache (outside the repo)
 #   ANCHOR_HEAP    [1g]                        broker -Xms/-Xmx (namesrv: 256m)
 set -euo pipefail
@@ -78,14 +103,28 @@ fetch_jars() {
 echo "anchor: RocketMQ jars: $(cd "$cache/lib" && ls rocketmq-*.jar | tr '\n' ' ')"
 
 home="$work/rmq"
-mkdir -p "$home/store"
+mkdir -p "$home"
+configs=${ANCHOR_CONFIGS:-kv default syncflush}
+cycle=${ANCHOR_CYCLE_MESSAGES:-300000}
+warmup=${ANCHOR_WARMUP:-5s}
+curve=${BENCH_CURVE-10 25 50 75 100}
+curve_duration=${BENCH_CURVE_DURATION:-6s}
+rm -f "$out"/anchor-*.json "$out"/curve-rocketmq-*.json "$out"/compare-anchor.md
 nsport=$(free_port_block 0)
-bport=$(free_port_block 1)
 cat >"$home/namesrv.conf" <<EOF
 listenPort=$nsport
 bindAddress=127.0.0.1
 EOF
-cat >"$home/broker.conf" <<EOF
+jvm=(-server -XX:+UseG1GC -Duser.home="$home" -Drocketmq.home.dir="$home" -cp "$cache/lib/*")
+export ROCKETMQ_HOME="$home"
+start_bg namesrv "$home/namesrv.out" java -Xms256m -Xmx256m "${jvm[@]}" \
+  org.apache.rocketmq.namesrv.NamesrvStartup -c "$home/namesrv.conf" >/dev/null
+wait_port 127.0.0.1 "$nsport" 120
+
+# broker_conf CONFIG: the broker.conf of one configuration (bport, store dir
+# and namesrv filled in).
+broker_conf() {
+  cat <<EOF
 brokerClusterName=DefaultCluster
 brokerName=broker-a
 brokerId=0
@@ -97,39 +136,130 @@ storePathRootDir=$home/store
 storePathCommitLog=$home/store/commitlog
 autoCreateTopicEnable=true
 autoCreateSubscriptionGroup=true
-popConsumerKVServiceInit=true
-popConsumerKVServiceEnable=true
-enablePopBufferMerge=false
 EOF
-jvm=(-server -XX:+UseG1GC -Duser.home="$home" -Drocketmq.home.dir="$home" -cp "$cache/lib/*")
-export ROCKETMQ_HOME="$home"
-start_bg namesrv "$home/namesrv.out" java -Xms256m -Xmx256m "${jvm[@]}" \
-  org.apache.rocketmq.namesrv.NamesrvStartup -c "$home/namesrv.conf" >/dev/null
-wait_port 127.0.0.1 "$nsport" 120
-bpid=$(start_bg broker "$home/broker.out" java "-Xms$heap" "-Xmx$heap" "${jvm[@]}" \
-  org.apache.rocketmq.broker.BrokerStartup -c "$home/broker.conf")
-echo "anchor: waiting for the broker (pid $bpid) on 127.0.0.1:$bport"
-for _ in $(seq 1 300); do
-  grep -q "boot success" "$home/broker.out" 2>/dev/null && break
-  kill -0 "$bpid" 2>/dev/null || { cat "$home/broker.out" >&2; exit 1; }
-  sleep 1
-done
-grep -q "boot success" "$home/broker.out" || { echo "anchor: broker did not boot" >&2; cat "$home/broker.out" >&2; exit 1; }
-wait_port 127.0.0.1 "$bport" 30
+  case $1 in
+    kv) printf 'popConsumerKVServiceInit=true\npopConsumerKVServiceEnable=true\nenablePopBufferMerge=false\n' ;;
+    default) ;;
+    syncflush) printf 'flushDiskType=SYNC_FLUSH\n' ;;
+    *) echo "anchor: unknown configuration '$1' (kv, default, syncflush)" >&2; exit 2 ;;
+  esac
+}
 
+# start_target TARGET: a fresh broker (a RocketMQ configuration, or
+# popshim-group); sets addr, bname, spid and murl.
+start_target() {
+  local t=$1
+  if [ "$t" = popshim-group ]; then
+    local port nport mport
+    port=$(free_port); nport=$(free_port); mport=$(free_port)
+    rm -rf "$work/popshim"; mkdir -p "$work/popshim"
+    spid=$(start_bg popshim "$work/popshim/popshim.log" "$bin" serve --pop-write-mode=group \
+      --listen "127.0.0.1:$port" --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" \
+      --broker-ip 127.0.0.1 --data-dir "$work/popshim/data" --log-level warn)
+    wait_port 127.0.0.1 "$port" 30
+    wait_port 127.0.0.1 "$mport" 30
+    addr=127.0.0.1:$port bname=popshim-a murl=http://127.0.0.1:$mport/metrics
+    return
+  fi
+  bport=$(free_port_block 1)
+  rm -rf "$home/store"; mkdir -p "$home/store"
+  broker_conf "$t" >"$home/broker.conf"
+  cp "$home/broker.conf" "$out/rocketmq-$t.conf"
+  spid=$(start_bg broker "$home/broker-$t.out" java "-Xms$heap" "-Xmx$heap" "${jvm[@]}" \
+    org.apache.rocketmq.broker.BrokerStartup -c "$home/broker.conf")
+  echo "anchor: waiting for the broker ($t, pid $spid) on 127.0.0.1:$bport"
+  for _ in $(seq 1 300); do
+    grep -q "boot success" "$home/broker-$t.out" 2>/dev/null && break
+    kill -0 "$spid" 2>/dev/null || { cat "$home/broker-$t.out" >&2; exit 1; }
+    sleep 1
+  done
+  grep -q "boot success" "$home/broker-$t.out" || { echo "anchor: broker did not boot" >&2; exit 1; }
+  wait_port 127.0.0.1 "$bport" 30
+  addr=127.0.0.1:$bport bname=broker-a murl=""
+}
+
+stop_target() {
+  if [ "$1" = popshim-group ]; then stop_bg popshim; else stop_bg broker 60; fi
+}
+
+# warm_up: an unmeasured ack run against a freshly started JVM.
+warm_up() {
+  [ "$warmup" != 0 ] || return 0
+  "$bin" bench --addr "$addr" --broker-name "$bname" --duration "$warmup" --messages 200000 \
+    --conns "$conns" --inflight "$inflight" --change-burst "$burst" --settle-max 0 --quiet >/dev/null 2>&1 || true
+}
+
+targets=""
+[ "${ANCHOR_POPSHIM:-1}" = 1 ] && targets="popshim-group"
+for c in $configs; do targets="$targets $c"; done
 machine_note | tee "$out/machine-anchor.txt"
-# shellcheck disable=SC2086
-"$bin" bench --addr "127.0.0.1:$bport" --broker-name broker-a --duration "$duration" --messages "$messages" \
-  --conns "$conns" --inflight "$inflight" --rate "$rate" --change-burst "$burst" --change-period "$period" \
-  --server-pid "$bpid" --label "rocketmq-$version" --json "$out/rocketmq-$version.json" --plot "$out/rocketmq-$version.svg" ${BENCH_ARGS:-}
-stop_bg broker 60
+curve_cfg=${ANCHOR_CURVE_CONFIG:-default}
+for round in $(seq 1 "$rounds"); do
+for t in $targets; do
+  label=$t
+  [ "$t" = popshim-group ] || label="rocketmq-$version-$t"
+  sfx=""
+  [ "$round" -gt 1 ] && sfx="-r$round"
+  start_target "$t"
+  m=()
+  [ -n "$murl" ] && m=(--metrics-url "$murl")
+  if [ "$t" != popshim-group ]; then
+    echo "anchor: round $round: $label: warm-up ($warmup, not measured)"
+    warm_up
+  fi
+  echo "anchor: round $round/$rounds: $label: ack"
+  # shellcheck disable=SC2086
+  "$bin" bench --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$messages" \
+    --conns "$conns" --inflight "$inflight" --rate "$rate" --change-burst "$burst" --change-period "$period" \
+    --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" --json "$out/anchor-$label$sfx.json" --quiet ${BENCH_ARGS:-}
+  echo "anchor: round $round/$rounds: $label: pop"
+  "$bin" bench pop --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$cycle" \
+    --conns "$conns" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
+    --json "$out/anchor-pop-$label$sfx.json" --quiet
+  echo "anchor: round $round/$rounds: $label: produce"
+  "$bin" bench produce --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$cycle" \
+    --conns "$conns" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
+    --json "$out/anchor-produce-$label$sfx.json" --quiet
+  stop_target "$t"
+  if [ "$round" = 1 ] && [ "$t" = "$curve_cfg" ] && [ -n "$curve" ]; then
+    max=$(ack_rate "$out/anchor-$label.json")
+    for pct in $curve; do
+      r=$(( max * pct / 100 ))
+      [ "$r" -ge 1 ] || continue
+      start_target "$t"
+      warm_up
+      echo "anchor: curve: $label at $pct % of $max ACK/s = $r ACK/s"
+      # shellcheck disable=SC2086
+      "$bin" bench --addr "$addr" --broker-name "$bname" --duration "$curve_duration" \
+        --messages "$(curve_messages "$r" "$curve_duration")" --conns "$conns" --inflight "$inflight" --rate "$r" \
+        --change-burst "$burst" --change-period "$period" --server-pid "$spid" --label "$label" \
+        --json "$out/curve-$label-$pct.json" --quiet ${BENCH_ARGS:-}
+      stop_target "$t"
+    done
+  fi
+done
+done
 stop_bg namesrv 30
 
-reports=()
-while read -r f; do reports+=("$f"); done < <(popshim_reports "$out")
-[ -e "$out/rocketmq-$version.json" ] && reports+=("$out/rocketmq-$version.json")
-for f in raw-storage heartbeat; do
-  [ -e "$out/$f.json" ] && reports+=("$out/$f.json")
+: >"$out/compare-anchor.md"
+for w in ack pop produce; do
+  pre="anchor-"
+  [ "$w" = ack ] || pre="anchor-$w-"
+  reports=()
+  for t in $targets; do
+    label=$t
+    [ "$t" = popshim-group ] || label="rocketmq-$version-$t"
+    for f in "$out/$pre$label.json" "$out/$pre$label"-r*.json; do
+      [ -e "$f" ] && reports+=("$f")
+    done
+  done
+  [ "${#reports[@]}" -gt 0 ] || continue
+  echo "## $w" | tee -a "$out/compare-anchor.md"
+  "$bin" bench compare "${reports[@]}" | tee -a "$out/compare-anchor.md"
 done
-"$bin" bench compare "${reports[@]}" | tee "$out/compare.md"
-echo "anchor: results in $out"
+curves=()
+while read -r f; do curves+=("$f"); done < <(curve_reports "$out")
+if [ "${#curves[@]}" -gt 0 ]; then
+  "$bin" bench curve -o "$out/curve.svg" "${curves[@]}" | tee "$out/curve.md"
+fi
+echo "anchor: results in $out (compare-anchor.md, curve.md, *.json, rocketmq-*.conf)"

@@ -128,3 +128,36 @@ popshim_reports() {
     k=$((k + 1))
   done
 }
+
+# ack_rate REPORT: the ACK/s (series "ack") of a bench JSON report, whole.
+ack_rate() {
+  python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+print(int(next(s["ops_per_sec"] for s in r["series"] if s["name"]=="ack")))' "$1"
+}
+
+# curve_messages RATE DURATION: receipt handles for a paced run of DURATION
+# (e.g. 6s) at RATE ACK/s: 30 % spare and the CHANGE pool.
+curve_messages() {
+  local secs=${2%s}
+  echo $(( $1 * secs * 13 / 10 + 2 * burst + 20000 ))
+}
+
+# curve_reports DIR: the curve-*.json reports in DIR and, for every label
+# among them, its open-loop ack report (popshim-MODE.json from run.sh,
+# anchor-LABEL.json from anchor.sh), whose ACK/s is the label's 100 %.
+curve_reports() {
+  local f label seen=" "
+  for f in "$1"/curve-*.json; do
+    [ -e "$f" ] || continue
+    echo "$f"
+    label=$(basename "$f" .json)
+    label=${label#curve-}
+    label=${label%-*}
+    case $seen in *" $label "*) continue ;; esac
+    seen="$seen$label "
+    for b in "$1/$label.json" "$1/anchor-$label.json"; do
+      [ -e "$b" ] && echo "$b"
+    done
+  done
+}

@@ -11,15 +11,26 @@
 # when the command failed (mqadmin then prints "... command failed" and the cause to stderr, e.g.
 # "CODE: 17  DESC: No topic route info in name server for the topic: T"), else 0.
 # Env: MQADMIN_HOME  user.home of the JVM (mqadmin logs under it); default a fresh temp directory.
+#      MQADMIN_JAVA_OPTS  extra JVM flags, e.g. -Dtls.enable=true for a popshim with --tls-mode enforcing.
+#      MQADMIN_ACCESS_KEY, MQADMIN_SECRET_KEY  sign every request as that ACL user: mqadmin reads them from
+#      $ROCKETMQ_HOME/conf/tools.yml (accessKey/secretKey, MQAdminStartup → AclUtils.getAclRPCHook), so a
+#      fresh home with that file is used for this call.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=rmq.sh
 . "$here/rmq.sh"
 lib=$(rmq_lib tools)
 home=${MQADMIN_HOME:-}
+if [ -n "${MQADMIN_ACCESS_KEY:-}" ]; then
+  home=""
+fi
 if [ -z "$home" ]; then
   home=$(mktemp -d "${TMPDIR:-/tmp}/mqadmin.XXXXXX")
   trap 'rm -rf "$home"' EXIT
+fi
+if [ -n "${MQADMIN_ACCESS_KEY:-}" ]; then
+  mkdir -p "$home/conf"
+  printf 'accessKey: %s\nsecretKey: %s\n' "$MQADMIN_ACCESS_KEY" "${MQADMIN_SECRET_KEY:-}" >"$home/conf/tools.yml"
 fi
 args=("$@")
 cmd=""
@@ -40,7 +51,8 @@ fi
 # ("<Command> command failed" and the cause) to stderr. That is turned into exit code 1 here.
 err="$home/.mqadmin-stderr"
 rc=0
-ROCKETMQ_HOME=$home java -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+# shellcheck disable=SC2086
+ROCKETMQ_HOME=$home java -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 ${MQADMIN_JAVA_OPTS:-} \
   "-Duser.home=$home" "-Drocketmq.home.dir=$home" -cp "$lib/*" \
   org.apache.rocketmq.tools.command.MQAdminStartup "$cmd" "${args[@]}" 2>"$err" || rc=$?
 cat "$err" >&2

@@ -31,15 +31,36 @@
 #   M13 clusterList prints no "null" and a #SPACE within 0.01 of the used ratio of the data directory's
 #      file system (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
 #      msgPutTotalTodayNow >= 100 (the M6 sends) and putTps as three numbers
-#   M20 updateBrokerConfig -b ADDR -k autoCreateSubscriptionGroup -v false prints "update broker config
+#   M14 `popshim send` (POPSHIM_BIN, run.sh sets it) stores 20 messages with KEYS "K other" and TAGS TG in a
+#      new topic T4; queryMsgByKey -t T4 -k K (QUERY_MESSAGE) lists the first message's msgId (UNIQ_KEY) and
+#      all 20 (5.5 adds an #IndexKey column); queryMsgByKey -t T4 -k TG -p T (5.5's tag index) lists 20 too
+#   M15 queryMsgByUniqueKey -t T4 -i MSGID (QUERY_MESSAGE with _UNIQUE_KEY_QUERY) prints Topic: T4 and
+#      Keys: [K other]
+#   M16 queryMsgById -t T4 -i OFFSETMSGID (VIEW_MESSAGE_BY_ID) prints OffsetID: OFFSETMSGID and Topic: T4;
+#      queryMsgById -t T4 -i MSGID (an id that is not an offsetMsgId of this broker: the tool falls back to
+#      QUERY_MESSAGE by unique key) prints the same message
+#   M17 `popshim consume` pops and acks the 20 messages as group G4; statsAll -t T4 (VIEW_BROKER_STATS_DATA,
+#      GET_CONSUME_STATS) prints the row T4 G4 with accumulation 0, InTPS and OutTPS > 0 and
+#      InMsg24Hour = OutMsg24Hour = 20
+#   M18–M20 run against a second popshim started with --auth-enabled (MQADMIN_AUTH_NS, MQADMIN_AUTH_BROKER,
+#      and its super user MQADMIN_AUTH_USER / MQADMIN_AUTH_PASSWORD, which mqadmin reads from conf/tools.yml):
+#   M18 listUser without credentials fails with CODE: 16 "username cannot be null."; signed as the super
+#      user, createUser -u U -p P -t Normal prints "create user to ADDR success."
+#   M19 createAcl -s User:U -r Topic:T,Group:G -a Pub,Sub -d Allow (refused for a user that does not
+#      exist), updateAcl -r Topic:T -a Pub -d Deny, deleteAcl -r Group:G: listAcl -s User:U then lists
+#      only Topic:T, Custom, Deny; mqadmin signed as U itself is refused listUser (Cluster Get) with
+#      CODE: 16 "User:U has no permission to access Cluster:…"
+#   M20 updateUser -u U -s disable: listUser -f U shows "U P Normal disable"; deleteUser -u U prints
+#      "delete user to ADDR success." and mqadmin signed as U is then refused "User:U is not found."
+#   M21 updateBrokerConfig -b ADDR -k autoCreateSubscriptionGroup -v false prints "update broker config
 #      success, ADDR" and getBrokerConfig then shows autoCreateSubscriptionGroup = false; -v true restores it;
 #      -k maxMessageSize -v 1024 fails with CODE: 16 naming maxMessageSize
-#   M21 cleanExpiredCQ -b ADDR prints "success" (CLEAN_EXPIRED_CONSUMEQUEUE)
-#   M22 brokerConsumeStats -b ADDR (GET_BROKER_CONSUME_STATS) lists T2 queue 0 of G2 with broker offset
+#   M22 cleanExpiredCQ -b ADDR prints "success" (CLEAN_EXPIRED_CONSUMEQUEUE)
+#   M23 brokerConsumeStats -b ADDR (GET_BROKER_CONSUME_STATS) lists T2 queue 0 of G2 with broker offset
 #      100, consumer offset 50, diff 50, and a "Diff Total:" line (run while the M6 client is live)
-#   M23 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) fails with CODE: 1 "does not forward" for
+#   M24 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) fails with CODE: 1 "does not forward" for
 #      the live client (run while the M6 client is live; "not online" is covered by the Go tests)
-#   M24 queryCq -t T2 -q 0 -i 98 -c 5 -b ADDR (QUERY_CONSUME_QUEUE) prints "max: 100, min: 0" and the entries
+#   M25 queryCq -t T2 -q 0 -i 98 -c 5 -b ADDR (QUERY_CONSUME_QUEUE) prints "max: 100, min: 0" and the entries
 #      idx 98 and 99 with their physicOffset, and no idx 100
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
@@ -280,44 +301,157 @@ PY
     || { echo "    want msgPutTotalTodayNow >= 100 and putTps as three numbers"; show m13_status "brokerStatus -b ${brokers[0]}"; return 1; }
 }
 
-m20() {
-  local b=${brokers[0]}
-  mq m20_off updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v false
-  [ "$(rc m20_off)" = 0 ] && grep -qF "update broker config success, $b" "$tmp/m20_off.out" \
-    || { show m20_off "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v false"; return 1; }
-  mq m20_config getBrokerConfig -b "$b"
-  grep -qE "^autoCreateSubscriptionGroup +=  false$" "$tmp/m20_config.out" \
-    || { echo "    want autoCreateSubscriptionGroup = false"; show m20_config "getBrokerConfig -b $b"; return 1; }
-  mq m20_on updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v true   # later checks may create groups
-  [ "$(rc m20_on)" = 0 ] || { show m20_on "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v true"; return 1; }
-  mq m20_refused updateBrokerConfig -b "$b" -k maxMessageSize -v 1024
-  [ "$(rc m20_refused)" = 1 ] && grep -q "CODE: 16" "$tmp/m20_refused.err" && grep -q "maxMessageSize" "$tmp/m20_refused.err" \
-    || { echo "    want CODE: 16 naming maxMessageSize"; show m20_refused "updateBrokerConfig -b $b -k maxMessageSize -v 1024"; return 1; }
+# M14–M17 share topic T4 and the 20 messages `popshim send` stores in it.
+topic4=mq_t4_$suffix
+group4=mq_g4_$suffix
+key4=mq_k_$suffix
+tag4=mq_tag_$suffix
+msgid4=""
+offid4=""
+m14() {
+  [ -x "${POPSHIM_BIN:-}" ] || { echo "    POPSHIM_BIN (the popshim binary) is not set"; return 1; }
+  "$POPSHIM_BIN" send --namesrv "$ns" --topic "$topic4" --keys "$key4 other" --tags "$tag4" --body m14 --count 20 >"$tmp/m14_send.out" 2>&1 \
+    || { echo "    popshim send failed:"; sed 's/^/    /' "$tmp/m14_send.out"; return 1; }
+  msgid4=$(sed -n '1s/^SEND_OK msgId=\([^ ]*\) .*/\1/p' "$tmp/m14_send.out")
+  offid4=$(sed -n '1s/^SEND_OK msgId=[^ ]* offsetMsgId=\([^ ]*\) .*/\1/p' "$tmp/m14_send.out")
+  [ -n "$msgid4" ] && [ -n "$offid4" ] || { echo "    no msgId in:"; sed 's/^/    /' "$tmp/m14_send.out"; return 1; }
+  mq m14_query queryMsgByKey -t "$topic4" -k "$key4"
+  [ "$(rc m14_query)" = 0 ] && grep -qE "^$msgid4 +[0-9]+ +[0-9]+( |$)" "$tmp/m14_query.out" \
+    && [ "$(grep -cE '^[0-9A-F]{32} +[0-9]+ +[0-9]+( |$)' "$tmp/m14_query.out")" = 20 ] \
+    || { echo "    want 20 rows, one with msgId $msgid4"; show m14_query "queryMsgByKey -t $topic4 -k $key4"; return 1; }
+  mq m14_tag queryMsgByKey -t "$topic4" -k "$tag4" -p T
+  [ "$(rc m14_tag)" = 0 ] && [ "$(grep -cE '^[0-9A-F]{32} +[0-9]+ +[0-9]+( |$)' "$tmp/m14_tag.out")" = 20 ] \
+    || { echo "    want 20 rows"; show m14_tag "queryMsgByKey -t $topic4 -k $tag4 -p T"; return 1; }
 }
+m15() {
+  [ -n "$msgid4" ] || { echo "    no message from M14"; return 1; }
+  mq m15_query queryMsgByUniqueKey -t "$topic4" -i "$msgid4"
+  [ "$(rc m15_query)" = 0 ] && grep -qE "^Topic: +$topic4$" "$tmp/m15_query.out" \
+    && grep -qF "[$key4 other]" "$tmp/m15_query.out" \
+    || { show m15_query "queryMsgByUniqueKey -t $topic4 -i $msgid4"; return 1; }
+}
+m16() {
+  [ -n "$offid4" ] || { echo "    no message from M14"; return 1; }
+  mq m16_off queryMsgById -t "$topic4" -i "$offid4"
+  [ "$(rc m16_off)" = 0 ] && grep -qE "^OffsetID: +$offid4$" "$tmp/m16_off.out" && grep -qE "^Topic: +$topic4$" "$tmp/m16_off.out" \
+    || { show m16_off "queryMsgById -t $topic4 -i $offid4"; return 1; }
+  mq m16_uniq queryMsgById -t "$topic4" -i "$msgid4"
+  [ "$(rc m16_uniq)" = 0 ] && grep -qE "^OffsetID: +$offid4$" "$tmp/m16_uniq.out" && grep -qF "[$key4 other]" "$tmp/m16_uniq.out" \
+    || { show m16_uniq "queryMsgById -t $topic4 -i $msgid4"; return 1; }
+}
+m17() {
+  [ -n "$msgid4" ] || { echo "    no message from M14"; return 1; }
+  "$POPSHIM_BIN" consume --namesrv "$ns" --topic "$topic4" --group "$group4" --count 20 --timeout 30s >"$tmp/m17_consume.out" 2>&1 \
+    || { echo "    popshim consume failed:"; sed 's/^/    /' "$tmp/m17_consume.out"; return 1; }
+  mq m17_stats statsAll -t "$topic4"
+  [ "$(rc m17_stats)" = 0 ] && awk -v t="$topic4" -v g="$group4" \
+    '$1 == t && $2 == g && $3 == 0 && $4 > 0 && $5 > 0 && $6 == 20 && $7 == 20 {ok=1} END {exit !ok}' "$tmp/m17_stats.out" \
+    || { echo "    want: $topic4 $group4 0 InTPS>0 OutTPS>0 20 20"; show m17_stats "statsAll -t $topic4"; return 1; }
+}
+
+# mqa NAME ARGS...: like mq, against the --auth-enabled popshim, signed as the super user
+mqa() {
+  local name=$1
+  shift
+  local rc=0
+  MQADMIN_ACCESS_KEY=$MQADMIN_AUTH_USER MQADMIN_SECRET_KEY=$MQADMIN_AUTH_PASSWORD \
+    "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  echo "$rc" >"$tmp/$name.rc"
+}
+auser=mq_u_$suffix
+apass=mq_p_$suffix
+atopic=mq_at_$suffix
+agroup=mq_ag_$suffix
+
+m18() {
+  local rc=0
+  "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" listUser -b "$MQADMIN_AUTH_BROKER" >"$tmp/m18_anon.out" 2>"$tmp/m18_anon.err" || rc=$?
+  echo "$rc" >"$tmp/m18_anon.rc"
+  [ "$rc" != 0 ] && grep -q 'CODE: 16' "$tmp/m18_anon.err" && grep -q 'username cannot be null.' "$tmp/m18_anon.err" \
+    || { echo "    want CODE: 16 username cannot be null."; show m18_anon "listUser (no credentials)"; return 1; }
+  mqa m18_create createUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -p "$apass" -t Normal
+  [ "$(rc m18_create)" = 0 ] && grep -q "create user to $MQADMIN_AUTH_BROKER success." "$tmp/m18_create.out" \
+    || { show m18_create "createUser -u $auser"; return 1; }
+}
+
+# acl_rows NAME: "resource decision" per listAcl entry row of $auser
+acl_rows() { awk -v s="User:$auser" '$1 == s {print $3, $NF}' "$tmp/$1.out" | sort | tr '\n' ';'; }
+
+# as_user NAME: listUser signed as $auser (a normal user: Cluster Get is not granted)
+as_user() {
+  local rc=0
+  MQADMIN_ACCESS_KEY=$auser MQADMIN_SECRET_KEY=$apass "$here/mqadmin.sh" -n "$MQADMIN_AUTH_NS" listUser \
+    -b "$MQADMIN_AUTH_BROKER" >"$tmp/$1.out" 2>"$tmp/$1.err" || rc=$?
+  echo "$rc" >"$tmp/$1.rc"
+}
+
+m19() {
+  # createAcl succeeds only for an existing user, so it also proves createUser stored it.
+  mqa m19_create createAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic,Group:$agroup" -a Pub,Sub -d Allow
+  [ "$(rc m19_create)" = 0 ] && grep -q "create acl to $MQADMIN_AUTH_BROKER success." "$tmp/m19_create.out" \
+    || { show m19_create "createAcl -s User:$auser"; return 1; }
+  mqa m19_update updateAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Topic:$atopic" -a Pub -d Deny
+  [ "$(rc m19_update)" = 0 ] || { show m19_update updateAcl; return 1; }
+  mqa m19_delete deleteAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser" -r "Group:$agroup"
+  mqa m19_list listAcl -b "$MQADMIN_AUTH_BROKER" -s "User:$auser"
+  [ "$(rc m19_delete)" = 0 ] && [ "$(acl_rows m19_list)" = "Topic:$atopic Deny;" ] && grep -q Custom "$tmp/m19_list.out" \
+    || { echo "    rows: $(acl_rows m19_list)"; show m19_delete deleteAcl; show m19_list listAcl; return 1; }
+  as_user m19_asuser
+  [ "$(rc m19_asuser)" != 0 ] && grep -q 'CODE: 16' "$tmp/m19_asuser.err" \
+    && grep -q "User:$auser has no permission to access Cluster:" "$tmp/m19_asuser.err" \
+    || { show m19_asuser "listUser (as $auser)"; return 1; }
+}
+
+m20() {
+  mqa m20_update updateUser -b "$MQADMIN_AUTH_BROKER" -u "$auser" -s disable
+  mqa m20_list listUser -b "$MQADMIN_AUTH_BROKER" -f "$auser"
+  [ "$(rc m20_update)" = 0 ] && grep -qE "^$auser +$apass +Normal +disable *\$" "$tmp/m20_list.out" \
+    || { show m20_update "updateUser -s disable"; show m20_list "listUser -f $auser"; return 1; }
+  mqa m20_delete deleteUser -b "$MQADMIN_AUTH_BROKER" -u "$auser"
+  as_user m20_asuser
+  [ "$(rc m20_delete)" = 0 ] && grep -q "delete user to $MQADMIN_AUTH_BROKER success." "$tmp/m20_delete.out" \
+    && grep -q "User:$auser is not found." "$tmp/m20_asuser.err" \
+    || { show m20_delete "deleteUser -u $auser"; show m20_asuser "listUser (as $auser)"; return 1; }
+}
+
 m21() {
-  mq m21_clean cleanExpiredCQ -b "${brokers[0]}"
-  [ "$(rc m21_clean)" = 0 ] && [ "$(out m21_clean)" = success ] \
-    || { show m21_clean "cleanExpiredCQ -b ${brokers[0]}"; return 1; }
+  local b=${brokers[0]}
+  mq m21_off updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v false
+  [ "$(rc m21_off)" = 0 ] && grep -qF "update broker config success, $b" "$tmp/m21_off.out" \
+    || { show m21_off "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v false"; return 1; }
+  mq m21_config getBrokerConfig -b "$b"
+  grep -qE "^autoCreateSubscriptionGroup +=  false$" "$tmp/m21_config.out" \
+    || { echo "    want autoCreateSubscriptionGroup = false"; show m21_config "getBrokerConfig -b $b"; return 1; }
+  mq m21_on updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v true   # later checks may create groups
+  [ "$(rc m21_on)" = 0 ] || { show m21_on "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v true"; return 1; }
+  mq m21_refused updateBrokerConfig -b "$b" -k maxMessageSize -v 1024
+  [ "$(rc m21_refused)" = 1 ] && grep -q "CODE: 16" "$tmp/m21_refused.err" && grep -q "maxMessageSize" "$tmp/m21_refused.err" \
+    || { echo "    want CODE: 16 naming maxMessageSize"; show m21_refused "updateBrokerConfig -b $b -k maxMessageSize -v 1024"; return 1; }
 }
 m22() {
-  mq m22_stats brokerConsumeStats -b "${brokers[0]}"
-  [ "$(rc m22_stats)" = 0 ] && grep -qE "^$topic2 +$group2 +${BROKER_NAME:-popshim-a} +0 +100 +50 +50 " "$tmp/m22_stats.out" \
-    && grep -qE "^Diff Total: [0-9]+$" "$tmp/m22_stats.out" \
-    || { echo "    want $topic2 queue 0 of $group2: 100, 50, diff 50"; show m22_stats "brokerConsumeStats -b ${brokers[0]}"; return 1; }
+  mq m22_clean cleanExpiredCQ -b "${brokers[0]}"
+  [ "$(rc m22_clean)" = 0 ] && [ "$(out m22_clean)" = success ] \
+    || { show m22_clean "cleanExpiredCQ -b ${brokers[0]}"; return 1; }
 }
 m23() {
+  mq m23_stats brokerConsumeStats -b "${brokers[0]}"
+  [ "$(rc m23_stats)" = 0 ] && grep -qE "^$topic2 +$group2 +${BROKER_NAME:-popshim-a} +0 +100 +50 +50 " "$tmp/m23_stats.out" \
+    && grep -qE "^Diff Total: [0-9]+$" "$tmp/m23_stats.out" \
+    || { echo "    want $topic2 queue 0 of $group2: 100, 50, diff 50"; show m23_stats "brokerConsumeStats -b ${brokers[0]}"; return 1; }
+}
+m24() {
   local id
   id=$(grep -oE "127.0.0.1@adminclient[0-9]+" "$tmp/m8_conn.out" | head -1)
   [ -n "$id" ] || { echo "    no clientId in the M8 output"; return 1; }
-  mq m23_live consumerStatus -g "$group2" -i "$id"
-  [ "$(rc m23_live)" = 1 ] && grep -q "CODE: 1 " "$tmp/m23_live.err" && grep -q "does not forward GET_CONSUMER_RUNNING_INFO" "$tmp/m23_live.err" \
-    || { show m23_live "consumerStatus -g $group2 -i $id"; return 1; }
+  mq m24_live consumerStatus -g "$group2" -i "$id"
+  [ "$(rc m24_live)" = 1 ] && grep -q "CODE: 1 " "$tmp/m24_live.err" && grep -q "does not forward GET_CONSUMER_RUNNING_INFO" "$tmp/m24_live.err" \
+    || { show m24_live "consumerStatus -g $group2 -i $id"; return 1; }
 }
-m24() {
-  mq m24_cq queryCq -t "$topic2" -q 0 -i 98 -c 5 -b "${brokers[0]}"
-  [ "$(rc m24_cq)" = 0 ] && grep -qF "max: 100, min: 0" "$tmp/m24_cq.out" && grep -q "^idx: 99$" "$tmp/m24_cq.out" \
-    && [ "$(grep -c "physicOffset=[0-9]" "$tmp/m24_cq.out")" = 2 ] && ! grep -q "^idx: 100$" "$tmp/m24_cq.out" \
-    || { echo "    want max 100, min 0 and the entries 98 and 99"; show m24_cq "queryCq -t $topic2 -q 0 -i 98 -c 5"; return 1; }
+m25() {
+  mq m25_cq queryCq -t "$topic2" -q 0 -i 98 -c 5 -b "${brokers[0]}"
+  [ "$(rc m25_cq)" = 0 ] && grep -qF "max: 100, min: 0" "$tmp/m25_cq.out" && grep -q "^idx: 99$" "$tmp/m25_cq.out" \
+    && [ "$(grep -c "physicOffset=[0-9]" "$tmp/m25_cq.out")" = 2 ] && ! grep -q "^idx: 100$" "$tmp/m25_cq.out" \
+    || { echo "    want max 100, min 0 and the entries 98 and 99"; show m25_cq "queryCq -t $topic2 -q 0 -i 98 -c 5"; return 1; }
 }
 
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
@@ -331,15 +465,26 @@ check "M6 updateTopic -o true; topicStatus lists queue 0 with min 0, max 100" m6
 check "M7 consumerProgress shows diff 50 after a POP consumer acked 50 of 100" m7
 check "M8 consumerConnection lists the live POP consumer" m8
 check "M9 producerConnection lists the live producer" m9
-check "M22 brokerConsumeStats lists the POP consumer's queue (GET_BROKER_CONSUME_STATS)" m22
-check "M23 consumerStatus fails with CODE: 1, not forwarded (GET_CONSUMER_RUNNING_INFO)" m23
-check "M24 queryCq prints the queue extent and entries (QUERY_CONSUME_QUEUE)" m24
+check "M23 brokerConsumeStats lists the POP consumer's queue (GET_BROKER_CONSUME_STATS)" m23
+check "M24 consumerStatus fails with CODE: 1, not forwarded (GET_CONSUMER_RUNNING_INFO)" m24
+check "M25 queryCq prints the queue extent and entries (QUERY_CONSUME_QUEUE)" m25
 check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
 check "M13 clusterList without null, #SPACE of the data dir; brokerStatus put totals" m13
-check "M21 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m21
-check "M20 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m20
+check "M14 queryMsgByKey finds the messages by key (QUERY_MESSAGE)" m14
+check "M15 queryMsgByUniqueKey finds the message by msgId (QUERY_MESSAGE _UNIQUE_KEY_QUERY)" m15
+check "M16 queryMsgById finds the message by offsetMsgId and by msgId" m16
+check "M17 statsAll prints the topic/group row with real figures (VIEW_BROKER_STATS_DATA)" m17
+check "M22 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m22
+check "M21 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m21
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
+if [ -n "${MQADMIN_AUTH_BROKER:-}" ]; then
+  ta=$(date +%s)
+  check "M18 no credentials → CODE: 16; createUser with tools.yml credentials" m18
+  check "M19 createAcl, updateAcl, deleteAcl, listAcl; a normal user is refused listUser" m19
+  check "M20 updateUser -s disable, listUser; deleteUser, then the user is not found" m20
+  echo "  M18–M20 (ACL 2.0 users and ACLs) took $(( $(date +%s) - ta )) s"
+fi
 echo "mqadmin-interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -151,7 +151,11 @@ wait_port() {
 java_cmd() {
   local home=$1 lib=$2 heap=$3
   JAVA_CMD=(java "-Xms$heap" "-Xmx$heap" -XX:+UseG1GC -XX:ActiveProcessorCount=2
-    "-Duser.home=$home" "-Drocketmq.home.dir=$home" -cp "$lib/*")
+    "-Duser.home=$home" "-Drocketmq.home.dir=$home")
+  # RMQ_JAVA_OPTS: extra JVM flags, whitespace-separated (run.sh gives the proxy -Dtls.enable=true)
+  # shellcheck disable=SC2206
+  [ -n "${RMQ_JAVA_OPTS:-}" ] && JAVA_CMD+=($RMQ_JAVA_OPTS)
+  JAVA_CMD+=(-cp "$lib/*")
 }
 
 # rmq_namesrv NAME PORT: an Apache name server on 127.0.0.1:PORT, home $work/NAME.

@@ -10,7 +10,7 @@
 #            P*Test) and the Go v5 client (testdata/interop/gov5, its own Go module)
 #   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
 #            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
-#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus (mqadmin_test.sh)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll (mqadmin_test.sh)
 # `all` runs three lanes at once (java+go, proxy+cluster, mqadmin), each printed whole when it ends.
 # Env:   INTEROP_SERIAL=1         run the suites one after another instead
 #        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
@@ -140,23 +140,44 @@ suite_go() {
   fi
 }
 
+# proxy_tls_up NAMESRV GRPC_PORT REMOTING_PORT: starts proxy-p with -Dtls.enable=true; one more try when
+# the first start fails. Seen at load average ~20 with three lanes running: the proxy's first remoting
+# call over TLS (its route look-up of the cluster, 3 s timeout, JCA and SslContext set-up included) timed
+# out, popshim logged the client closing mid-handshake, and the proxy gave up creating
+# DefaultHeartBeatSyncerTopic. The retry is printed, so a run that needed it is visible in the log.
+proxy_tls_up() {
+  RMQ_JAVA_OPTS=-Dtls.enable=true rmq_proxy proxy-p "$@" && return 0
+  echo "interop: proxy-p did not start (first try, over TLS): $(grep -m1 -E 'ProxyException|Exception:' "$work/proxy-p/proxy.out" 2>/dev/null); trying once more" >&2
+  stop_bg proxy-p 10
+  mv "$work/proxy-p" "$work/proxy-p.first"
+  sleep 2
+  RMQ_JAVA_OPTS=-Dtls.enable=true rmq_proxy proxy-p "$@"
+}
+
 suite_proxy() {
   local ok=1 t0 bp np gp rp gotopic
   t0=$(date +%s)
   echo "interop: proxy suite (rocketmq-proxy $RMQ_VERSION in cluster mode on popshim; rocketmq-client-java, Go v5 client)"
   bp=$(free_port); np=$(free_port); gp=$(free_port); rp=$(free_port)
   rm -rf "$here/proxy/target/surefire-reports"
-  if bash "$(popshim_script popshim-p "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-p \
-      && rmq_proxy proxy-p "127.0.0.1:$np" "$gp" "$rp"; then
+  # The proxy reaches popshim over TLS: popshim refuses plaintext on both ports (--tls-mode enforcing,
+  # a throw-away self-signed certificate), and the proxy's remoting client, the suite's own remoting
+  # clients and mqadmin run with -Dtls.enable=true. The cluster suite keeps plaintext proxy → popshim.
+  mkdir -p "$work/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=popshim-interop \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls/key.pem" -out "$work/tls/cert.pem" 2>"$work/tls/openssl.log"
+  if bash "$(popshim_script popshim-p "$bp" --namesrv-listen "127.0.0.1:$np" --tls-mode enforcing \
+        --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem")" && wait_port "$np" 30 popshim-p \
+      && proxy_tls_up "127.0.0.1:$np" "$gp" "$rp"; then
     echo "interop: proxy on 127.0.0.1:$gp (jars: $(rmq_jars proxy)), popshim on 127.0.0.1:$bp, name server 127.0.0.1:$np"
     mvn_args=(-B -q -f "$here/proxy/pom.xml" "-Dtest=${INTEROP_PROXY_TESTS:-P*Test}" -Dsurefire.failIfNoSpecifiedTests=false
-      "-Dinterop.proxy=127.0.0.1:$gp" "-Dinterop.namesrv=127.0.0.1:$np"
+      -Dtls.enable=true "-Dinterop.proxy=127.0.0.1:$gp" "-Dinterop.namesrv=127.0.0.1:$np"
       "-Dinterop.logs=$work/popshim-p/popshim-0.log:$work/proxy-p/proxy.out:$work/proxy-p/logs/rocketmqlogs/proxy.log")
     mvn "${mvn_args[@]}" test || { ok=0; echo "interop: proxy Java suite failed; per-class output: $here/proxy/target/surefire-reports/" >&2; }
     surefire_summary "$here/proxy/target/surefire-reports" proxy-java-interop
     # The Go test needs an existing topic (through an Apache name server a v5 producer cannot create one).
     gotopic=gov5_$(date +%s)
-    if "$here/mqadmin.sh" -n "127.0.0.1:$np" updateTopic -c DefaultCluster -t "$gotopic" -r 4 -w 4 >"$work/gov5-topic.log" 2>&1 \
+    if MQADMIN_JAVA_OPTS=-Dtls.enable=true "$here/mqadmin.sh" -n "127.0.0.1:$np" updateTopic -c DefaultCluster -t "$gotopic" -r 4 -w 4 >"$work/gov5-topic.log" 2>&1 \
         && (cd "$here/gov5" && INTEROP_PROXY="127.0.0.1:$gp" INTEROP_TOPIC="$gotopic" \
           go test -count=1 -timeout 5m -v -run 'TestV5' . >"$work/gov5-test.log" 2>&1); then
       grep -E '^(--- |ok|FAIL)' "$work/gov5-test.log" || true
@@ -221,13 +242,26 @@ suite_cluster() {
 }
 
 suite_mqadmin() {
-  local ok=1 t0 bp np
+  local ok=1 t0 bp np abp anp apw
   t0=$(date +%s)
   echo "interop: mqadmin suite (org.apache.rocketmq:rocketmq-tools $RMQ_VERSION)"
   bp=$(free_port); np=$(free_port)
   if bash "$(popshim_script popshim-m "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-m \
       && rmq_lib tools >/dev/null; then
-    MQADMIN_DATA_DIR="$work/popshim-m/data" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || ok=0
+    # A second popshim with ACL 2.0 on for M18–M20; its super user's password comes from the environment.
+    abp=$(free_port); anp=$(free_port)
+    apw=mq-root-$RANDOM$RANDOM
+    if POPSHIM_AUTH_ADMIN_PASSWORD=$apw bash "$(popshim_script popshim-ma "$abp" --namesrv-listen "127.0.0.1:$anp" \
+        --auth-enabled --auth-admin-user mqadmin-root)" && wait_port "$anp" 30 popshim-ma; then
+      export MQADMIN_AUTH_NS="127.0.0.1:$anp" MQADMIN_AUTH_BROKER="127.0.0.1:$abp"
+      export MQADMIN_AUTH_USER=mqadmin-root MQADMIN_AUTH_PASSWORD=$apw
+    fi
+    MQADMIN_DATA_DIR="$work/popshim-m/data" POPSHIM_BIN="$bin" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || ok=0
+    stop_bg popshim-ma 20
+    if grep -q -- "$apw" "$work"/popshim-ma/popshim-*.log 2>/dev/null; then
+      echo "mqadmin-interop: the admin password is in popshim's log" >&2
+      ok=0
+    fi
   else
     ok=0
     echo "mqadmin-interop: could not start popshim or fetch rocketmq-tools" >&2

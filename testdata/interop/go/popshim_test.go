@@ -108,7 +108,7 @@ type popshim struct {
 	pidFile string
 }
 
-func startPopshim(t *testing.T) *popshim {
+func startPopshim(t *testing.T, extra ...string) *popshim {
 	t.Helper()
 	bin := os.Getenv("POPSHIM_BIN")
 	if bin == "" {
@@ -139,6 +139,7 @@ func startPopshim(t *testing.T) *popshim {
 		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", ports[2]),
 		"--data-dir", filepath.Join(dir, "data"),
 		"--log-format", "console")
+	p.cmd.Args = append(p.cmd.Args, extra...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {

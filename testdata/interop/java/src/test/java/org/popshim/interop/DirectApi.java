@@ -62,7 +62,18 @@ final class DirectApi implements AutoCloseable {
 
     /** POP_MESSAGE with queueId -1 (all queues), TAG expression {@code exp}, initMode MIN. */
     PopResult pop(String group, String topic, int max, long invisibleMs, long pollMs, String exp) throws Exception {
+        return pop(group, topic, max, invisibleMs, pollMs, exp, false, null);
+    }
+
+    /**
+     * POP_MESSAGE as above; {@code order} asks for an orderly (FIFO) POP with {@code attemptId} (null: none).
+     * The client sets each orderly message's reconsumeTimes from the reply's orderCountInfo.
+     */
+    PopResult pop(String group, String topic, int max, long invisibleMs, long pollMs, String exp, boolean order,
+                  String attemptId) throws Exception {
         PopMessageRequestHeader h = new PopMessageRequestHeader();
+        h.setOrder(order);
+        h.setAttemptId(attemptId);
         h.setConsumerGroup(group);
         h.setTopic(topic);
         h.setQueueId(-1);
@@ -73,7 +84,6 @@ final class DirectApi implements AutoCloseable {
         h.setInitMode(ConsumeInitMode.MIN);
         h.setExpType(ExpressionType.TAG);
         h.setExp(exp);
-        h.setOrder(Boolean.FALSE);
         h.setBrokerName(brokerName);
         CompletableFuture<PopResult> f = new CompletableFuture<>();
         api.popMessageAsync(brokerName, brokerAddr, h, pollMs + RPC_TIMEOUT_MS, new PopCallback() {

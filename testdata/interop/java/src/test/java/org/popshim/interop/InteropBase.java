@@ -38,7 +38,12 @@ abstract class InteropBase {
 
     @BeforeAll
     void startPopshim() throws Exception {
-        shim = Popshim.start(getClass().getSimpleName());
+        shim = Popshim.start(getClass().getSimpleName(), popshimArgs());
+    }
+
+    /** Extra {@code popshim serve} flags of this class's popshim; none by default. */
+    protected List<String> popshimArgs() throws Exception {
+        return List.of();
     }
 
     @AfterAll

@@ -37,10 +37,14 @@ final class Popshim implements AutoCloseable {
     private final int namesrvPort;
     private final int metricsPort;
     private final List<String> extraArgs;
+    /** Readiness is probed over TLS (trusting any certificate) when popshim refuses plaintext (--tls-mode enforcing). */
+    private final boolean tls;
+    /** With --auth-enabled the unsigned readiness probe is answered NO_PERMISSION (16): that counts as up. */
+    private final boolean authEnabled;
     private volatile Process process;
     private int starts;
 
-    private Popshim(Path bin, Path dir) throws IOException {
+    private Popshim(Path bin, Path dir, List<String> args) throws IOException {
         this.bin = bin;
         this.dir = dir;
         this.dataDir = dir.resolve("data");
@@ -52,7 +56,14 @@ final class Popshim implements AutoCloseable {
         this.namesrvPort = ports[1];
         this.metricsPort = ports[2];
         String extra = System.getProperty("popshim.extraArgs", "").trim();
-        this.extraArgs = extra.isEmpty() ? List.of() : Arrays.asList(extra.split("\\s+"));
+        List<String> all = new ArrayList<>(args);
+        if (!extra.isEmpty()) {
+            all.addAll(Arrays.asList(extra.split("\\s+")));
+        }
+        this.extraArgs = List.copyOf(all);
+        int mode = all.indexOf("--tls-mode");
+        this.tls = mode >= 0 && mode + 1 < all.size() && all.get(mode + 1).equals("enforcing");
+        this.authEnabled = all.contains("--auth-enabled");
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             Process p = process;
             if (p != null) {
@@ -63,6 +74,11 @@ final class Popshim implements AutoCloseable {
 
     /** Starts a fresh popshim with an empty data directory named after {@code name}. */
     static Popshim start(String name) throws Exception {
+        return start(name, List.of());
+    }
+
+    /** As {@link #start(String)}, with {@code args} added to the {@code popshim serve} command line. */
+    static Popshim start(String name, List<String> args) throws Exception {
         String binProp = System.getProperty("popshim.bin", "");
         if (binProp.isEmpty()) {
             throw new IllegalStateException("system property popshim.bin is not set: run testdata/interop/run.sh, "
@@ -75,9 +91,14 @@ final class Popshim implements AutoCloseable {
         Path root = Paths.get(System.getProperty("popshim.workdir", System.getProperty("java.io.tmpdir")));
         Files.createDirectories(root);
         Path dir = Files.createTempDirectory(root, name + "-");
-        Popshim p = new Popshim(bin, dir);
+        Popshim p = new Popshim(bin, dir, args);
         p.launch();
         return p;
+    }
+
+    /** This popshim's own directory (logs, data), for files a test class puts beside it. */
+    Path dir() {
+        return dir;
     }
 
     /** Name-server address to give clients as namesrvAddr. */
@@ -143,7 +164,7 @@ final class Popshim implements AutoCloseable {
         process = pb.start();
         Files.writeString(pidFile(), Long.toString(process.pid()));
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (!(listening(brokerPort) && listening(namesrvPort) && routeReady(namesrvPort))) {
+        while (!(listening(brokerPort) && listening(namesrvPort) && routeReady(namesrvPort, tls, authEnabled))) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("popshim exited with code " + process.exitValue()
                     + " during start-up; command " + cmd + "\nlog:\n" + logTail());
@@ -208,8 +229,8 @@ final class Popshim implements AutoCloseable {
      * True when the name server answers GET_ROUTEINFO_BY_TOPIC(105) for TBW102 with SUCCESS: the route
      * clients will ask for first is there. One JSON-serialized remoting frame, written by hand.
      */
-    private static boolean routeReady(int port) {
-        try (Socket s = new Socket()) {
+    private static boolean routeReady(int port, boolean tls, boolean denyIsUp) {
+        try (Socket s = tls ? TlsFiles.trustAllSocket() : new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 200);
             s.setSoTimeout(2_000);
             byte[] header = ("{\"code\":105,\"extFields\":{\"topic\":\"TBW102\"},\"flag\":0,\"language\":\"JAVA\","
@@ -228,8 +249,8 @@ final class Popshim implements AutoCloseable {
             int code = (mark >>> 24) == 1
                 ? ((h[0] & 0xFF) << 8) | (h[1] & 0xFF)  // ROCKETMQ binary header: code is the first i16
                 : com.alibaba.fastjson2.JSON.parseObject(new String(h, StandardCharsets.UTF_8)).getIntValue("code", -1);
-            return code == 0;
-        } catch (IOException | RuntimeException e) {
+            return code == 0 || (denyIsUp && code == 16);
+        } catch (IOException | RuntimeException | java.security.GeneralSecurityException e) {
             return false;
         }
     }

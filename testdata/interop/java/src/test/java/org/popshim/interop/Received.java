@@ -33,6 +33,8 @@ final class Received {
     final Map<String, Integer> idxByHandle = new ConcurrentHashMap<>();
     final List<MessageExt> foreign = new CopyOnWriteArrayList<>();
     final AtomicInteger total = new AtomicInteger();
+    /** ClientConfig.useTLS of the consumer {@link #start} makes (the per-client -Dtls.enable=true). */
+    boolean useTLS;
 
     /**
      * A started POP push consumer (clientRebalance=false, concurrent listener, CLUSTERING, from the first
@@ -44,6 +46,7 @@ final class Received {
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(group, hook);
         c.setNamesrvAddr(shim.namesrvAddr());
         c.setInstanceName(group + "-" + System.nanoTime());
+        c.setUseTLS(useTLS);
         c.setClientRebalance(false);
         c.setPopInvisibleTime(invisibleMillis);
         c.setPopBatchNums(32);

@@ -36,7 +36,16 @@ final class Sending {
 
     /** A started producer for popshim's name server, with the given hook on every request. */
     static DefaultMQProducer producer(Popshim shim, String group, RPCHook hook) throws Exception {
+        return producer(shim, group, hook, false);
+    }
+
+    /**
+     * As {@link #producer(Popshim, String, RPCHook)}; {@code tls} sets ClientConfig.useTLS, the per-client
+     * form of {@code -Dtls.enable=true} (that property only sets useTLS's default).
+     */
+    static DefaultMQProducer producer(Popshim shim, String group, RPCHook hook, boolean tls) throws Exception {
         DefaultMQProducer p = new DefaultMQProducer(group, hook);
+        p.setUseTLS(tls);
         p.setNamesrvAddr(shim.namesrvAddr());
         p.setInstanceName(group + "-" + System.nanoTime());
         p.setSendMsgTimeout(10_000);

@@ -1,0 +1,215 @@
+package popstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/linxGnu/grocksdb"
+)
+
+// MaxQueryMessages caps the messages one QueryMessagesByKey returns, as
+// RocketMQ's maxMsgsNumBatch (64) caps IndexService.queryOffset.
+const MaxQueryMessages = 64
+
+// indexMark is one key-index entry's store timestamp and physical offset.
+type indexMark struct {
+	ts, phys int64
+	set      bool
+}
+
+// KeyQueryResult is what QueryMessagesByKey found.
+type KeyQueryResult struct {
+	// Records are the stored-message records, ascending by physical offset
+	// (as DefaultMessageStore.queryMessage sorts them); each is a copy.
+	Records [][]byte
+	// LastIndexedMillis and LastIndexedPhys are the STORETIMESTAMP (Unix
+	// ms) and physical offset of the newest entry indexed since Open (0
+	// before one): QueryMessageResponseHeader's indexLastUpdateTimestamp
+	// and indexLastUpdatePhyoffset.
+	LastIndexedMillis, LastIndexedPhys int64
+}
+
+// QueryMessagesByKey returns the messages of topic indexed under key as
+// kind (IndexKeys: a KEYS element or a UNIQ_KEY; IndexTags: a TAGS value) whose STORETIMESTAMP is within
+// [beginMillis, endMillis], at most min(maxNum, MaxQueryMessages), the
+// newest ones when more match; it stops before a record that would take the
+// records' total past maxBytes (one record is always returned). An entry whose message is gone (retention,
+// deleted topic) is skipped. An unknown topic or key finds nothing. Blocks on
+// RocksDB: call from a reader goroutine. Errors: ErrClosed,
+// ErrUnavailable, RocksDB errors.
+func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, maxBytes int, beginMillis, endMillis int64) (KeyQueryResult, error) {
+	var res KeyQueryResult
+	if m := s.lastIndexed.Load(); m != nil {
+		res.LastIndexedMillis, res.LastIndexedPhys = m.ts, m.phys
+	}
+	if !s.readGuard() {
+		return res, s.guardErr()
+	}
+	defer s.readDone()
+	maxNum = min(maxNum, MaxQueryMessages)
+	if maxNum <= 0 || topic == "" || key == "" || endMillis < beginMillis ||
+		strings.IndexByte(key, 0) >= 0 || strings.IndexByte(topic, 0) >= 0 {
+		return res, nil
+	}
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	it := s.db.NewIteratorCF(ro, s.cfIndex())
+	defer it.Close()
+	first := indexBucket(beginMillis)
+	cur := indexBucket(endMillis)
+	var prefix, target []byte
+	type hit struct{ ts, phys int64 }
+	var hits []hit
+	total, full := 0, false
+	for cur >= first && len(res.Records) < maxNum && !full {
+		prefix = appendIndexPrefix(prefix[:0], cur, topic, kind, []byte(key))
+		target = binary.BigEndian.AppendUint64(append(target[:0], prefix...), uint64(max(endMillis, 0)))
+		target = binary.BigEndian.AppendUint64(target, math.MaxUint64)
+		it.SeekForPrev(target)
+		if !it.Valid() {
+			break
+		}
+		k := it.Key().Data()
+		if len(k) < 4 {
+			break
+		}
+		if h := binary.BigEndian.Uint32(k); h < cur {
+			cur = h // skip the empty buckets in between
+			continue
+		}
+		hits = hits[:0]
+		for ; it.Valid(); it.Prev() {
+			k = it.Key().Data()
+			if !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+16 {
+				break
+			}
+			ts := int64(binary.BigEndian.Uint64(k[len(prefix):]))
+			if ts < beginMillis {
+				break
+			}
+			hits = append(hits, hit{ts, int64(binary.BigEndian.Uint64(k[len(prefix)+8:]))})
+		}
+		if err := it.Err(); err != nil {
+			return res, fmt.Errorf("popstore: key index: %w", err)
+		}
+		for _, h := range hits {
+			if len(res.Records) >= maxNum {
+				break
+			}
+			rec, err := s.indexedRecord(topic, h.phys)
+			if err == ErrNotFound {
+				continue
+			}
+			if err != nil {
+				return res, err
+			}
+			if len(res.Records) > 0 && total+len(rec) > maxBytes {
+				full = true
+				break
+			}
+			total += len(rec)
+			res.Records = append(res.Records, rec)
+		}
+		if cur == 0 {
+			break
+		}
+		cur--
+	}
+	if err := it.Err(); err != nil {
+		return res, fmt.Errorf("popstore: key index: %w", err)
+	}
+	sort.Slice(res.Records, func(i, j int) bool {
+		return binary.BigEndian.Uint64(res.Records[i][recPhysOffset:]) < binary.BigEndian.Uint64(res.Records[j][recPhysOffset:])
+	})
+	return res, nil
+}
+
+// indexedRecord reads the record at physical offset phys and checks that it
+// still is that message of topic (a deleted and re-created topic reuses
+// message keys). ErrNotFound otherwise. REQUIRES: readGuard held.
+func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
+	mk, err := s.getCF(s.cfMessages(), physKey(phys))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(mk, []byte(topic)) || len(mk) != len(topic)+1+12 || mk[len(topic)] != 0 {
+		return nil, ErrNotFound
+	}
+	rec, err := s.getCF(s.cfMessages(), mk)
+	if err != nil {
+		return nil, err
+	}
+	if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != phys {
+		return nil, ErrNotFound
+	}
+	return rec, nil
+}
+
+// EarliestMessageTime returns the STORETIMESTAMP (Unix ms) of the oldest
+// message still stored, or -1 when there is none, as
+// DefaultMessageStore.getEarliestMessageTime answers from the first
+// CommitLog record. It reads the message at the lowest physical offset that
+// still names a message (the first few entries of the physical-offset
+// index) and, when those all belong to deleted topics, the first message of
+// every queue. Blocks on RocksDB: call from a reader goroutine. Errors:
+// ErrClosed, ErrUnavailable, RocksDB errors.
+func (s *Store) EarliestMessageTime() (int64, error) {
+	if !s.readGuard() {
+		return -1, s.guardErr()
+	}
+	defer s.readDone()
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	ro.SetIterateUpperBound(prefixLimit(physPrefix))
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	tries := 0
+	for it.Seek(physPrefix); it.Valid() && tries < 16; it.Next() {
+		tries++
+		rec, err := s.getCF(s.cfMessages(), it.Value().Data())
+		if err == ErrNotFound {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		k := it.Key().Data()
+		if len(rec) < recPhysOffset+8 || !bytes.Equal(rec[recPhysOffset:recPhysOffset+8], k[len(k)-8:]) {
+			continue // a re-created topic's message under the deleted one's key
+		}
+		if ts, ok := StoreTimestamp(rec); ok {
+			return ts, nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return -1, fmt.Errorf("popstore: physical index: %w", err)
+	}
+	if tries == 0 {
+		return -1, nil
+	}
+	earliest := int64(-1)
+	var ferr error
+	s.queues.Range(func(k, v any) bool {
+		qk, st := k.(queueKey), v.(*queueState)
+		if st.min.Load() >= st.max.Load() {
+			return true
+		}
+		rec, err := s.readOne(qk.topic, qk.queueId, st.min.Load())
+		if err == ErrNotFound {
+			return true
+		}
+		if err != nil {
+			ferr = err
+			return false
+		}
+		if ts, ok := StoreTimestamp(rec); ok && (earliest < 0 || ts < earliest) {
+			earliest = ts
+		}
+		return true
+	})
+	return earliest, ferr
+}

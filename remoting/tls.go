@@ -1,0 +1,102 @@
+package remoting
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// TLSMode is the TLS policy of one Server port, as Java's tls.server.mode
+// (org.apache.rocketmq.remoting.common.TlsMode: disabled, permissive,
+// enforcing). The first byte a client sends decides: 0x16 (a TLS handshake
+// record) starts TLS, anything else is plaintext remoting (the first byte
+// of a frame's length prefix, 0x00 for any frame under 16 MiB).
+type TLSMode uint8
+
+const (
+	// TLSDisabled serves plaintext only; a TLS ClientHello is read as a
+	// frame and refused as malformed, as before TLS support existed.
+	TLSDisabled TLSMode = iota
+	// TLSPermissive serves TLS and plaintext clients on one port.
+	TLSPermissive
+	// TLSEnforcing serves TLS clients only and closes a plaintext
+	// connection after its first byte, as NettyRemotingServer's
+	// TlsModeHandler does.
+	TLSEnforcing
+)
+
+// tlsHandshakeByte is the first byte of a TLS handshake record
+// (content type 22), NettyRemotingServer.TlsModeHandler's HANDSHAKE_MAGIC_CODE.
+const tlsHandshakeByte = 0x16
+
+// String is the Java spelling: "disabled", "permissive", "enforcing".
+func (m TLSMode) String() string {
+	switch m {
+	case TLSDisabled:
+		return "disabled"
+	case TLSPermissive:
+		return "permissive"
+	case TLSEnforcing:
+		return "enforcing"
+	}
+	return fmt.Sprintf("TLSMode(%d)", uint8(m))
+}
+
+// ParseTLSMode reads a mode in Java's spelling (disabled, permissive,
+// enforcing). Any other string is an error naming the accepted values.
+func ParseTLSMode(s string) (TLSMode, error) {
+	switch s {
+	case "disabled":
+		return TLSDisabled, nil
+	case "permissive":
+		return TLSPermissive, nil
+	case "enforcing":
+		return TLSEnforcing, nil
+	}
+	return TLSDisabled, fmt.Errorf("unknown TLS mode %q: want disabled, permissive or enforcing", s)
+}
+
+// tlsPeer travels from a TLS session to OnOpen of its plaintext side (as
+// the gnet connection context given to Enroll): the client's real address
+// and the negotiated TLS state.
+type tlsPeer struct {
+	remote net.Addr
+	state  tls.ConnectionState
+}
+
+// TLSState returns the TLS state of the connection behind c (version,
+// cipher suite, the verified client certificates) and true, or false when
+// c is plaintext or did not come from a Server dispatch. Any goroutine.
+func TLSState(c Conn) (*tls.ConnectionState, bool) {
+	r, ok := c.(*request)
+	if !ok || r.c.tls == nil {
+		return nil, false
+	}
+	return &r.c.tls.state, true
+}
+
+// sniff looks at the first byte of a connection on a TLS-enabled port, as
+// NettyRemotingServer's TlsModeHandler does: 0x16 hands the connection to a
+// TLS session (handOff); other bytes are plaintext remoting, served under
+// TLSPermissive and closed under TLSEnforcing. It reports decided=true with
+// the action OnTraffic must return when the connection leaves the
+// plaintext path. Loop goroutine only; it never blocks.
+func (s *Server) sniff(c *conn, gc gnet.Conn) (gnet.Action, bool) {
+	first, err := gc.Peek(1)
+	if err != nil || len(first) == 0 {
+		return gnet.None, true // nothing buffered yet
+	}
+	c.sniffed = true
+	if first[0] == tlsHandshakeByte {
+		return s.handOff(c, gc), true
+	}
+	if s.opts.TLSMode == TLSEnforcing {
+		s.opts.Metrics.tlsConn(s.opts.Name, tlsPlaintextRefused)
+		s.protoLog.Warn().Uint64("conn", c.id).Stringer("remote", c.remote).
+			Msg("plaintext connection refused: TLS mode is enforcing")
+		return gnet.Close, true
+	}
+	return gnet.None, false
+}
