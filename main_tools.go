@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os/signal"
 	"syscall"
 	"time"
@@ -22,6 +24,9 @@ func sendCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if err := checkToolFlags(o.Topic, o.ProducerGroup, o.Count, o.Timeout); err != nil {
+				return err
+			}
 			o.Out = cmd.OutOrStdout()
 			_, err := tools.Send(ctx, o)
 			return err
@@ -31,7 +36,7 @@ func sendCommand() *cobra.Command {
 	f.StringVar(&o.Namesrv, "namesrv", "127.0.0.1:9876", "name server address host:port ('a:9876;b:9876' for several)")
 	f.StringVar(&o.Topic, "topic", "TopicTest", "topic; an unknown one is created by the first SEND (--auto-create-topic)")
 	f.StringVar(&o.ProducerGroup, "group", "smoke_producer", "producer group")
-	f.IntVar(&o.Count, "count", 1, "messages to send")
+	f.IntVar(&o.Count, "count", 1, "messages to send, at least 1")
 	f.StringVar(&o.Body, "body", "Hello popshim", "body of every message")
 	f.StringVar(&o.Tags, "tags", "", "TAGS property (e.g. TagA); empty sends none")
 	f.StringVar(&o.Keys, "keys", "", "KEYS property (space-separated keys); empty sends none")
@@ -52,6 +57,12 @@ func consumeCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if err := checkToolFlags(o.Topic, o.Group, o.Count, o.Timeout); err != nil {
+				return err
+			}
+			if o.PollTime <= 0 || o.InvisibleTime <= 0 {
+				return fmt.Errorf("--poll-time (%s) and --invisible-time (%s) must be positive", o.PollTime, o.InvisibleTime)
+			}
 			o.Out, o.Notes = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			_, err := tools.Consume(ctx, o)
 			return err
@@ -65,10 +76,27 @@ func consumeCommand() *cobra.Command {
 	f.StringVar(&o.Tags, "tags", "*", "TAG filter expression, e.g. 'TagA || TagB'")
 	f.IntVar(&o.Count, "count", 1, "messages to consume (pop and ack) before exiting 0")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound of the whole run; exits non-zero when --count was not reached")
-	f.DurationVar(&o.PollTime, "poll-time", 5*time.Second, "long-poll time of one POP")
+	f.DurationVar(&o.PollTime, "poll-time", 5*time.Second, "long-poll time of one POP, positive")
 	f.DurationVar(&o.InvisibleTime, "invisible-time", 60*time.Second, "how long a popped message stays invisible before redelivery unless acked")
 	f.SetNormalizeFunc(tagAlias)
 	return cmd
+}
+
+// checkToolFlags refuses command-line values the tools library would
+// silently replace by its defaults (its zero values mean "default"): an
+// empty --topic or --group, a --count below 1, a --timeout not positive.
+func checkToolFlags(topic, group string, count int, timeout time.Duration) error {
+	switch {
+	case topic == "":
+		return errors.New("--topic must not be empty")
+	case group == "":
+		return errors.New("--group must not be empty")
+	case count < 1:
+		return fmt.Errorf("--count must be at least 1, got %d", count)
+	case timeout <= 0:
+		return fmt.Errorf("--timeout must be positive, got %s", timeout)
+	}
+	return nil
 }
 
 // tagAlias lets --tag and --key stand for --tags and --keys, the singular

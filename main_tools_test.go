@@ -33,3 +33,33 @@ func TestToolCommandsFailWithoutBroker(t *testing.T) {
 		require.ErrorContains(t, cmd.Execute(), "cannot reach the name server at "+addr, tc.args)
 	}
 }
+
+// Values the tools library would silently replace by a default are
+// refused before anything is sent.
+func TestToolCommandsRefuseBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  func() *cobra.Command
+		args []string
+		want string
+	}{
+		{sendCommand, []string{"--count", "0"}, "--count must be at least 1, got 0"},
+		{sendCommand, []string{"--count", "-3"}, "--count must be at least 1, got -3"},
+		{sendCommand, []string{"--topic", ""}, "--topic must not be empty"},
+		{sendCommand, []string{"--group", ""}, "--group must not be empty"},
+		{sendCommand, []string{"--timeout", "0s"}, "--timeout must be positive"},
+		{consumeCommand, []string{"--count", "0"}, "--count must be at least 1, got 0"},
+		{consumeCommand, []string{"--topic", ""}, "--topic must not be empty"},
+		{consumeCommand, []string{"--timeout", "0s"}, "--timeout must be positive, got 0s"},
+		{consumeCommand, []string{"--poll-time", "-1s"}, "--poll-time (-1s) and --invisible-time (1m0s) must be positive"},
+		{consumeCommand, []string{"--invisible-time", "0s"}, "must be positive"},
+	} {
+		cmd := tc.cmd()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		// An unreachable name server: a check that let the value through
+		// would fail later with "cannot reach", not with tc.want.
+		cmd.SetArgs(append([]string{"--namesrv", "127.0.0.1:1"}, tc.args...))
+		require.ErrorContains(t, cmd.Execute(), tc.want, tc.args)
+	}
+}

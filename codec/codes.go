@@ -135,6 +135,16 @@ const (
 	// RequestInvokeBrokerToResetOffset resets a group's consume offsets of a topic by store time
 	// (INVOKE_BROKER_TO_RESET_OFFSET); header ResetOffsetRequestHeader, SUCCESS body ResetOffsetBody.
 	RequestInvokeBrokerToResetOffset int32 = 222
+	// RequestCleanExpiredConsumeQueue is CLEAN_EXPIRED_CONSUMEQUEUE (306), mqadmin cleanExpiredCQ; no header.
+	RequestCleanExpiredConsumeQueue int32 = 306
+	// RequestGetBrokerConsumeStats is GET_BROKER_CONSUME_STATS (317), mqadmin brokerConsumeStats;
+	// header GetConsumeStatsInBrokerHeader (isOrder), SUCCESS body ConsumeStatsList.
+	RequestGetBrokerConsumeStats int32 = 317
+	// RequestQueryConsumeQueue is QUERY_CONSUME_QUEUE (321), mqadmin queryCq; header
+	// QueryConsumeQueueRequestHeader, SUCCESS body QueryConsumeQueueResponseBody.
+	RequestQueryConsumeQueue int32 = 321
+	// RequestUpdateBrokerConfig is UPDATE_BROKER_CONFIG (25), mqadmin updateBrokerConfig; body properties text.
+	RequestUpdateBrokerConfig int32 = 25
 	// RequestGetSystemTopicListFromBroker lists the broker's system topics
 	// (GET_SYSTEM_TOPIC_LIST_FROM_BROKER); no header, SUCCESS body TopicList.
 	RequestGetSystemTopicListFromBroker int32 = 305
@@ -176,7 +186,8 @@ const (
 	RequestPushReplyMessageToClient int32 = 326
 )
 
-// requestNames maps every request code above to its Java constant name.
+// requestNames maps every request code above to its Java constant name
+// (TestEveryConstantNamed parses this file and checks it).
 var requestNames = map[int32]string{
 	RequestSendMessage: "SEND_MESSAGE", RequestSendMessageV2: "SEND_MESSAGE_V2",
 	RequestSendBatchMessage: "SEND_BATCH_MESSAGE", RequestSendReplyMessage: "SEND_REPLY_MESSAGE",
@@ -212,23 +223,45 @@ var requestNames = map[int32]string{
 	RequestInvokeBrokerToResetOffset:   "INVOKE_BROKER_TO_RESET_OFFSET",
 	RequestGetConsumerStatusFromClient: "GET_CONSUMER_STATUS_FROM_CLIENT", RequestGetConsumerRunningInfo: "GET_CONSUMER_RUNNING_INFO",
 	RequestConsumeMessageDirectly: "CONSUME_MESSAGE_DIRECTLY", RequestPushReplyMessageToClient: "PUSH_REPLY_MESSAGE_TO_CLIENT",
+	RequestGetBrokerConfig: "GET_BROKER_CONFIG", RequestUpdateAndCreateTopicList: "UPDATE_AND_CREATE_TOPIC_LIST",
+	RequestPutKVConfig: "PUT_KV_CONFIG", RequestGetTopicStatsInfo: "GET_TOPIC_STATS_INFO",
+	RequestGetConsumerConnectionList: "GET_CONSUMER_CONNECTION_LIST", RequestGetProducerConnectionList: "GET_PRODUCER_CONNECTION_LIST",
+	RequestGetConsumeStats: "GET_CONSUME_STATS", RequestQueryTopicConsumeByWho: "QUERY_TOPIC_CONSUME_BY_WHO",
+	RequestCleanExpiredConsumeQueue: "CLEAN_EXPIRED_CONSUMEQUEUE", RequestGetBrokerConsumeStats: "GET_BROKER_CONSUME_STATS",
+	RequestUpdateBrokerConfig: "UPDATE_BROKER_CONFIG", RequestQueryConsumeQueue: "QUERY_CONSUME_QUEUE",
 }
 
-// RequestName returns the Java RequestCode constant name of code, or
-// "UNKNOWN_<code>" for a code not listed in this package. Safe for
-// concurrent use (the table is read-only).
+// RequestName returns the Java RequestCode constant name of code (a Go
+// constant above or one of javaOnlyRequestNames), or "UNKNOWN_<code>" for a
+// code RequestCode.java does not define. Safe for concurrent use (the tables
+// are read-only).
 func RequestName(code int32) string {
-	if n, ok := requestNames[code]; ok {
+	if n, ok := LookupRequestName(code); ok {
 		return n
 	}
 	return "UNKNOWN_" + strconv.Itoa(int(code))
 }
 
-// RequestCodes returns every request code defined by this package, in no
-// particular order. The slice is freshly allocated.
+// LookupRequestName returns the Java RequestCode constant name of code and
+// true, or "" and false when RequestCode.java defines no constant for it.
+// Safe for concurrent use.
+func LookupRequestName(code int32) (string, bool) {
+	if n, ok := requestNames[code]; ok {
+		return n, true
+	}
+	n, ok := javaOnlyRequestNames[code]
+	return n, ok
+}
+
+// RequestCodes returns every request code this package can name (the Go
+// constants and the other RequestCode.java constants), in no particular
+// order. The slice is freshly allocated.
 func RequestCodes() []int32 {
-	out := make([]int32, 0, len(requestNames))
+	out := make([]int32, 0, len(requestNames)+len(javaOnlyRequestNames))
 	for c := range requestNames {
+		out = append(out, c)
+	}
+	for c := range javaOnlyRequestNames {
 		out = append(out, c)
 	}
 	return out

@@ -123,7 +123,7 @@ func TestCodeTables(t *testing.T) {
 	if RequestName(RequestPopMessage) != "POP_MESSAGE" || RequestName(123456) != "UNKNOWN_123456" {
 		t.Fatal("request names")
 	}
-	if len(RequestCodes()) != len(requestNames) {
+	if len(RequestCodes()) != len(requestNames)+len(javaOnlyRequestNames) {
 		t.Fatal("RequestCodes")
 	}
 	seen := map[int32]bool{}

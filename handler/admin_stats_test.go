@@ -106,6 +106,17 @@ func TestBrokerConfigAndTopicList(t *testing.T) {
 	assert.Contains(t, text, fmt.Sprintf("storePathRootDir=%s\n", h.b().Cfg.DataDir))
 	assert.Regexp(t, `(?m)^listenPort=\d+$`, text)
 	assert.Regexp(t, `(?m)^batch-max-ops=\d+$`, text)
+	// Java names (MessageStoreConfig, BrokerConfig, NettyServerConfig) in Java's units.
+	cfg := h.b().Cfg
+	assert.Contains(t, text, "messageDelayLevel=1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h\n")
+	assert.Contains(t, text, fmt.Sprintf("timerMaxDelaySec=%d\n", cfg.TimerMaxDelaySec))
+	assert.Contains(t, text, fmt.Sprintf("reviveInterval=%d\n", cfg.ReviveInterval.Milliseconds()))
+	assert.Contains(t, text, fmt.Sprintf("serverChannelMaxIdleTimeSeconds=%d\n", int64(cfg.IdleTimeout.Seconds())))
+	assert.Regexp(t, `(?m)^registerNameServerPeriod=\d+$`, text)
+	assert.Regexp(t, `(?m)^cleanResourceInterval=\d+$`, text)
+	for _, flag := range []string{"message-delay-level", "timer-max-delay-sec", "revive-interval", "idle-timeout", "register-interval"} {
+		assert.NotContains(t, text, "\n"+flag+"=", "flag with a Java name listed under its own name")
+	}
 	assert.NotContains(t, text, "test-slow-store")
 	assert.Regexp(t, `^\{"counter":0,"stateVersion":0,"timestamp":\d+\}$`, resp.ExtFields["version"])
 

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -82,6 +83,8 @@ type Broker struct {
 	timers    *timer.Loop
 	delay     timer.Settings
 	hostCache atomic.Pointer[cachedHost] // storeHost's parse of the advertised address
+	// runtimeCfg holds the UPDATE_BROKER_CONFIG overrides and version.
+	runtimeCfg runtimeConfig
 	// self is this broker in routes, cluster info and name-server
 	// registrations (its address is advertisedAddr).
 	self namesrv.Self
@@ -124,6 +127,14 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	}
 	b.hbLimits = hbLimits
 	b.hbCache = clients.NewHeartbeatCache()
+	overrides, err := loadBrokerConfigOverrides(cfg, store)
+	if err != nil {
+		return nil, err
+	}
+	if len(overrides) > 0 {
+		log.Warn().Interface("overrides", overrides).Msg("settings changed by UPDATE_BROKER_CONFIG win over the flags")
+	}
+	b.runtimeCfg.overrides, b.runtimeCfg.staged = overrides, maps.Clone(overrides)
 	topics, err := meta.NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err

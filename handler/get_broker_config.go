@@ -12,8 +12,9 @@ package handler
 // BrokerConfig/MessageStoreConfig name where one means the same
 // (brokerConfigJavaNames, values converted to Java's unit), else under
 // the flag's own name. The response header's "version" is the
-// configuration's DataVersion as JSON; popshim's configuration does not
-// change at run time, so it is counter 0 stamped with the process start.
+// configuration's DataVersion as JSON: counter = UPDATE_BROKER_CONFIG
+// updates applied since start, timestamp = the last one's (else the process
+// start).
 // Memory only: answered on the event loop.
 //
 // Response codes: SUCCESS (0).
@@ -51,6 +52,20 @@ var brokerConfigJavaNames = map[string]struct {
 	"default-topic-queue-nums":       {"defaultTopicQueueNums", nil},
 	"max-message-size":               {"maxMessageSize", nil},
 	"wait-time-mills-in-send-queue":  {"waitTimeMillsInSendQueue", nil},
+	"message-delay-level":            {"messageDelayLevel", nil},
+	"timer-max-delay-sec":            {"timerMaxDelaySec", nil},
+	"register-interval":              {"registerNameServerPeriod", durationIn(time.Millisecond)},
+	"revive-interval":                {"reviveInterval", durationIn(time.Millisecond)},
+	"retention-interval":             {"cleanResourceInterval", durationIn(time.Millisecond)},
+	// NettyServerConfig, part of Java's broker configuration text.
+	"idle-timeout": {"serverChannelMaxIdleTimeSeconds", durationIn(time.Second)},
+	"metrics-listen": {"metricsPromExporterPort", func(v string) string {
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return v
+		}
+		return port
+	}},
 	"listen": {"listenPort", func(v string) string {
 		_, port, err := net.SplitHostPort(v)
 		if err != nil {
@@ -76,9 +91,23 @@ var brokerConfigJavaNames = map[string]struct {
 	}},
 }
 
+// durationIn converts a Go duration flag value to a whole number of unit,
+// the form of Java's millisecond and second properties.
+func durationIn(unit time.Duration) func(string) string {
+	return func(v string) string {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return v
+		}
+		return strconv.FormatInt(int64(d/unit), 10)
+	}
+}
+
 // brokerConfigText renders the configuration as properties lines.
 func (b *Broker) brokerConfigText() []byte {
 	cfg := *b.Cfg
+	cfg.AutoCreateTopic = b.Topics.Settings().AutoCreate
+	cfg.AutoCreateSubscriptionGroup = b.Groups.Settings().AutoCreate
 	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
 	cfg.BindFlags(fs)
 	lines := make([]string, 0, 64)
@@ -112,7 +141,13 @@ func propertiesEscape(v string) string {
 func (b *Broker) handleGetBrokerConfig(c remoting.Conn, req *codec.Command) {
 	resp := codec.NewResponse(req, codec.Success, "")
 	resp.Body = b.brokerConfigText()
-	version, _ := json.Marshal(codec.DataVersion{Timestamp: processStart.UnixMilli()})
+	b.runtimeCfg.mu.Lock()
+	dv := codec.DataVersion{Counter: b.runtimeCfg.counter, Timestamp: b.runtimeCfg.stamp}
+	b.runtimeCfg.mu.Unlock()
+	if dv.Timestamp == 0 {
+		dv.Timestamp = processStart.UnixMilli()
+	}
+	version, _ := json.Marshal(dv)
 	resp.SetExt("version", string(version))
 	reply.Respond(c, req, resp)
 }

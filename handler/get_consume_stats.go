@@ -58,20 +58,23 @@ func (b *Broker) consumeStatsTopics(h codec.GetConsumeStatsRequestHeader) []stri
 	return kept
 }
 
-func (b *Broker) handleGetConsumeStats(c remoting.Conn, req *codec.Command) {
-	h, err := codec.DecodeGetConsumeStatsRequestHeader(req.ExtFields)
-	if err != nil {
-		reply.HeaderError(c, req, err)
-		return
-	}
+// consumeStatsRows builds one OffsetWrapper per queue of each known topic
+// (queue counts from readQueues or the write queue count): brokerOffset
+// the max offset, consumerOffset and pullOffset the committed offset
+// (0 when none). Unknown topics are skipped. Memory only.
+func (b *Broker) consumeStatsRows(group string, topics []string, readQueues bool) []codec.OffsetWrapper {
 	var rows []codec.OffsetWrapper
-	for _, topic := range b.consumeStatsTopics(h) {
+	for _, topic := range topics {
 		tc, ok := b.Topics.Get(topic)
 		if !ok {
 			continue
 		}
-		for q := int32(0); q < tc.ReadQueueNums; q++ {
-			off, _ := b.Store.ConsumerOffset(h.ConsumerGroup, topic, q)
+		n := tc.WriteQueueNums
+		if readQueues {
+			n = tc.ReadQueueNums
+		}
+		for q := int32(0); q < n; q++ {
+			off, _ := b.Store.ConsumerOffset(group, topic, q)
 			off = max(off, 0)
 			rows = append(rows, codec.OffsetWrapper{
 				Queue:        codec.MessageQueue{Topic: topic, BrokerName: b.Cfg.BrokerName, QueueID: q},
@@ -79,18 +82,37 @@ func (b *Broker) handleGetConsumeStats(c remoting.Conn, req *codec.Command) {
 			})
 		}
 	}
+	return rows
+}
+
+// fillLastTimestamps sets each row's lastTimestamp: the store time of the
+// message at consumerOffset−1. Blocks on RocksDB: reader pool only.
+func (b *Broker) fillLastTimestamps(rows []codec.OffsetWrapper) error {
+	for i := range rows {
+		r := &rows[i]
+		if r.ConsumerOffset <= 0 {
+			continue
+		}
+		ts, err := b.Store.StoreTimeAt(r.Queue.Topic, r.Queue.QueueID, r.ConsumerOffset-1)
+		if err != nil {
+			return err
+		}
+		r.LastTimestamp = ts
+	}
+	return nil
+}
+
+func (b *Broker) handleGetConsumeStats(c remoting.Conn, req *codec.Command) {
+	h, err := codec.DecodeGetConsumeStatsRequestHeader(req.ExtFields)
+	if err != nil {
+		reply.HeaderError(c, req, err)
+		return
+	}
+	rows := b.consumeStatsRows(h.ConsumerGroup, b.consumeStatsTopics(h), true)
 	job := func() {
-		for i := range rows {
-			r := &rows[i]
-			if r.ConsumerOffset <= 0 {
-				continue
-			}
-			ts, err := b.Store.StoreTimeAt(r.Queue.Topic, r.Queue.QueueID, r.ConsumerOffset-1)
-			if err != nil {
-				reply.Code(c, req, codec.SystemError, "consume stats: "+err.Error())
-				return
-			}
-			r.LastTimestamp = ts
+		if err := b.fillLastTimestamps(rows); err != nil {
+			reply.Code(c, req, codec.SystemError, "consume stats: "+err.Error())
+			return
 		}
 		resp := codec.NewResponse(req, codec.Success, "")
 		resp.Body = codec.AppendConsumeStats(nil, rows, 0)

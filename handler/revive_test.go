@@ -4,6 +4,7 @@ package handler
 // pop-kv-semantics §7 (at-least-once, backoff, cap).
 
 import (
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"strconv"
 	"testing"
 	"time"
@@ -158,6 +159,10 @@ func TestReviveToDLQAfterMaxReconsume(t *testing.T) {
 	require.Equal(t, "m", string(m.Body))
 	origin, _ := m.Property(codec.PropertyDLQOriginTopic)
 	require.Equal(t, "T", origin)
+	// The DLQ counter names the original topic, not the pop retry topic the
+	// last delivery came from (Java labels the origin topic).
+	require.Equal(t, 1.0, testutil.ToFloat64(h.b().metrics.SendToDLQ.WithLabelValues("T", "G", "false")))
+	require.Equal(t, 1, testutil.CollectAndCount(h.b().metrics.SendToDLQ), "one series")
 }
 
 // redeliverUntilDLQ expects the one message of G on T, popped with a 1 s

@@ -148,8 +148,12 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, reg); err != nil {
 		return nil, err
 	}
-	if err = reg.Register(clients.NewCollector(st.Broker.Clients, func() int { return len(st.Broker.Topics.All()) })); err != nil {
+	if err = reg.Register(clients.NewCollector(st.Broker.Clients, func() int { return len(st.Broker.Topics.All()) },
+		func() int { return len(st.Store.GroupNames()) })); err != nil {
 		return nil, fmt.Errorf("handler: table metrics: %w", err)
+	}
+	if err = reg.Register(newConsumerLagCollector(st.Store)); err != nil {
+		return nil, fmt.Errorf("handler: consumer lag metrics: %w", err)
 	}
 	rm, err := remoting.NewMetrics(st.Registry, labels)
 	if err != nil {

@@ -67,6 +67,11 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(auth.RequestDeleteACL, b.handleAuthDeleteACL)
 	r.Handle(auth.RequestGetACL, b.handleAuthGetACL)
 	r.Handle(auth.RequestListACL, b.handleAuthListACL)
+	r.Handle(codec.RequestCleanExpiredConsumeQueue, b.handleCleanExpiredConsumeQueue)
+	r.Handle(codec.RequestGetConsumerRunningInfo, b.handleGetConsumerRunningInfo)
+	r.Handle(codec.RequestGetBrokerConsumeStats, b.handleGetBrokerConsumeStats)
+	r.Handle(codec.RequestUpdateBrokerConfig, b.handleUpdateBrokerConfig)
+	r.Handle(codec.RequestQueryConsumeQueue, b.handleQueryConsumeQueue)
 }
 
 // RegisterNameServer fills the name-server port's dispatch table (the

@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,8 +49,12 @@ var resultNames = [...]string{
 //	    handshake (result handshake_ok, handshake_failed) or plaintext refused by TLSEnforcing (plaintext_refused)
 //
 // request_code and response_code are the lower-case Java constant names
-// (pop_message, system_busy); codes codec does not know become "unknown" so
-// a client sending random codes cannot grow the series count.
+// (pop_message, system_busy), as RemotingHelper.getRequestCodeDesc gives. A
+// request code RequestCode.java does not define is labelled with its number,
+// as Java does, for the first MaxUnnamedRequestCodes distinct such codes;
+// later ones become "unknown", so a client sending random codes cannot grow
+// the series count without bound. A response code popshim cannot name
+// (never sent by popshim's own handlers) is "unknown".
 type Metrics struct {
 	rpcLatency *prometheus.HistogramVec
 	conns      *prometheus.GaugeVec
@@ -63,6 +68,11 @@ type Metrics struct {
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
 
+	// unnamed holds the request codes without a Java name that were given a
+	// numeric label (at most MaxUnnamedRequestCodes); copy-on-write under
+	// observersMu like observers.
+	unnamed atomic.Pointer[map[int32]struct{}]
+
 	// observers caches the histogram child of each label set, keyed by
 	// observerKey. The map is never written once published: a new label set
 	// copies it under observersMu and publishes the copy, so the per-reply
@@ -71,6 +81,10 @@ type Metrics struct {
 	observers   atomic.Pointer[map[uint64]prometheus.Observer]
 	observersMu sync.Mutex
 }
+
+// MaxUnnamedRequestCodes bounds how many distinct request codes without a
+// RequestCode.java name get their own request_code label (their number).
+const MaxUnnamedRequestCodes = 32
 
 // observerKey packs one rocketmq_rpc_latency label set: request code (high
 // 32 bits), response code (next 24 bits, -1 = unknown), long polling (bit
@@ -135,13 +149,14 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	return m, nil
 }
 
-// observeRPC records one reply. Codes unknown to codec are folded into one
-// "unknown" series.
+// observeRPC records one reply. A request code without a Java name keeps
+// its number up to MaxUnnamedRequestCodes distinct codes, then folds into
+// "unknown"; an unnamed response code folds into "unknown".
 func (m *Metrics) observeRPC(reqCode, respCode int32, longPoll bool, result rpcResult, d time.Duration) {
 	if m == nil {
 		return
 	}
-	if _, ok := m.reqNames[reqCode]; !ok {
+	if _, ok := m.reqNames[reqCode]; !ok && !m.admitUnnamed(reqCode) {
 		reqCode = -1
 	}
 	if _, ok := m.respNames[respCode]; !ok {
@@ -158,6 +173,38 @@ func (m *Metrics) observeRPC(reqCode, respCode int32, longPoll bool, result rpcR
 	o.Observe(float64(d) / float64(time.Millisecond))
 }
 
+// admitUnnamed reports whether the unnamed request code gets a numeric
+// label: true when it already has one or fewer than MaxUnnamedRequestCodes
+// codes have one. Any goroutine.
+func (m *Metrics) admitUnnamed(code int32) bool {
+	if set := m.unnamed.Load(); set != nil {
+		if _, ok := (*set)[code]; ok {
+			return true
+		}
+		if len(*set) >= MaxUnnamedRequestCodes {
+			return false
+		}
+	}
+	m.observersMu.Lock()
+	defer m.observersMu.Unlock()
+	old := m.unnamed.Load()
+	next := make(map[int32]struct{}, 1)
+	if old != nil {
+		if _, ok := (*old)[code]; ok {
+			return true
+		}
+		if len(*old) >= MaxUnnamedRequestCodes {
+			return false
+		}
+		for k := range *old {
+			next[k] = struct{}{}
+		}
+	}
+	next[code] = struct{}{}
+	m.unnamed.Store(&next)
+	return true
+}
+
 // addObserver resolves the histogram child for a label set seen for the
 // first time and publishes a copy of the cache that holds it.
 func (m *Metrics) addObserver(key uint64, reqCode, respCode int32, longPoll bool, result rpcResult) prometheus.Observer {
@@ -170,7 +217,7 @@ func (m *Metrics) addObserver(key uint64, reqCode, respCode int32, longPoll bool
 		}
 	}
 	o := m.rpcLatency.WithLabelValues("remoting",
-		nameOr(m.reqNames, reqCode), nameOr(m.respNames, respCode), boolLabel(longPoll), resultNames[result])
+		requestLabel(m.reqNames, reqCode), nameOr(m.respNames, respCode), boolLabel(longPoll), resultNames[result])
 	next := make(map[uint64]prometheus.Observer, 1)
 	if old != nil {
 		next = make(map[uint64]prometheus.Observer, len(*old)+1)
@@ -244,6 +291,18 @@ func nameOr(names map[int32]string, code int32) string {
 		return n
 	}
 	return "unknown"
+}
+
+// requestLabel is the request_code label: the lower-case Java name, the
+// number of an admitted unnamed code, or "unknown" for the folded -1.
+func requestLabel(names map[int32]string, code int32) string {
+	if n, ok := names[code]; ok {
+		return n
+	}
+	if code == -1 {
+		return "unknown"
+	}
+	return strconv.Itoa(int(code))
 }
 
 func boolLabel(b bool) string {

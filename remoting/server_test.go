@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -405,9 +406,22 @@ func TestRPCLatencyMetric(t *testing.T) {
 	counts := histogramCounts(t, reg, "rocketmq_rpc_latency")
 	require.Equal(t, uint64(5), counts["heart_beat/success/success"])
 	require.Equal(t, uint64(1), counts["heart_beat/success/oneway"])
-	require.Equal(t, uint64(1), counts["unknown/request_code_not_supported/success"])
-	require.Equal(t, uint64(1), counts["unknown/success/success"]) // codeEcho is not a RocketMQ code
+	require.Equal(t, uint64(1), counts["777777/request_code_not_supported/success"], "an unnamed code is labelled by number")
+	require.Equal(t, uint64(1), counts[strconv.Itoa(int(codeEcho))+"/success/success"]) // codeEcho is not a RocketMQ code
 	require.Equal(t, 1.0, sumGauge(t, reg, "popshim_remoting_connections"))
+
+	// Named admin codes get their Java name, and past MaxUnnamedRequestCodes
+	// distinct unnamed codes the rest fold into "unknown".
+	for code := int32(900000); code < 900000+MaxUnnamedRequestCodes+3; code++ {
+		_, err = c.Invoke(context.Background(), codec.NewRequest(code, 0, nil, nil))
+		require.NoError(t, err)
+	}
+	_, err = c.Invoke(context.Background(), codec.NewRequest(codec.RequestGetConsumeStats, 0, nil, nil))
+	require.NoError(t, err)
+	counts = histogramCounts(t, reg, "rocketmq_rpc_latency")
+	require.Equal(t, uint64(1), counts["get_consume_stats/request_code_not_supported/success"])
+	require.Equal(t, uint64(1), counts["900000/request_code_not_supported/success"])
+	require.Equal(t, uint64(5), counts["unknown/request_code_not_supported/success"], "777777 and codeEcho took 2 of the 32 numeric labels: 5 of the 35 new codes fold")
 }
 
 func TestStartFailsOnBusyPortAndStopIsSafe(t *testing.T) {

@@ -13,30 +13,34 @@ import (
 // gauges (metrics-conventions §3), computed at scrape time:
 //
 //	rocketmq_topic_number                     topics held (system topics included)
-//	rocketmq_consumer_group_number            consumer groups with a live member
+//	rocketmq_consumer_group_number            subscription groups held (the group table, as Java)
 //	rocketmq_producer_connections{language,version,protocol_type}
 //	rocketmq_consumer_connections{consumer_group,language,version,consume_mode,protocol_type,is_system}
 //
-// language is lower case ("java", "go"), version the client's version
-// ordinal as sent in its remoting header (Java prints the MQVersion name),
+// language is lower case ("java", "go"), version the lower-case MQVersion
+// name of the client's remoting header version ("v5_5_0" for 513, as
+// BrokerMetricsManager's MQVersion.getVersionDesc(...).toLowerCase()),
 // consume_mode "push", "pull" or "pop", protocol_type "remoting". One
 // connection is one live (client, group) registration. Cardinality is bounded
 // by the number of consumer groups.
 type Collector struct {
 	clients                              *ClientTable
-	topicCount                           func() int
+	topicCount, groupCount               func() int
 	topics, groups, producers, consumers *prometheus.Desc
 }
 
-// NewCollector returns the collector of clients; topicCount reports
-// the number of topics held (rocketmq_topic_number), called at scrape time
-// from the scraping goroutine.
-func NewCollector(clients *ClientTable, topicCount func() int) *Collector {
+// NewCollector returns the collector of clients; topicCount reports the
+// number of topics held (rocketmq_topic_number) and groupCount the number of
+// subscription groups held (rocketmq_consumer_group_number, Java's
+// subscriptionGroupTable size), both called at scrape time from the
+// scraping goroutine.
+func NewCollector(clients *ClientTable, topicCount, groupCount func() int) *Collector {
 	return &Collector{
 		clients:    clients,
 		topicCount: topicCount,
+		groupCount: groupCount,
 		topics:     prometheus.NewDesc("rocketmq_topic_number", "Topics held by this broker.", nil, nil),
-		groups:     prometheus.NewDesc("rocketmq_consumer_group_number", "Consumer groups with a live member.", nil, nil),
+		groups:     prometheus.NewDesc("rocketmq_consumer_group_number", "Subscription groups held by this broker.", nil, nil),
 		producers: prometheus.NewDesc("rocketmq_producer_connections", "Live producer registrations.",
 			[]string{"language", "version", "protocol_type"}, nil),
 		consumers: prometheus.NewDesc("rocketmq_consumer_connections", "Live consumer registrations.",
@@ -63,6 +67,9 @@ func consumeMode(t string) string {
 	return "push"
 }
 
+// versionLabel is the version label of a client's remoting version ordinal.
+func versionLabel(v int32) string { return strings.ToLower(codec.VersionName(v)) }
+
 // isSystemGroup reports RocketMQ's reserved consumer groups (MixAll.java).
 func isSystemGroup(g string) bool {
 	switch g {
@@ -77,12 +84,12 @@ func isSystemGroup(g string) bool {
 // goroutine and only takes the tables' read locks.
 func (tc *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(tc.topics, prometheus.GaugeValue, float64(tc.topicCount()))
+	ch <- prometheus.MustNewConstMetric(tc.groups, prometheus.GaugeValue, float64(tc.groupCount()))
 	groups := tc.clients.ConsumerGroups()
-	ch <- prometheus.MustNewConstMetric(tc.groups, prometheus.GaugeValue, float64(len(groups)))
 	type pkey struct{ lang, ver string }
 	prod := map[pkey]int{}
 	for _, ch := range tc.clients.ProducerChannels() {
-		prod[pkey{strings.ToLower(ch.Language), strconv.Itoa(int(ch.Version))}]++
+		prod[pkey{strings.ToLower(ch.Language), versionLabel(ch.Version)}]++
 	}
 	for k, n := range prod {
 		ch <- prometheus.MustNewConstMetric(tc.producers, prometheus.GaugeValue, float64(n), k.lang, k.ver, "remoting")
@@ -94,7 +101,7 @@ func (tc *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts := map[pkey]int{}
 		for _, c := range info.Channels {
-			counts[pkey{strings.ToLower(c.Language), strconv.Itoa(int(c.Version))}]++
+			counts[pkey{strings.ToLower(c.Language), versionLabel(c.Version)}]++
 		}
 		for k, n := range counts {
 			ch <- prometheus.MustNewConstMetric(tc.consumers, prometheus.GaugeValue, float64(n),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -59,10 +60,13 @@ type GroupSettings struct {
 // through a callback that runs on the writer's completer goroutine (or at
 // once on the caller's goroutine when nothing was queued).
 type GroupTable struct {
-	set   GroupSettings
-	store *popstore.Store
-	w     *batch.Writer
-	log   zerolog.Logger
+	set GroupSettings
+	// autoCreate is set.AutoCreate, changeable at run time (SetAutoCreate,
+	// UPDATE_BROKER_CONFIG autoCreateSubscriptionGroup).
+	autoCreate atomic.Bool
+	store      *popstore.Store
+	w          *batch.Writer
+	log        zerolog.Logger
 
 	mu      sync.Mutex
 	pending map[string]*pendingGroup // REQUIRES: mu held
@@ -81,12 +85,22 @@ func NewGroupTable(set GroupSettings, store *popstore.Store, w *batch.Writer, lo
 	if set.RetryMaxTimes <= 0 {
 		set.RetryMaxTimes = codec.NewSubscriptionGroupConfig("").RetryMaxTimes
 	}
-	return &GroupTable{set: set, store: store, w: w, log: log.With().Str("component", "groups").Logger(),
+	t := &GroupTable{set: set, store: store, w: w, log: log.With().Str("component", "groups").Logger(),
 		pending: make(map[string]*pendingGroup)}
+	t.autoCreate.Store(set.AutoCreate)
+	return t
 }
 
 // Settings returns the table's settings.
-func (t *GroupTable) Settings() GroupSettings { return t.set }
+func (t *GroupTable) Settings() GroupSettings {
+	set := t.set
+	set.AutoCreate = t.autoCreate.Load()
+	return set
+}
+
+// SetAutoCreate turns auto-creation of unknown groups on or off from now on
+// (autoCreateSubscriptionGroup). Any goroutine.
+func (t *GroupTable) SetAutoCreate(on bool) { t.autoCreate.Store(on) }
 
 // Get returns group's configuration, durable or being auto-created, and
 // whether it exists. It never creates. The returned value is a copy.
@@ -110,7 +124,7 @@ func (t *GroupTable) MayAutoCreate(group string) bool {
 	if codec.ValidateGroup(group) != nil {
 		return false
 	}
-	return t.set.AutoCreate || strings.HasPrefix(group, SysGroupPrefix)
+	return t.autoCreate.Load() || strings.HasPrefix(group, SysGroupPrefix)
 }
 
 // NewAutoGroup returns the configuration an auto-created group gets:

@@ -70,10 +70,13 @@ type topicEntry struct {
 // the broker-name topic, perm 7, as a Java broker registers them) live only
 // in memory and are re-made at every start.
 type TopicTable struct {
-	set   TopicSettings
-	store *popstore.Store
-	w     *batch.Writer
-	log   zerolog.Logger
+	set TopicSettings
+	// autoCreate is set.AutoCreate, changeable at run time (SetAutoCreate,
+	// UPDATE_BROKER_CONFIG autoCreateTopicEnable).
+	autoCreate atomic.Bool
+	store      *popstore.Store
+	w          *batch.Writer
+	log        zerolog.Logger
 
 	mu     sync.RWMutex
 	topics map[string]*topicEntry
@@ -110,6 +113,7 @@ func NewTopicTableWith(set TopicSettings, store *popstore.Store, w *batch.Writer
 		log:    log.With().Str("component", "topics").Logger(),
 		topics: make(map[string]*topicEntry),
 	}
+	t.autoCreate.Store(set.AutoCreate)
 	for _, m := range store.Topics() {
 		t.topics[m.TopicName] = &topicEntry{meta: m, durable: true}
 	}
@@ -149,7 +153,17 @@ func (t *TopicTable) BrokerAddr() string {
 }
 
 // Settings returns the table's settings.
-func (t *TopicTable) Settings() TopicSettings { return t.set }
+func (t *TopicTable) Settings() TopicSettings {
+	set := t.set
+	set.AutoCreate = t.autoCreate.Load()
+	return set
+}
+
+// SetAutoCreate turns auto-creation of unknown topics by SEND on or off
+// from now on (autoCreateTopicEnable). TBW102 stays as it was at start:
+// with auto-create off at start, Java producers find no TBW102 route.
+// Any goroutine.
+func (t *TopicTable) SetAutoCreate(on bool) { t.autoCreate.Store(on) }
 
 // Get returns the configuration of topic and whether it exists. Any
 // goroutine, including the event loop.
@@ -237,9 +251,9 @@ func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
 	switch {
 	case codec.IsRetryTopic(topic):
 		queues = RetryQueueNums
-	case codec.IsDLQTopic(topic) && t.set.AutoCreate:
+	case codec.IsDLQTopic(topic) && t.autoCreate.Load():
 		queues = dlqQueueNums
-	case t.set.AutoCreate && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey:
+	case t.autoCreate.Load() && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey:
 		queues = t.set.DefaultQueueNums
 	default:
 		return popstore.TopicMeta{}, ErrTopicNotExist

@@ -113,7 +113,7 @@ func (r *Reviver) account(items []reviveItem) {
 			d.Log.Warn().Str("group", k.Group).Str("topic", k.Topic).Int64("queueOffset", k.QueueOffset).
 				Int32("attempts", it.ck.AttemptTimes+1).Msg("revive: failed, rescheduled with backoff")
 		case it.plan.dlq:
-			d.Metrics.SendToDLQ.WithLabelValues(k.Topic, k.Group, isSystemTopic(k.Topic)).Inc()
+			d.Metrics.SendToDLQ.WithLabelValues(it.plan.origin, k.Group, isSystemTopic(it.plan.origin)).Inc()
 		default:
 			d.Metrics.Retry.WithLabelValues(k.Group, k.Topic, "put_ok").Inc()
 		}

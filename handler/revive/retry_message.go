@@ -13,6 +13,7 @@ import (
 type retryPlan struct {
 	topic  string // pop retry topic, or %DLQ%<group>
 	dlq    bool
+	origin string // the original topic (DLQ_ORIGIN_TOPIC), the topic label of rocketmq_send_to_dlq_messages_total
 	record []byte // the new stored record, queueId 0, offsets patched at append
 }
 
@@ -51,7 +52,10 @@ func (r *Reviver) planRetry(ck *popstore.Checkpoint, rec []byte) (retryPlan, err
 	}
 	var p retryPlan
 	if m.ReconsumeTimes >= r.maxReconsumeFor(group, &m) {
-		p.dlq = true
+		p.dlq, p.origin = true, origin
+		if t, ok := m.Property(codec.PropertyRetryTopic); ok && t != "" && codec.IsRetryTopic(origin) {
+			p.origin = t // %RETRY%<group>: the metric names the topic before the first send-back
+		}
 		p.topic = codec.DLQTopic(group)
 		m.Properties, err = setProps(m.Properties,
 			codec.PropertyDLQOriginTopic, origin,

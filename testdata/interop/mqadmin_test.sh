@@ -52,6 +52,16 @@
 #      CODE: 16 "User:U has no permission to access Cluster:…"
 #   M20 updateUser -u U -s disable: listUser -f U shows "U P Normal disable"; deleteUser -u U prints
 #      "delete user to ADDR success." and mqadmin signed as U is then refused "User:U is not found."
+#   M21 updateBrokerConfig -b ADDR -k autoCreateSubscriptionGroup -v false prints "update broker config
+#      success, ADDR" and getBrokerConfig then shows autoCreateSubscriptionGroup = false; -v true restores it;
+#      -k maxMessageSize -v 1024 fails with CODE: 16 naming maxMessageSize
+#   M22 cleanExpiredCQ -b ADDR prints "success" (CLEAN_EXPIRED_CONSUMEQUEUE)
+#   M23 brokerConsumeStats -b ADDR (GET_BROKER_CONSUME_STATS) lists T2 queue 0 of G2 with broker offset
+#      100, consumer offset 50, diff 50, and a "Diff Total:" line (run while the M6 client is live)
+#   M24 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) fails with CODE: 1 "does not forward" for
+#      the live client (run while the M6 client is live; "not online" is covered by the Go tests)
+#   M25 queryCq -t T2 -q 0 -i 98 -c 5 -b ADDR (QUERY_CONSUME_QUEUE) prints "max: 100, min: 0" and the entries
+#      idx 98 and 99 with their physicOffset, and no idx 100
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -404,6 +414,46 @@ m20() {
     || { show m20_delete "deleteUser -u $auser"; show m20_asuser "listUser (as $auser)"; return 1; }
 }
 
+m21() {
+  local b=${brokers[0]}
+  mq m21_off updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v false
+  [ "$(rc m21_off)" = 0 ] && grep -qF "update broker config success, $b" "$tmp/m21_off.out" \
+    || { show m21_off "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v false"; return 1; }
+  mq m21_config getBrokerConfig -b "$b"
+  grep -qE "^autoCreateSubscriptionGroup +=  false$" "$tmp/m21_config.out" \
+    || { echo "    want autoCreateSubscriptionGroup = false"; show m21_config "getBrokerConfig -b $b"; return 1; }
+  mq m21_on updateBrokerConfig -b "$b" -k autoCreateSubscriptionGroup -v true   # later checks may create groups
+  [ "$(rc m21_on)" = 0 ] || { show m21_on "updateBrokerConfig -b $b -k autoCreateSubscriptionGroup -v true"; return 1; }
+  mq m21_refused updateBrokerConfig -b "$b" -k maxMessageSize -v 1024
+  [ "$(rc m21_refused)" = 1 ] && grep -q "CODE: 16" "$tmp/m21_refused.err" && grep -q "maxMessageSize" "$tmp/m21_refused.err" \
+    || { echo "    want CODE: 16 naming maxMessageSize"; show m21_refused "updateBrokerConfig -b $b -k maxMessageSize -v 1024"; return 1; }
+}
+m22() {
+  mq m22_clean cleanExpiredCQ -b "${brokers[0]}"
+  [ "$(rc m22_clean)" = 0 ] && [ "$(out m22_clean)" = success ] \
+    || { show m22_clean "cleanExpiredCQ -b ${brokers[0]}"; return 1; }
+}
+m23() {
+  mq m23_stats brokerConsumeStats -b "${brokers[0]}"
+  [ "$(rc m23_stats)" = 0 ] && grep -qE "^$topic2 +$group2 +${BROKER_NAME:-popshim-a} +0 +100 +50 +50 " "$tmp/m23_stats.out" \
+    && grep -qE "^Diff Total: [0-9]+$" "$tmp/m23_stats.out" \
+    || { echo "    want $topic2 queue 0 of $group2: 100, 50, diff 50"; show m23_stats "brokerConsumeStats -b ${brokers[0]}"; return 1; }
+}
+m24() {
+  local id
+  id=$(grep -oE "127.0.0.1@adminclient[0-9]+" "$tmp/m8_conn.out" | head -1)
+  [ -n "$id" ] || { echo "    no clientId in the M8 output"; return 1; }
+  mq m24_live consumerStatus -g "$group2" -i "$id"
+  [ "$(rc m24_live)" = 1 ] && grep -q "CODE: 1 " "$tmp/m24_live.err" && grep -q "does not forward GET_CONSUMER_RUNNING_INFO" "$tmp/m24_live.err" \
+    || { show m24_live "consumerStatus -g $group2 -i $id"; return 1; }
+}
+m25() {
+  mq m25_cq queryCq -t "$topic2" -q 0 -i 98 -c 5 -b "${brokers[0]}"
+  [ "$(rc m25_cq)" = 0 ] && grep -qF "max: 100, min: 0" "$tmp/m25_cq.out" && grep -q "^idx: 99$" "$tmp/m25_cq.out" \
+    && [ "$(grep -c "physicOffset=[0-9]" "$tmp/m25_cq.out")" = 2 ] && ! grep -q "^idx: 100$" "$tmp/m25_cq.out" \
+    || { echo "    want max 100, min 0 and the entries 98 and 99"; show m25_cq "queryCq -t $topic2 -q 0 -i 98 -c 5"; return 1; }
+}
+
 echo "mqadmin suite against name server $ns, brokers ${brokers[*]}"
 check "M1 updateSubGroup + getConsumerConfig (retryMaxTimes 3)" m1
 check "M2 exportMetadata -g lists the group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)" m2
@@ -415,6 +465,9 @@ check "M6 updateTopic -o true; topicStatus lists queue 0 with min 0, max 100" m6
 check "M7 consumerProgress shows diff 50 after a POP consumer acked 50 of 100" m7
 check "M8 consumerConnection lists the live POP consumer" m8
 check "M9 producerConnection lists the live producer" m9
+check "M23 brokerConsumeStats lists the POP consumer's queue (GET_BROKER_CONSUME_STATS)" m23
+check "M24 consumerStatus fails with CODE: 1, not forwarded (GET_CONSUMER_RUNNING_INFO)" m24
+check "M25 queryCq prints the queue extent and entries (QUERY_CONSUME_QUEUE)" m25
 check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
 check "M12 exportMetadata -c writes metadata.json with the topic and group (GET_SYSTEM_TOPIC_LIST_FROM_BROKER)" m12
@@ -423,6 +476,8 @@ check "M14 queryMsgByKey finds the messages by key (QUERY_MESSAGE)" m14
 check "M15 queryMsgByUniqueKey finds the message by msgId (QUERY_MESSAGE _UNIQUE_KEY_QUERY)" m15
 check "M16 queryMsgById finds the message by offsetMsgId and by msgId" m16
 check "M17 statsAll prints the topic/group row with real figures (VIEW_BROKER_STATS_DATA)" m17
+check "M22 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m22
+check "M21 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m21
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 if [ -n "${MQADMIN_AUTH_BROKER:-}" ]; then
   ta=$(date +%s)
