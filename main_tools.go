@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -41,6 +42,7 @@ func sendCommand() *cobra.Command {
 	f.StringVar(&o.Tags, "tags", "", "TAGS property (e.g. TagA); empty sends none")
 	f.StringVar(&o.Keys, "keys", "", "KEYS property (space-separated keys); empty sends none")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound of the whole run")
+	bindConnFlags(f, &o.Conn)
 	f.SetNormalizeFunc(tagAlias)
 	return cmd
 }
@@ -78,8 +80,20 @@ func consumeCommand() *cobra.Command {
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound of the whole run; exits non-zero when --count was not reached")
 	f.DurationVar(&o.PollTime, "poll-time", 5*time.Second, "long-poll time of one POP, positive")
 	f.DurationVar(&o.InvisibleTime, "invisible-time", 60*time.Second, "how long a popped message stays invisible before redelivery unless acked")
+	bindConnFlags(f, &o.Conn)
 	f.SetNormalizeFunc(tagAlias)
 	return cmd
+}
+
+// bindConnFlags adds the connection flags send and consume share: TLS for
+// a broker started with --tls-cert, credentials for one started with
+// --auth-enabled or --acl-file. The secret defaults to
+// $POPSHIM_SECRET_KEY so that it need not appear in a process list.
+func bindConnFlags(f *pflag.FlagSet, c *tools.ConnOptions) {
+	f.BoolVar(&c.TLS, "tls", false, "speak TLS to the name server and brokers (certificate not verified unless --tls-ca)")
+	f.StringVar(&c.TLSCA, "tls-ca", "", "PEM file of the CA to verify the broker's certificate with (implies --tls)")
+	f.StringVar(&c.AccessKey, "access-key", "", "sign requests as this ACL user (AccessKey), for a broker with --auth-enabled or --acl-file")
+	f.StringVar(&c.SecretKey, "secret-key", os.Getenv("POPSHIM_SECRET_KEY"), "SecretKey of --access-key (default $POPSHIM_SECRET_KEY)")
 }
 
 // checkToolFlags refuses command-line values the tools library would

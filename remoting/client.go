@@ -34,7 +34,9 @@ type ClientOptions struct {
 	// Log receives connection-level events. Default: disabled.
 	Log *zerolog.Logger
 	// TLS, when set, makes the client speak TLS: DialContext runs the
-	// handshake (bounded by DialTimeout) before it returns. Nil means
+	// handshake (bounded by DialTimeout) before it returns. Without
+	// ServerName (and unless InsecureSkipVerify) the certificate is
+	// verified against the dialled host, as tls.Dial does. Nil means
 	// plaintext.
 	TLS *tls.Config
 	// BeforeRequest, when set, may change every request just before it is
@@ -96,7 +98,15 @@ func DialContext(ctx context.Context, addr string, opts ClientOptions) (*Client,
 		return nil, fmt.Errorf("remoting: dial %s: %w", addr, err)
 	}
 	if opts.TLS != nil {
-		tc := tls.Client(nc, opts.TLS)
+		cfg := opts.TLS
+		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+			// as tls.Dial: verify the certificate against the dialled host
+			cfg = cfg.Clone()
+			if host, _, err := net.SplitHostPort(addr); err == nil {
+				cfg.ServerName = host
+			}
+		}
+		tc := tls.Client(nc, cfg)
 		hctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 		err := tc.HandshakeContext(hctx)
 		cancel()

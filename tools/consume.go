@@ -19,6 +19,9 @@ type ConsumeOptions struct {
 	// Namesrv is the name server, "host:port" (several joined by ';').
 	// Required.
 	Namesrv string
+	// Conn holds TLS and signing settings (--tls, --tls-ca, --access-key,
+	// --secret-key); the zero value is plaintext and unsigned.
+	Conn ConnOptions
 	// Topic to consume. Default "TopicTest".
 	Topic string
 	// Group is the consumer group; the broker creates it on the first POP
@@ -113,7 +116,11 @@ func Consume(ctx context.Context, o ConsumeOptions) ([]Consumed, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	ns, err := dialNameServer(ctx, o.Namesrv)
+	co, err := o.Conn.clientOptions()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := dialNameServer(ctx, o.Namesrv, co)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +138,7 @@ func Consume(ctx context.Context, o ConsumeOptions) ([]Consumed, error) {
 		}
 		return nil, err
 	}
-	conns := brokerConns{}
+	conns := newBrokerConns(co)
 	defer conns.closeAll()
 	for i := 0; len(out) < o.Count; i++ {
 		b := brokers[i%len(brokers)]

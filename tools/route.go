@@ -53,14 +53,14 @@ type nameServer struct {
 // dialNameServer connects to the first address of addrs ("host:port", or
 // several joined by ';' as namesrvAddr) that accepts a connection. The
 // error names every address tried and says what to check.
-func dialNameServer(ctx context.Context, addrs string) (*nameServer, error) {
+func dialNameServer(ctx context.Context, addrs string, co remoting.ClientOptions) (*nameServer, error) {
 	var errs []error
 	for _, a := range strings.Split(addrs, ";") {
 		a = strings.TrimSpace(a)
 		if a == "" {
 			continue
 		}
-		c, err := remoting.DialContext(ctx, a, remoting.ClientOptions{})
+		c, err := remoting.DialContext(ctx, a, co)
 		if err == nil {
 			return &nameServer{addr: a, c: c}, nil
 		}
@@ -162,25 +162,33 @@ func replyError(resp *codec.Command) error {
 	return fmt.Errorf("%s (%d): %s", codec.ResponseName(resp.Code), resp.Code, resp.Remark)
 }
 
-// brokerConns holds one connection per broker address.
-type brokerConns map[string]*remoting.Client
+// brokerConns holds one connection per broker address, dialled with opts.
+type brokerConns struct {
+	opts remoting.ClientOptions
+	m    map[string]*remoting.Client
+}
+
+// newBrokerConns returns an empty set that dials with co.
+func newBrokerConns(co remoting.ClientOptions) *brokerConns {
+	return &brokerConns{opts: co, m: make(map[string]*remoting.Client)}
+}
 
 // get returns the connection to addr, dialling it on first use.
-func (bc brokerConns) get(ctx context.Context, broker, addr string) (*remoting.Client, error) {
-	if c, ok := bc[addr]; ok {
+func (bc *brokerConns) get(ctx context.Context, broker, addr string) (*remoting.Client, error) {
+	if c, ok := bc.m[addr]; ok {
 		return c, nil
 	}
-	c, err := remoting.DialContext(ctx, addr, remoting.ClientOptions{})
+	c, err := remoting.DialContext(ctx, addr, bc.opts)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach broker %s at %s (the address the name server hands out: set --broker-ip on the broker if clients reach it by another address): %w", broker, addr, err)
 	}
-	bc[addr] = c
+	bc.m[addr] = c
 	return c, nil
 }
 
 // closeAll closes every connection.
-func (bc brokerConns) closeAll() {
-	for _, c := range bc {
+func (bc *brokerConns) closeAll() {
+	for _, c := range bc.m {
 		_ = c.Close()
 	}
 }

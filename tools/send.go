@@ -18,6 +18,9 @@ type SendOptions struct {
 	// Namesrv is the name server, "host:port" (several joined by ';').
 	// Required.
 	Namesrv string
+	// Conn holds TLS and signing settings (--tls, --tls-ca, --access-key,
+	// --secret-key); the zero value is plaintext and unsigned.
+	Conn ConnOptions
 	// Topic is the topic to send to; unknown topics are created by the
 	// first SEND (the broker's --auto-create-topic). Default "TopicTest".
 	Topic string
@@ -82,7 +85,11 @@ func Send(ctx context.Context, o SendOptions) ([]SendResult, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	ns, err := dialNameServer(ctx, o.Namesrv)
+	co, err := o.Conn.clientOptions()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := dialNameServer(ctx, o.Namesrv, co)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +98,7 @@ func Send(ctx context.Context, o SendOptions) ([]SendResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	conns := brokerConns{}
+	conns := newBrokerConns(co)
 	defer conns.closeAll()
 	props, err := sendProperties(o.Tags, o.Keys)
 	if err != nil {
@@ -163,7 +170,7 @@ func sendProperties(tags, keys string) (map[string]string, error) {
 }
 
 // sendOne sends one message with UNIQ_KEY uniq to q and decodes the reply.
-func sendOne(ctx context.Context, conns brokerConns, o *SendOptions, q queueRoute, base map[string]string, uniq string) (SendResult, error) {
+func sendOne(ctx context.Context, conns *brokerConns, o *SendOptions, q queueRoute, base map[string]string, uniq string) (SendResult, error) {
 	c, err := conns.get(ctx, q.Broker, q.Addr)
 	if err != nil {
 		return SendResult{}, err
