@@ -1,0 +1,54 @@
+package timer
+
+import (
+	"time"
+
+	"github.com/popshim/popshim/batch"
+)
+
+// Pacing of a drain (issue 15: a burst of timers due at once must not raise
+// ACK latency). While latency-sensitive work reaches the writer, the loop
+// delivers small chunks and rests between them, so that delivery ops hold
+// the single writer for about yieldShare of its time; with no such work it
+// delivers full chunks back to back, so light-load lateness is unchanged.
+// Measured cause (docs/PERFORMANCE.md, Timers): the synced write that
+// carries a delivery chunk is 3–4 times slower, and every ACK queued
+// behind it waits for it.
+const (
+	// busyChunkBytes closes a chunk at this many record bytes while
+	// foreground work is seen (~100 delivered records of ~300 bytes).
+	busyChunkBytes = 32 << 10
+	// yieldShare is the share of time a paced drain's ops may take: after
+	// an op that took t from Submit to Done the loop rests
+	// t × (1 − yieldShare) / yieldShare.
+	yieldShare = 0.25
+	// maxRest bounds one rest, so a stalled write does not park the drain.
+	maxRest = 50 * time.Millisecond
+)
+
+// pacer tells whether foreground work arrived since the last pass and
+// how long to rest after a delivery op. Loop goroutine only.
+type pacer struct {
+	w    *batch.Writer
+	seen uint64
+}
+
+// foreground returns the ops accepted so far on the latency-sensitive lanes
+// (foreground, bulk, produce).
+func (p *pacer) foreground() uint64 {
+	return p.w.Accepted(batch.LaneForeground) + p.w.Accepted(batch.LaneBulk) + p.w.Accepted(batch.LaneProduce)
+}
+
+// busy reports whether latency-sensitive ops were accepted since the last
+// call.
+func (p *pacer) busy() bool {
+	n := p.foreground()
+	b := n != p.seen
+	p.seen = n
+	return b
+}
+
+// rest is the pause after a paced delivery op that took took.
+func rest(took time.Duration) time.Duration {
+	return min(time.Duration(float64(took)*(1-yieldShare)/yieldShare), maxRest)
+}
