@@ -18,9 +18,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // paceLoop opens a real store and writer with n timers of 1 KiB bodies due
-// at 1,000 ms, and a loop over them whose clock says 2,000 ms (not started:
-// the test calls pass itself).
-func paceLoop(t *testing.T, n int) (*Loop, *batch.Writer, *popstore.Store) {
+// at 1,000 ms, and a loop over them whose clock says now (not started: the
+// test calls pass itself).
+func paceLoop(t *testing.T, n int, now int64) (*Loop, *batch.Writer, *popstore.Store) {
 	t.Helper()
 	st, err := popstore.Open(popstore.Options{Dir: t.TempDir()})
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func paceLoop(t *testing.T, n int) (*Loop, *batch.Writer, *popstore.Store) {
 		return nil
 	}))
 	l := New(Deps{Log: zerolog.Nop(), Store: st, Writer: w, TopicExists: func(string) bool { return true },
-		Now: func() int64 { return 2000 },
+		Now: func() int64 { return now },
 		Metrics: Metrics{Pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "p"}),
 			Delivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "d"}),
 			Lateness:  prometheus.NewHistogram(prometheus.HistogramOpts{Name: "l"}),
@@ -46,9 +46,10 @@ func paceLoop(t *testing.T, n int) (*Loop, *batch.Writer, *popstore.Store) {
 
 // TestPaceYieldsToForeground: with no foreground work a pass delivers a
 // full chunk and asks for the next at once; after a foreground op was
-// accepted the pass delivers at most busyChunkBytes of records and rests.
+// accepted, the entries being a second late, the pass delivers at most
+// busyChunkBytes of records and rests.
 func TestPaceYieldsToForeground(t *testing.T) {
-	l, w, st := paceLoop(t, 2*ChunkItems)
+	l, w, st := paceLoop(t, 2*ChunkItems, 2000)
 	require.Zero(t, l.pass(), "idle: next pass at once")
 	require.EqualValues(t, ChunkItems, 2*ChunkItems-st.PendingTimers(), "idle: a full chunk")
 
@@ -64,6 +65,16 @@ func TestPaceYieldsToForeground(t *testing.T) {
 	before = st.PendingTimers()
 	require.Zero(t, l.pass(), "no foreground op since the last pass: back to full chunks")
 	require.Equal(t, min(before, int64(ChunkItems)), before-st.PendingTimers())
+}
+
+// TestPaceNotBeforeLate: a drain whose entries are less than
+// pacedAfterMillis late is not paced, foreground work or not.
+func TestPaceNotBeforeLate(t *testing.T) {
+	l, w, st := paceLoop(t, 2*ChunkItems, 1000+pacedAfterMillis)
+	require.Zero(t, l.pass())
+	require.NoError(t, w.SubmitWait(batch.LaneForeground, func(*popstore.Txn) error { return nil }))
+	require.Zero(t, l.pass(), "not late enough: no rest")
+	require.Zero(t, st.PendingTimers(), "not late enough: full chunks")
 }
 
 func TestRest(t *testing.T) {
