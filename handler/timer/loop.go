@@ -175,14 +175,14 @@ func (l *Loop) pass() time.Duration {
 		return maxIdle
 	}
 	if len(due) == 0 {
-		l.pace.late = 0
+		l.pace.drained = 0
 		next, ok, err := d.Store.NextTimerDue(l.from)
 		if err != nil || !ok {
 			return maxIdle
 		}
 		return min(time.Duration(max(next-d.Now(), 0))*time.Millisecond, maxIdle)
 	}
-	l.pace.late = now - due[0].Key.DueMillis
+	l.pace.drained += len(due)
 	items := make([]item, len(due))
 	for i := range due {
 		items[i] = l.convert(due[i], now)

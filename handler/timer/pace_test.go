@@ -46,10 +46,11 @@ func paceLoop(t *testing.T, n int, now int64) (*Loop, *batch.Writer, *popstore.S
 
 // TestPaceYieldsToForeground: with no foreground work a pass delivers a
 // full chunk and asks for the next at once; after a foreground op was
-// accepted, the entries being a second late, the pass delivers at most
+// accepted, past the first burstItems of the drain, the pass delivers at most
 // busyChunkBytes of records and rests.
 func TestPaceYieldsToForeground(t *testing.T) {
 	l, w, st := paceLoop(t, 2*ChunkItems, 2000)
+	l.pace.drained = burstItems // past the unpaced burst
 	require.Zero(t, l.pass(), "idle: next pass at once")
 	require.EqualValues(t, ChunkItems, 2*ChunkItems-st.PendingTimers(), "idle: a full chunk")
 
@@ -67,14 +68,15 @@ func TestPaceYieldsToForeground(t *testing.T) {
 	require.Equal(t, min(before, int64(ChunkItems)), before-st.PendingTimers())
 }
 
-// TestPaceNotBeforeLate: a drain whose entries are less than
-// pacedAfterMillis late is not paced, foreground work or not.
-func TestPaceNotBeforeLate(t *testing.T) {
-	l, w, st := paceLoop(t, 2*ChunkItems, 1000+pacedAfterMillis)
-	require.Zero(t, l.pass())
+// TestPaceNotInBurst: the first burstItems timers of a drain are not
+// paced, foreground work or not.
+func TestPaceNotInBurst(t *testing.T) {
+	l, w, st := paceLoop(t, 2*ChunkItems, 2000)
 	require.NoError(t, w.SubmitWait(batch.LaneForeground, func(*popstore.Txn) error { return nil }))
-	require.Zero(t, l.pass(), "not late enough: no rest")
-	require.Zero(t, st.PendingTimers(), "not late enough: full chunks")
+	require.Zero(t, l.pass(), "within the burst: no rest")
+	require.NoError(t, w.SubmitWait(batch.LaneForeground, func(*popstore.Txn) error { return nil }))
+	require.Zero(t, l.pass(), "within the burst: no rest")
+	require.Zero(t, st.PendingTimers(), "within the burst: full chunks")
 }
 
 func TestRest(t *testing.T) {
