@@ -9,8 +9,9 @@ import (
 // Pacing of a drain (issue 15: a burst of timers due at once must not raise
 // ACK latency). While latency-sensitive work reaches the writer, the loop
 // delivers small chunks and rests between them, so that delivery ops hold
-// the single writer for about yieldShare of its time; with no such work it
-// delivers full chunks back to back, so light-load lateness is unchanged.
+// the single writer for about yieldShare of its time; with no such work,
+// and for the first burstItems timers of every drain, it delivers full
+// chunks back to back, so light-load lateness is unchanged.
 // Measured cause (docs/PERFORMANCE.md, Timers): the synced write that
 // carries a delivery chunk of ~80 KB is 3–4 times slower, and every ACK
 // queued behind it waits for it. With 16 KB chunks and a rest as long as
