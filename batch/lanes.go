@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,9 @@ type lanes struct {
 	signal   chan struct{} // capacity 1: "something was queued or closed"
 	rejects  [numLanes]uint64
 	taken    [numLanes][]*Op // takeBatch scratch, reused (one writer)
+	// accepted counts ops accepted per lane since start; read without mu
+	// (Writer.Accepted).
+	accepted [numLanes]atomic.Uint64
 }
 
 func newLanes(capacity int, maxBytes int64, maxWait time.Duration) *lanes {
@@ -100,6 +104,7 @@ func (l *lanes) push(op *Op) error {
 	op.err = nil
 	l.q[op.Lane].push(op)
 	l.mu.Unlock()
+	l.accepted[op.Lane].Add(1)
 	l.wake()
 	return nil
 }

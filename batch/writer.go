@@ -135,6 +135,16 @@ func (w *Writer) SubmitWait(lane Lane, apply func(tx *popstore.Txn) error) error
 	return <-ch
 }
 
+// Accepted returns how many ops Submit has accepted on lane since New
+// (ErrBadLane lanes: 0). Background loops compare two readings to see
+// whether latency-sensitive work arrived meanwhile. Any goroutine, lock-free.
+func (w *Writer) Accepted(lane Lane) uint64 {
+	if lane >= numLanes {
+		return 0
+	}
+	return w.lanes.accepted[lane].Load()
+}
+
 // Err returns the failure awaiting recovery (wrapping ErrFailed), or nil.
 func (w *Writer) Err() error { return w.lanes.failure() }
 

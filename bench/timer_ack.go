@@ -27,8 +27,9 @@ const (
 	timerAckLead = 4 * time.Second
 	timerAckTail = 3 * time.Second
 	// timerAckSpan is the stream length the receipt handles are prepared
-	// for, besides the drain itself: --rate × (lead + tail + this).
-	timerAckSpan = 15 * time.Second
+	// for, besides the drain itself: --rate × (lead + tail + this). 30 s:
+	// a drain paced behind the ACK stream takes ~12 s for 100,000 timers.
+	timerAckSpan = 30 * time.Second
 )
 
 // timerAckRun is the state shared by the ACK stream and the delivery

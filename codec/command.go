@@ -33,6 +33,9 @@ const CurrentVersion int32 = 479
 // Code is kept as int32 because the POP request codes (200050 and up) do not
 // fit in 16 bits. ExtFields holds the command-specific header as
 // string→string, exactly as on the wire; typed headers decode from it.
+// Exception: in an ACK_MESSAGE or CHANGE_MESSAGE_INVISIBLETIME request from
+// DecodeFrame, ExtFields is nil and the fields are read with
+// DecodeAckMessageRequest, DecodeChangeInvisibleTimeRequest or Ext.
 // Body may be nil; an empty body and an absent body are the same on the wire.
 type Command struct {
 	Code          int32
@@ -44,6 +47,9 @@ type Command struct {
 	ExtFields     map[string]string
 	Body          []byte
 	SerializeType byte
+	// typed holds the header fields instead of ExtFields for the request
+	// codes of typedCode (DecodeFrame only; see typed_ext.go).
+	typed typedExt
 }
 
 // IsResponse reports whether flag bit 0 is set.
@@ -78,7 +84,10 @@ func (c *Command) SetExt(key, value string) {
 func (c *Command) SetExtInt64(key string, v int64) { c.SetExt(key, strconv.FormatInt(v, 10)) }
 
 // Ext returns the ext field key and whether it was present.
+// For ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME frames, whose fields
+// DecodeFrame keeps out of ExtFields, only the keys of their headers are
+// found.
 func (c *Command) Ext(key string) (string, bool) {
-	v, ok := c.ExtFields[key]
-	return v, ok
+	r := c.fields()
+	return r.get(key)
 }

@@ -14,8 +14,18 @@ import (
 // leading sign, decimal digits, range checked). Booleans follow
 // Boolean.parseBoolean: case-insensitive "true" is true, anything else false.
 type extReader struct {
-	ext map[string]string
-	err error
+	ext   map[string]string
+	typed *typedExt // when set, the fields come from these slots, not ext
+	err   error
+}
+
+// get returns the field key and whether it is present.
+func (r *extReader) get(key string) (string, bool) {
+	if r.typed != nil {
+		return r.typed.get(key)
+	}
+	v, ok := r.ext[key]
+	return v, ok
 }
 
 func (r *extReader) fail(field, value string, cause error) {
@@ -28,7 +38,7 @@ func (r *extReader) fail(field, value string, cause error) {
 func (r *extReader) Err() error { return r.err }
 
 func (r *extReader) lookup(key string, required bool) (string, bool) {
-	v, ok := r.ext[key]
+	v, ok := r.get(key)
 	if !ok && required {
 		r.fail(key, "", ErrMissingField)
 	}
@@ -43,7 +53,7 @@ func (r *extReader) str(key string) string {
 }
 
 // optStr returns an optional string or "".
-func (r *extReader) optStr(key string) string { return r.ext[key] }
+func (r *extReader) optStr(key string) string { v, _ := r.get(key); return v }
 
 func (r *extReader) int64Field(key string, required bool, def int64) (int64, bool) {
 	v, ok := r.lookup(key, required)
@@ -95,7 +105,7 @@ func (r *extReader) optI32Has(key string) (int32, bool) { return r.int32Field(ke
 
 // optBool returns def when absent, else Java's Boolean.parseBoolean(value).
 func (r *extReader) optBool(key string, def bool) bool {
-	v, ok := r.ext[key]
+	v, ok := r.get(key)
 	if !ok {
 		return def
 	}

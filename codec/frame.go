@@ -35,7 +35,11 @@ func PeekFrame(buf []byte, maxFrame int) (int, error) {
 // DecodeFrame decodes one whole frame (length prefix included, as sized by
 // PeekFrame). The result owns its memory; frame may be reused afterwards.
 // Errors wrap ErrBadFrame or ErrBadHeader and name the offending offset.
-func DecodeFrame(frame []byte) (*Command, error) {
+func DecodeFrame(frame []byte) (*Command, error) { return decodeFrameAs(frame, true) }
+
+// decodeFrameAs is DecodeFrame; typed=false keeps every request's fields
+// in ExtFields (the reference the typed decoding is tested against).
+func decodeFrameAs(frame []byte, typed bool) (*Command, error) {
 	if len(frame) < 8 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least 8", ErrBadFrame, len(frame))
 	}
@@ -54,9 +58,13 @@ func DecodeFrame(frame []byte) (*Command, error) {
 	var err error
 	switch typ {
 	case SerializeJSON:
-		err = decodeJSONHeader(header, cmd)
+		if typed {
+			err = decodeJSONHeader(header, cmd)
+		} else {
+			err = decodeJSONHeaderAs(header, cmd, false)
+		}
 	case SerializeRocketMQ:
-		err = decodeBinaryHeader(header, cmd)
+		err = decodeBinaryHeaderAs(header, cmd, typed)
 	default:
 		err = fmt.Errorf("%w: unknown serialize type %d", ErrBadHeader, typ)
 	}

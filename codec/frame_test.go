@@ -44,6 +44,7 @@ func TestFrameRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%d binary=%v: %v", i, binaryHeader, err)
 			}
+			got = untyped(got)
 			if len(want.ExtFields) == 0 {
 				want.ExtFields = nil
 			}

@@ -154,11 +154,12 @@ func describeCommand(add func(string, ...any), c *Command) {
 	add("opaque: %d", c.Opaque)
 	add("flag: %d response=%v oneway=%v", c.Flag, c.IsResponse(), c.IsOneway())
 	add("remark: %q", c.Remark)
-	if c.ExtFields == nil {
+	ext := c.ExtMap()
+	if ext == nil {
 		add("extFields: absent")
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.ExtFields)) {
-		add("ext %s: %q", k, c.ExtFields[k])
+	for _, k := range slices.Sorted(maps.Keys(ext)) {
+		add("ext %s: %q", k, ext[k])
 	}
 	add("body: %d bytes", len(c.Body))
 }
@@ -173,7 +174,7 @@ func describeHeader(t *testing.T, add func(string, ...any), kind string, c *Comm
 	switch kind {
 	case "":
 	case "ack-request":
-		h, err := DecodeAckMessageRequestHeader(c.ExtFields)
+		h, err := DecodeAckMessageRequest(c)
 		must(err)
 		add("AckMessageRequestHeader: %+v", h)
 		e, err := ParseExtraInfo(h.ExtraInfo)

@@ -19,14 +19,17 @@ func languageCode(name string) byte {
 	return 0
 }
 
-// decodeBinaryHeader decodes the ROCKETMQ header (RocketMQSerializable.java):
+// decodeBinaryHeaderAs decodes the ROCKETMQ header (RocketMQSerializable.java):
 // code i16, language u8, version i16, opaque i32, flag i32, remark
 // (i32 len + bytes), ext block (i32 len + entries of i16 klen, key, i32 vlen,
 // value). Every length is checked against the bytes left, and the ext block
 // must end exactly at the end of the header. Entries with an empty key or
 // value are dropped (Java reads zero-length strings as null). All strings
 // share one copy of the header bytes; known keys are interned.
-func decodeBinaryHeader(b []byte, cmd *Command) error {
+//
+// With typed, the fields of the request codes of typedCode go into cmd's
+// slots instead of ExtFields.
+func decodeBinaryHeaderAs(b []byte, cmd *Command, typed bool) error {
 	if len(b) < 21 {
 		return fmt.Errorf("%w: ROCKETMQ header of %d bytes < 21", ErrBadHeader, len(b))
 	}
@@ -62,7 +65,13 @@ func decodeBinaryHeader(b []byte, cmd *Command) error {
 	if elen == 0 {
 		return nil
 	}
-	ext := make(map[string]string, 8)
+	var ext map[string]string
+	typed = typed && typedCode(cmd.Code)
+	if typed {
+		cmd.typed.code = cmd.Code
+	} else {
+		ext = make(map[string]string, 8)
+	}
 	for r.remaining() > 0 {
 		klen := int(r.i16("ext key length"))
 		kAt := r.off
@@ -74,6 +83,12 @@ func decodeBinaryHeader(b []byte, cmd *Command) error {
 			return fmt.Errorf("%w: %w", ErrBadHeader, err)
 		}
 		if klen == 0 || vlen == 0 {
+			continue
+		}
+		if typed {
+			if i := typedSlot(string(key)); i >= 0 {
+				cmd.typed.set(typedFields[i], str(val, vAt))
+			}
 			continue
 		}
 		k, ok := internedStrings[string(key)]
@@ -100,12 +115,13 @@ func appendBinaryHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, 0, 0, 0, 0)
 	var stack [16]string
 	keys := stack[:0]
-	for k := range c.ExtFields {
+	ext := c.ExtMap()
+	for k := range ext {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		v := c.ExtFields[k]
+		v := ext[k]
 		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
 		dst = append(dst, k...)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))

@@ -52,7 +52,24 @@ func (s *jsonScanner) internOrKeep(raw []byte, plain bool) string {
 // expand); only the language name is interned. Copying an extFields key or
 // value into the arena is cheaper than hashing it for an intern lookup,
 // and the arena is allocated anyway.
+//
+// For the request codes of typedCode the fields go into cmd's slots
+// instead of ExtFields when "code" precedes "extFields" (Java and Go
+// clients write code first); should the final code differ from the one the
+// slots were filled for, the header is decoded again into the map.
 func decodeJSONHeader(b []byte, cmd *Command) error {
+	st := cmd.SerializeType
+	err := decodeJSONHeaderAs(b, cmd, true)
+	if err == nil && cmd.typed.code != 0 && cmd.typed.code != cmd.Code {
+		*cmd = Command{SerializeType: st}
+		err = decodeJSONHeaderAs(b, cmd, false)
+	}
+	return err
+}
+
+// decodeJSONHeaderAs is decodeJSONHeader; typed=false always builds
+// ExtFields.
+func decodeJSONHeaderAs(b []byte, cmd *Command, typed bool) error {
 	s := jsonScanner{b: b, arena: make([]byte, 0, len(b))}
 	cmd.Language = "JAVA"
 	if err := s.expect('{'); err != nil {
@@ -90,6 +107,7 @@ func decodeJSONHeader(b []byte, cmd *Command) error {
 				cmd.Remark = ""
 			case "extFields":
 				cmd.ExtFields = nil
+				cmd.typed.has = 0
 			}
 		} else {
 			switch string(key) {
@@ -112,7 +130,7 @@ func decodeJSONHeader(b []byte, cmd *Command) error {
 			case "remark":
 				cmd.Remark, err = s.str()
 			case "extFields":
-				err = s.extFields(cmd)
+				err = s.extFields(cmd, typed && typedCode(cmd.Code))
 			default:
 				err = s.skip()
 			}
@@ -139,12 +157,29 @@ func (s *jsonScanner) end() error {
 	return nil
 }
 
-func (s *jsonScanner) extFields(cmd *Command) error {
+// extFields decodes the extFields object into a new cmd.ExtFields, or into
+// cmd.typed when typed (then ExtFields is left nil).
+func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
-	ext := make(map[string]string, 8)
-	cmd.ExtFields = ext
+	var ext map[string]string
+	t := &cmd.typed
+	*t = typedExt{}
+	if typed {
+		t.code = cmd.Code
+		cmd.ExtFields = nil
+	} else {
+		ext = make(map[string]string, 8)
+		cmd.ExtFields = ext
+	}
+	put := func(k, v string) {
+		if typed {
+			t.set(k, v)
+		} else {
+			ext[k] = v
+		}
+	}
 	if s.peek() == '}' {
 		s.i++
 		return nil
@@ -164,24 +199,28 @@ func (s *jsonScanner) extFields(cmd *Command) error {
 			if err != nil {
 				return err
 			}
-			ext[key] = s.keep(raw, plain)
+			put(key, s.keep(raw, plain))
 		case c == '-' || c >= '0' && c <= '9':
 			num, err := s.number()
 			if err != nil {
 				return err
 			}
-			ext[key] = s.keep(num, true)
+			put(key, s.keep(num, true))
 		case c == 'n':
 			if !s.isNull() {
 				return s.errorf("bad literal")
 			}
-			delete(ext, key)
+			if typed {
+				t.del(key)
+			} else {
+				delete(ext, key)
+			}
 		case c == 't' || c == 'f':
 			lit, err := s.literal()
 			if err != nil {
 				return err
 			}
-			ext[key] = s.keep(lit, true)
+			put(key, s.keep(lit, true))
 		default:
 			return s.errorf("extFields value for %q is not a string, number or boolean", key)
 		}
@@ -210,11 +249,11 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 func appendJSONHeaderAt(dst []byte, c *Command) ([]byte, int) {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(c.Code), 10)
-	if len(c.ExtFields) > 0 {
+	if ext := c.ExtMap(); len(ext) > 0 {
 		dst = append(dst, `,"extFields":{`...)
 		var stack [16]string
 		keys := stack[:0]
-		for k := range c.ExtFields {
+		for k := range ext {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
@@ -224,7 +263,7 @@ func appendJSONHeaderAt(dst []byte, c *Command) ([]byte, int) {
 			}
 			dst = appendJSONString(dst, k)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, c.ExtFields[k])
+			dst = appendJSONString(dst, ext[k])
 		}
 		dst = append(dst, '}')
 	}

@@ -137,7 +137,10 @@ type AckMessageRequestHeader struct {
 // DecodeAckMessageRequestHeader decodes an ACK request header without
 // allocating (strings share the map's values); errors are *FieldError.
 func DecodeAckMessageRequestHeader(ext map[string]string) (AckMessageRequestHeader, error) {
-	r := extReader{ext: ext}
+	return decodeAck(&extReader{ext: ext})
+}
+
+func decodeAck(r *extReader) (AckMessageRequestHeader, error) {
 	h := AckMessageRequestHeader{
 		ConsumerGroup: r.str("consumerGroup"),
 		Topic:         r.str("topic"),
@@ -176,7 +179,10 @@ type ChangeInvisibleTimeRequestHeader struct {
 
 // DecodeChangeInvisibleTimeRequestHeader decodes the request; errors are *FieldError.
 func DecodeChangeInvisibleTimeRequestHeader(ext map[string]string) (ChangeInvisibleTimeRequestHeader, error) {
-	r := extReader{ext: ext}
+	return decodeChange(&extReader{ext: ext})
+}
+
+func decodeChange(r *extReader) (ChangeInvisibleTimeRequestHeader, error) {
 	h := ChangeInvisibleTimeRequestHeader{
 		ConsumerGroup: r.str("consumerGroup"),
 		Topic:         r.str("topic"),

@@ -28,7 +28,7 @@ func TestPreparedFramePatchedEqualsEncoded(t *testing.T) {
 		got, err := DecodeFrame(buf)
 		require.NoError(t, err)
 		require.Equal(t, op, got.Opaque)
-		require.Equal(t, c.ExtFields, got.ExtFields)
+		require.Equal(t, c.ExtFields, got.ExtMap())
 	}
 	require.Panics(t, func() { PatchOpaque(append([]byte(nil), frame...), at, 5) })
 }

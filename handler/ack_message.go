@@ -35,7 +35,7 @@ import (
 )
 
 func (b *Broker) handleAckMessage(c remoting.Conn, req *codec.Command) {
-	h, err := codec.DecodeAckMessageRequestHeader(req.ExtFields)
+	h, err := codec.DecodeAckMessageRequest(req)
 	if err != nil {
 		reply.HeaderError(c, req, err)
 		return

@@ -80,7 +80,7 @@ import (
 )
 
 func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) {
-	h, err := codec.DecodeChangeInvisibleTimeRequestHeader(req.ExtFields)
+	h, err := codec.DecodeChangeInvisibleTimeRequest(req)
 	if err != nil {
 		reply.HeaderError(c, req, err)
 		return

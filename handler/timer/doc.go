@@ -14,7 +14,10 @@
 // queue (new queue offset, store timestamp of delivery) and deletes its
 // entry: a crash leaves both or neither, so nothing is lost or delivered
 // twice. The append wakes parked long polls through the store's append
-// listener. Memory is bounded by one chunk whatever the backlog.
+// listener. Memory is bounded by one chunk whatever the backlog. While
+// foreground, bulk or produce ops reach the writer, a drain past its
+// first 4,096 timers is paced (pace.go): 16 KB chunks and a rest as long
+// as each op took, so ACKs do not queue behind large delivery writes.
 //
 // Callers: the broker builds one Loop (New), starts it and stops it before
 // the writer closes; SEND handlers resolve the properties of a message with

@@ -74,13 +74,15 @@ type Loop struct {
 	// began (math.MaxInt64: none); a pass moves from back to it, so an
 	// entry made durable behind the cursor is still found.
 	lowest atomic.Int64
+	pace   pacer
 	once   sync.Once
 	began  atomic.Bool
 }
 
 // New returns a stopped loop over d; Start launches it.
 func New(d Deps) *Loop {
-	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		pace: pacer{w: d.Writer}}
 	l.wake.Store(math.MaxInt64)
 	l.lowest.Store(math.MaxInt64)
 	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
@@ -162,22 +164,30 @@ func (l *Loop) pass() time.Duration {
 	if lo := l.lowest.Swap(math.MaxInt64); lo <= l.from.DueMillis {
 		l.from = popstore.TimerKey{DueMillis: lo}
 	}
-	due, err := d.Store.ScanTimers(l.from, now, ChunkItems, chunkBytes)
+	busy := l.pace.busy()
+	limit := chunkBytes
+	if busy {
+		limit = busyChunkBytes
+	}
+	due, err := d.Store.ScanTimers(l.from, now, ChunkItems, limit)
 	if err != nil && len(due) == 0 {
 		d.Log.Error().Err(err).Msg("timer: scan failed")
 		return maxIdle
 	}
 	if len(due) == 0 {
+		l.pace.drained = 0
 		next, ok, err := d.Store.NextTimerDue(l.from)
 		if err != nil || !ok {
 			return maxIdle
 		}
 		return min(time.Duration(max(next-d.Now(), 0))*time.Millisecond, maxIdle)
 	}
+	l.pace.drained += len(due)
 	items := make([]item, len(due))
 	for i := range due {
 		items[i] = l.convert(due[i], now)
 	}
+	began := time.Now()
 	if err := l.commit(items); err != nil {
 		d.Log.Error().Err(err).Int("timers", len(items)).Msg("timer: delivery not written, retrying")
 		return maxIdle
@@ -193,6 +203,9 @@ func (l *Loop) pass() time.Duration {
 		d.Metrics.Lateness.Observe(float64(max(delivered-items[i].key.DueMillis, 0)))
 	}
 	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
+	if busy {
+		return rest(time.Since(began))
+	}
 	return 0 // another pass at once: more may be due; an empty one reads the next due time
 }
 

@@ -1,0 +1,117 @@
+package codec
+
+// Typed request headers (issue 19): ACK_MESSAGE and
+// CHANGE_MESSAGE_INVISIBLETIME, the requests a POP consumer sends most,
+// are decoded from the frame straight into a fixed set of field slots
+// instead of the ExtFields map (building the map, hashing and inserting
+// six entries, was the largest part of decoding an ACK). Every other
+// request code keeps the map. The slots see the same entries the map
+// would hold (JSON: last duplicate wins, null removes, numbers and
+// booleans kept as their text; ROCKETMQ: empty keys or values dropped);
+// keys the two headers do not read are skipped. Java defines the fields in
+// remoting/.../protocol/header/AckMessageRequestHeader.java and
+// ChangeInvisibleTimeRequestHeader.java.
+
+// typedFields are the keys kept in slots, in slot order.
+var typedFields = [...]string{"consumerGroup", "topic", "queueId", "offset", "extraInfo", "invisibleTime", "bname"}
+
+// typedExt holds the ext fields of a request whose code has a typed header.
+type typedExt struct {
+	code int32 // request code the slots were filled for; 0: not used, ExtFields holds the fields
+	has  uint8 // bit i set: typedFields[i] present
+	v    [len(typedFields)]string
+}
+
+// typedCode reports whether requests of code decode into slots.
+func typedCode(code int32) bool {
+	return code == RequestAckMessage || code == RequestChangeMessageInvisibleTime
+}
+
+// typedSlot returns the slot of key, or -1 for a key not kept.
+func typedSlot(key string) int {
+	switch key {
+	case "consumerGroup":
+		return 0
+	case "topic":
+		return 1
+	case "queueId":
+		return 2
+	case "offset":
+		return 3
+	case "extraInfo":
+		return 4
+	case "invisibleTime":
+		return 5
+	case "bname":
+		return 6
+	}
+	return -1
+}
+
+func (t *typedExt) set(key, v string) {
+	if i := typedSlot(key); i >= 0 {
+		t.v[i] = v
+		t.has |= 1 << i
+	}
+}
+
+func (t *typedExt) del(key string) {
+	if i := typedSlot(key); i >= 0 {
+		t.v[i] = ""
+		t.has &^= 1 << i
+	}
+}
+
+func (t *typedExt) get(key string) (string, bool) {
+	i := typedSlot(key)
+	if i < 0 || t.has&(1<<i) == 0 {
+		return "", false
+	}
+	return t.v[i], true
+}
+
+// fields returns an extReader over c's header: the slots when the frame
+// decoder filled them for c's code, else ExtFields.
+func (c *Command) fields() extReader {
+	if c.typed.code != 0 && c.typed.code == c.Code {
+		return extReader{typed: &c.typed}
+	}
+	return extReader{ext: c.ExtFields}
+}
+
+// DecodeAckMessageRequest decodes the header of an ACK_MESSAGE request as
+// DecodeAckMessageRequestHeader does, from the slots DecodeFrame filled
+// (no map) or else from c.ExtFields; errors are *FieldError naming the
+// field. Any goroutine; c is only read.
+func DecodeAckMessageRequest(c *Command) (AckMessageRequestHeader, error) {
+	r := c.fields()
+	return decodeAck(&r)
+}
+
+// DecodeChangeInvisibleTimeRequest is DecodeAckMessageRequest for
+// CHANGE_MESSAGE_INVISIBLETIME (DecodeChangeInvisibleTimeRequestHeader).
+func DecodeChangeInvisibleTimeRequest(c *Command) (ChangeInvisibleTimeRequestHeader, error) {
+	r := c.fields()
+	return decodeChange(&r)
+}
+
+// ExtMap returns the header fields as a map: ExtFields, or for a request
+// whose fields DecodeFrame kept in slots a new map of them (nil when none).
+// For logs, tools and tests; handlers use the typed decoders. c is only
+// read.
+func (c *Command) ExtMap() map[string]string {
+	r := c.fields()
+	if r.typed == nil {
+		return c.ExtFields
+	}
+	var m map[string]string
+	for i, k := range typedFields {
+		if r.typed.has&(1<<i) != 0 {
+			if m == nil {
+				m = make(map[string]string, len(typedFields))
+			}
+			m[k] = r.typed.v[i]
+		}
+	}
+	return m
+}

@@ -1,0 +1,147 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// untyped returns a copy of c with its slot fields moved into ExtFields, the
+// form decodeFrameAs(…, false) produces.
+func untyped(c *Command) *Command {
+	u := *c
+	u.ExtFields = c.ExtMap()
+	u.typed = typedExt{}
+	return &u
+}
+
+// headerFrame wraps a JSON header into a frame with no body.
+func headerFrame(header string) []byte {
+	f := binary.BigEndian.AppendUint32(nil, uint32(4+len(header)))
+	f = binary.BigEndian.AppendUint32(f, uint32(len(header)))
+	return append(f, header...)
+}
+
+// checkTypedMatchesMap decodes frame with and without slots and requires
+// the same command, the same ACK and CHANGE headers and the same errors.
+func checkTypedMatchesMap(t *testing.T, frame []byte) (typed *Command) {
+	t.Helper()
+	got, err := decodeFrameAs(frame, true)
+	want, wantErr := decodeFrameAs(frame, false)
+	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+		t.Fatalf("%q: typed error %v, map error %v", frame, err, wantErr)
+	}
+	if err != nil {
+		return nil
+	}
+	if got.typed.code != 0 { // slots keep only the keys the typed headers read
+		m := map[string]string{}
+		for _, k := range typedFields {
+			if v, ok := want.ExtFields[k]; ok {
+				m[k] = v
+			}
+		}
+		if len(m) == 0 {
+			m = nil
+		}
+		w := *want
+		w.ExtFields = m
+		want = &w
+	}
+	if u := untyped(got); !reflect.DeepEqual(u, want) {
+		t.Fatalf("%q:\ntyped %+v\n  map %+v", frame, u, want)
+	}
+	ah, aerr := DecodeAckMessageRequest(got)
+	wh, werr := DecodeAckMessageRequestHeader(want.ExtFields)
+	if ah != wh || !reflect.DeepEqual(aerr, werr) {
+		t.Fatalf("%q: ACK typed %+v %v, map %+v %v", frame, ah, aerr, wh, werr)
+	}
+	ch, cerr := DecodeChangeInvisibleTimeRequest(got)
+	wc, wcerr := DecodeChangeInvisibleTimeRequestHeader(want.ExtFields)
+	if ch != wc || !reflect.DeepEqual(cerr, wcerr) {
+		t.Fatalf("%q: CHANGE typed %+v %v, map %+v %v", frame, ch, cerr, wc, wcerr)
+	}
+	for _, k := range typedFields {
+		gv, gok := got.Ext(k)
+		wv, wok := want.Ext(k)
+		if gv != wv || gok != wok {
+			t.Fatalf("%q: Ext(%q) typed %q %v, map %q %v", frame, k, gv, gok, wv, wok)
+		}
+	}
+	return got
+}
+
+const ackHeader = `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41",` +
+	`"extraInfo":"0 1700000000000 60000 0 0 popshim-a 3 41","bname":"popshim-a"},"flag":0,"language":"JAVA","opaque":9,"version":479}`
+
+func TestTypedHeaderCases(t *testing.T) {
+	cases := []struct {
+		name, header string
+		slots        bool   // fields expected in slots, not ExtFields
+		ackErr       string // "" = ok
+	}{
+		{"ack", ackHeader, true, ""},
+		{"change", `{"code":200053,"extFields":{"consumerGroup":"G","topic":"T","queueId":3,"offset":"41","extraInfo":"x","invisibleTime":"60000"}}`, true, ""},
+		{"missing topic", `{"code":200051,"extFields":{"consumerGroup":"G","queueId":"3","offset":"41","extraInfo":"x"}}`, true, "the custom field <topic> is null"},
+		{"null removes", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","topic":null}}`, true, "the custom field <topic> is null"},
+		{"invalid queueId", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3x","offset":"41","extraInfo":"x"}}`, true, `the custom field <queueId> is invalid: "3x"`},
+		{"boolean offset", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":true,"extraInfo":"x"}}`, true, `the custom field <offset> is invalid: "true"`},
+		{"last duplicate wins", `{"code":200051,"extFields":{"consumerGroup":"A","consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","zz":"1"}}`, true, ""},
+		{"escaped key", `{"code":200051,"extFields":{"consumerGroup":"G","top\u0069c":"T","queueId":"3","offset":"41","extraInfo":"x"}}`, true, ""},
+		{"extFields twice", `{"code":200051,"extFields":{"topic":"T"},"extFields":{"consumerGroup":"G","queueId":"3","offset":"41","extraInfo":"x"}}`, true, "the custom field <topic> is null"},
+		{"extFields null", `{"code":200051,"extFields":{"topic":"T"},"extFields":null}`, true, "the custom field <consumerGroup> is null"},
+		{"code after extFields", `{"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x"},"code":200051}`, false, ""},
+		{"code changed after extFields", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x"},"code":10}`, false, ""},
+		{"other code", `{"code":10,"extFields":{"topic":"T"}}`, false, "the custom field <consumerGroup> is null"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := checkTypedMatchesMap(t, headerFrame(c.header))
+			if got == nil {
+				t.Fatal("frame rejected")
+			}
+			if slots := got.ExtFields == nil && got.typed.code != 0; slots != c.slots {
+				t.Fatalf("fields in slots = %v, want %v (ExtFields %v)", slots, c.slots, got.ExtFields)
+			}
+			_, err := DecodeAckMessageRequest(got)
+			var fe *FieldError
+			switch {
+			case c.ackErr == "" && err != nil:
+				t.Fatalf("ACK decode: %v", err)
+			case c.ackErr != "" && (err == nil || err.Error() != c.ackErr || !errors.As(err, &fe)):
+				t.Fatalf("ACK decode error %v, want %q", err, c.ackErr)
+			}
+		})
+	}
+}
+
+// FuzzTypedHeader decodes arbitrary headers (JSON or ROCKETMQ, ACK and
+// CHANGE codes among the seeds) with the typed slots and with the map:
+// both must accept or reject alike, and yield the same command, the same
+// ACK and CHANGE headers and the same field errors.
+func FuzzTypedHeader(f *testing.F) {
+	f.Add(false, []byte(ackHeader))
+	f.Add(false, []byte(`{"code":200053,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","invisibleTime":"-1","bname":null}}`))
+	f.Add(false, []byte(`{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"99999999999","offset":"4\u0031","extraInfo":""},"code":200053}`))
+	ackCode := RequestAckMessage
+	c := &Command{Code: int32(int16(ackCode)), Language: "GO", Version: 317, Opaque: 5}
+	AckMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 1, Offset: 2, ExtraInfo: "x"}.Encode(c)
+	bin := AppendFrameBinary(nil, c)
+	f.Add(true, bin[8:])
+	for _, s := range goldenSeeds(f) {
+		f.Add(s[4] == SerializeRocketMQ, s[8:8+int(binary.BigEndian.Uint32(s[4:])&0xFFFFFF)])
+	}
+	f.Fuzz(func(t *testing.T, rocketmq bool, header []byte) {
+		if len(header) > 1<<16 {
+			t.Skip()
+		}
+		word := uint32(len(header))
+		if rocketmq {
+			word |= uint32(SerializeRocketMQ) << 24
+		}
+		frame := binary.BigEndian.AppendUint32(nil, uint32(4+len(header)))
+		frame = binary.BigEndian.AppendUint32(frame, word)
+		checkTypedMatchesMap(t, append(frame, header...))
+	})
+}
