@@ -114,7 +114,8 @@ func TestBrokerConfigAndTopicList(t *testing.T) {
 	assert.Contains(t, text, fmt.Sprintf("serverChannelMaxIdleTimeSeconds=%d\n", int64(cfg.IdleTimeout.Seconds())))
 	assert.Regexp(t, `(?m)^registerNameServerPeriod=\d+$`, text)
 	assert.Regexp(t, `(?m)^cleanResourceInterval=\d+$`, text)
-	for _, flag := range []string{"message-delay-level", "timer-max-delay-sec", "revive-interval", "idle-timeout", "register-interval"} {
+	assert.Contains(t, text, "\nauthenticationEnabled=false\n")
+	for _, flag := range []string{"message-delay-level", "timer-max-delay-sec", "revive-interval", "idle-timeout", "register-interval", "auth-enabled", "auth-whitelist"} {
 		assert.NotContains(t, text, "\n"+flag+"=", "flag with a Java name listed under its own name")
 	}
 	assert.NotContains(t, text, "test-slow-store")

@@ -54,9 +54,14 @@ var brokerConfigJavaNames = map[string]struct {
 	"wait-time-mills-in-send-queue":  {"waitTimeMillsInSendQueue", nil},
 	"message-delay-level":            {"messageDelayLevel", nil},
 	"timer-max-delay-sec":            {"timerMaxDelaySec", nil},
-	"register-interval":              {"registerNameServerPeriod", durationIn(time.Millisecond)},
-	"revive-interval":                {"reviveInterval", durationIn(time.Millisecond)},
-	"retention-interval":             {"cleanResourceInterval", durationIn(time.Millisecond)},
+	// auth/.../config/AuthConfig.java, part of the broker's configuration.
+	"auth-enabled":       {"authenticationEnabled", nil},
+	"auth-authorization": {"authorizationEnabled", nil},
+	"auth-whitelist":     {"authenticationWhitelist", nil},
+	"authz-whitelist":    {"authorizationWhitelist", nil},
+	"register-interval":  {"registerNameServerPeriod", durationIn(time.Millisecond)},
+	"revive-interval":    {"reviveInterval", durationIn(time.Millisecond)},
+	"retention-interval": {"cleanResourceInterval", durationIn(time.Millisecond)},
 	// NettyServerConfig, part of Java's broker configuration text.
 	"idle-timeout": {"serverChannelMaxIdleTimeSeconds", durationIn(time.Second)},
 	"metrics-listen": {"metricsPromExporterPort", func(v string) string {

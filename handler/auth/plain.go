@@ -56,11 +56,13 @@ func loadPlainACL(path string, log zerolog.Logger) (*plainACL, error) {
 }
 
 // watch reloads the file when its content changes; a file that does not
-// parse is logged and the previous one stays in force.
+// parse, or is gone or unreadable, is logged (once until it is readable
+// again) and the previous one stays in force.
 func (p *plainACL) watch(last []byte) {
 	defer p.wg.Done()
 	t := time.NewTicker(PlainReloadInterval)
 	defer t.Stop()
+	readFailed := false // logged once per stretch of unreadable file
 	for {
 		select {
 		case <-p.stop:
@@ -68,7 +70,15 @@ func (p *plainACL) watch(last []byte) {
 		case <-t.C:
 		}
 		raw, err := os.ReadFile(p.path)
-		if err != nil || bytes.Equal(raw, last) {
+		if err != nil {
+			if !readFailed {
+				p.log.Warn().Str("file", p.path).Err(err).Msg("ACL 1.0 file cannot be read; keeping the accounts last loaded")
+				readFailed = true
+			}
+			continue
+		}
+		readFailed = false
+		if bytes.Equal(raw, last) {
 			continue
 		}
 		last = raw
