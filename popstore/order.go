@@ -152,20 +152,7 @@ func (t *Txn) DeleteOrderState(group, topic string, queueId int32) error {
 	return nil
 }
 
-func (t *Txn) setOrder(id offsetID, v orderOverlay) {
-	if t.orders == nil {
-		t.orders = make(map[offsetID]orderOverlay)
-	}
-	prev, had := t.orders[id]
-	t.journal(func() {
-		if had {
-			t.orders[id] = prev
-		} else {
-			delete(t.orders, id)
-		}
-	})
-	t.orders[id] = v
-}
+func (t *Txn) setOrder(id offsetID, v orderOverlay) { setOverlay(t, &t.orders, id, v) }
 
 // OrderState is Store.OrderState seen through this Txn's writes.
 func (t *Txn) OrderState(group, topic string, queueId int32) (OrderState, bool) {

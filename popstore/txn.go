@@ -326,19 +326,25 @@ func (t *Txn) DeleteConsumerOffset(group, topic string, queueId int32) error {
 	return nil
 }
 
-func (t *Txn) setOffset(id offsetID, v offsetOverlay) {
-	if t.offsets == nil {
-		t.offsets = make(map[offsetID]offsetOverlay)
+func (t *Txn) setOffset(id offsetID, v offsetOverlay) { setOverlay(t, &t.offsets, id, v) }
+
+// setOverlay records v as the Txn's view of id in *m (made on first use),
+// journalled so that a failed op restores the previous entry (or its
+// absence). Consumer offsets and orderly leases share it.
+func setOverlay[V any](t *Txn, m *map[offsetID]V, id offsetID, v V) {
+	if *m == nil {
+		*m = make(map[offsetID]V)
 	}
-	prev, had := t.offsets[id]
+	mm := *m
+	prev, had := mm[id]
 	t.journal(func() {
 		if had {
-			t.offsets[id] = prev
+			mm[id] = prev
 		} else {
-			delete(t.offsets, id)
+			delete(mm, id)
 		}
 	})
-	t.offsets[id] = v
+	mm[id] = v
 }
 
 // ConsumerOffset is Store.ConsumerOffset seen through this Txn's writes.
