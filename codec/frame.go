@@ -68,6 +68,15 @@ func decodeFrameAs(frame []byte, typed bool) (*Command, error) {
 	default:
 		err = fmt.Errorf("%w: unknown serialize type %d", ErrBadHeader, typ)
 	}
+	if err == nil && cmd.typed.extra {
+		// a key the slots do not keep: every field goes into ExtFields
+		*cmd = Command{SerializeType: typ}
+		if typ == SerializeJSON {
+			err = decodeJSONHeaderAs(header, cmd, false)
+		} else {
+			err = decodeBinaryHeaderAs(header, cmd, false)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

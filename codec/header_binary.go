@@ -88,6 +88,8 @@ func decodeBinaryHeaderAs(b []byte, cmd *Command, typed bool) error {
 		if typed {
 			if i := typedSlot(string(key)); i >= 0 {
 				cmd.typed.set(typedFields[i], str(val, vAt))
+			} else {
+				cmd.typed.extra = true
 			}
 			continue
 		}

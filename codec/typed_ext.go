@@ -8,7 +8,7 @@ package codec
 // request code keeps the map. The slots see the same entries the map
 // would hold (JSON: last duplicate wins, null removes, numbers and
 // booleans kept as their text; ROCKETMQ: empty keys or values dropped);
-// keys the two headers do not read are skipped. Java defines the fields in
+// a header with any other key is decoded into the map instead (typedExt.extra). Java defines the fields in
 // remoting/.../protocol/header/AckMessageRequestHeader.java and
 // ChangeInvisibleTimeRequestHeader.java.
 
@@ -20,6 +20,12 @@ type typedExt struct {
 	code int32 // request code the slots were filled for; 0: not used, ExtFields holds the fields
 	has  uint8 // bit i set: typedFields[i] present
 	v    [len(typedFields)]string
+	// extra: the header carried a key the slots do not keep (AccessKey
+	// and Signature of a signed request, a namespace, any field a newer
+	// client adds); the frame decoder then decodes the header again into
+	// ExtFields, so that whoever reads every field (the signature check
+	// of handler/auth) sees them all.
+	extra bool
 }
 
 // typedCode reports whether requests of code decode into slots.
@@ -52,6 +58,8 @@ func (t *typedExt) set(key, v string) {
 	if i := typedSlot(key); i >= 0 {
 		t.v[i] = v
 		t.has |= 1 << i
+	} else {
+		t.extra = true
 	}
 }
 
