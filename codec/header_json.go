@@ -175,10 +175,19 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 	}
 	put := func(k, v string) {
 		if typed {
-			t.set(k, v)
-		} else {
-			ext[k] = v
+			if typedSlot(k) >= 0 {
+				t.set(k, v)
+				return
+			}
+			// a key the slots do not keep (AccessKey, Signature, ...): the
+			// rest of the object, and what the slots hold so far, go into
+			// the map, in one pass
+			ext = t.toMap()
+			cmd.ExtFields = ext
+			*t = typedExt{}
+			typed = false
 		}
+		ext[k] = v
 	}
 	if s.peek() == '}' {
 		s.i++

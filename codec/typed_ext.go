@@ -20,11 +20,12 @@ type typedExt struct {
 	code int32 // request code the slots were filled for; 0: not used, ExtFields holds the fields
 	has  uint8 // bit i set: typedFields[i] present
 	v    [len(typedFields)]string
-	// extra: the header carried a key the slots do not keep (AccessKey
-	// and Signature of a signed request, a namespace, any field a newer
-	// client adds); the frame decoder then decodes the header again into
-	// ExtFields, so that whoever reads every field (the signature check
-	// of handler/auth) sees them all.
+	// extra: a ROCKETMQ (binary) header carried a key the slots do not
+	// keep (AccessKey and Signature of a signed request, a namespace, any
+	// field a newer client adds); the frame decoder then decodes it again
+	// into ExtFields, so that whoever reads every field (the signature
+	// check of handler/auth) sees them all. A JSON header switches to the
+	// map in the same pass (jsonScanner.extFields).
 	extra bool
 }
 
@@ -61,6 +62,17 @@ func (t *typedExt) set(key, v string) {
 	} else {
 		t.extra = true
 	}
+}
+
+// toMap returns the slot fields as a new ExtFields map.
+func (t *typedExt) toMap() map[string]string {
+	m := make(map[string]string, len(typedFields)+4)
+	for i, k := range typedFields {
+		if t.has&(1<<i) != 0 {
+			m[k] = t.v[i]
+		}
+	}
+	return m
 }
 
 func (t *typedExt) del(key string) {
