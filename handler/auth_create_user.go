@@ -16,25 +16,16 @@ package handler
 // the write fails; SYSTEM_BUSY (2).
 
 import (
-	"strings"
-
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/auth"
-	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleAuthCreateUser(c remoting.Conn, req *codec.Command) {
-	name := req.ExtFields["username"]
-	if strings.TrimSpace(name) == "" {
-		reply.Code(c, req, codec.InvalidParameter, "The username is blank")
+	u, ok := decodeUserRequest(c, req)
+	if !ok {
 		return
 	}
-	var u auth.User
-	if !decodeAuthBody(c, req, &u) {
-		return
-	}
-	u.Username = name
 	if err := b.Auth.CreateUser(u, req.ExtFields[auth.FieldAccessKey], authDone(c, req)); err != nil {
 		authStarted(c, req, err)
 	}

@@ -3,6 +3,7 @@ package handler
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/auth"
@@ -67,4 +68,22 @@ func decodeAuthBody(c remoting.Conn, req *codec.Command, v any) bool {
 		return false
 	}
 	return true
+}
+
+// decodeUserRequest reads the username header and the UserInfo body of
+// AUTH_CREATE_USER and AUTH_UPDATE_USER (CreateUserRequestHeader.java,
+// UpdateUserRequestHeader.java): a blank username is INVALID_PARAMETER
+// (29) "The username is blank", a bad body SYSTEM_ERROR (1); ok=false
+// means the answer was sent. Event loop.
+func decodeUserRequest(c remoting.Conn, req *codec.Command) (u auth.User, ok bool) {
+	name := req.ExtFields["username"]
+	if strings.TrimSpace(name) == "" {
+		reply.Code(c, req, codec.InvalidParameter, "The username is blank")
+		return u, false
+	}
+	if !decodeAuthBody(c, req, &u) {
+		return u, false
+	}
+	u.Username = name
+	return u, true
 }

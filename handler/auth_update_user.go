@@ -15,25 +15,16 @@ package handler
 // makes a super user or the write fails; SYSTEM_BUSY (2).
 
 import (
-	"strings"
-
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/auth"
-	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
 
 func (b *Broker) handleAuthUpdateUser(c remoting.Conn, req *codec.Command) {
-	name := req.ExtFields["username"]
-	if strings.TrimSpace(name) == "" {
-		reply.Code(c, req, codec.InvalidParameter, "The username is blank")
+	u, ok := decodeUserRequest(c, req)
+	if !ok {
 		return
 	}
-	var u auth.User
-	if !decodeAuthBody(c, req, &u) {
-		return
-	}
-	u.Username = name
 	if err := b.Auth.UpdateUser(u, req.ExtFields[auth.FieldAccessKey], authDone(c, req)); err != nil {
 		authStarted(c, req, err)
 	}

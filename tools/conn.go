@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -68,4 +69,19 @@ func (c ConnOptions) clientOptions() (remoting.ClientOptions, error) {
 		req.ExtFields[auth.FieldSignature] = auth.Sign(req.ExtFields, req.Body, sk)
 	}
 	return co, nil
+}
+
+// dial connects to the name server with these settings and returns it with
+// an empty set of broker connections that dial the same way. Errors: a
+// flag that is wrong (clientOptions), no name server reachable.
+func (c ConnOptions) dial(ctx context.Context, namesrv string) (*nameServer, *brokerConns, error) {
+	co, err := c.clientOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, err := dialNameServer(ctx, namesrv, co)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ns, newBrokerConns(co), nil
 }

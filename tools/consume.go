@@ -116,15 +116,12 @@ func Consume(ctx context.Context, o ConsumeOptions) ([]Consumed, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	co, err := o.Conn.clientOptions()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := dialNameServer(ctx, o.Namesrv, co)
+	ns, conns, err := o.Conn.dial(ctx, o.Namesrv)
 	if err != nil {
 		return nil, err
 	}
 	defer ns.Close()
+	defer conns.closeAll()
 	var out []Consumed
 	// timedOut describes running out of o.Timeout; why is the step that
 	// was waiting (a POP or ACK cut short adds nothing: pass ctx.Err()).
@@ -138,8 +135,6 @@ func Consume(ctx context.Context, o ConsumeOptions) ([]Consumed, error) {
 		}
 		return nil, err
 	}
-	conns := newBrokerConns(co)
-	defer conns.closeAll()
 	for i := 0; len(out) < o.Count; i++ {
 		b := brokers[i%len(brokers)]
 		c, err := conns.get(ctx, b.Name, b.Addr)

@@ -85,21 +85,16 @@ func Send(ctx context.Context, o SendOptions) ([]SendResult, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	co, err := o.Conn.clientOptions()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := dialNameServer(ctx, o.Namesrv, co)
+	ns, conns, err := o.Conn.dial(ctx, o.Namesrv)
 	if err != nil {
 		return nil, err
 	}
 	defer ns.Close()
+	defer conns.closeAll()
 	queues, fallback, err := sendQueues(ctx, ns, o.Topic)
 	if err != nil {
 		return nil, err
 	}
-	conns := newBrokerConns(co)
-	defer conns.closeAll()
 	props, err := sendProperties(o.Tags, o.Keys)
 	if err != nil {
 		return nil, err
