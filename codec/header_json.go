@@ -15,6 +15,7 @@ var internedStrings = func() map[string]string {
 	}
 	for _, s := range []string{
 		"consumerGroup", "topic", "queueId", "offset", "extraInfo", "bname", "invisibleTime", "popTime",
+		"AccessKey", "Signature", "SecurityToken",
 		"reviveQid", "restNum", "startOffsetInfo", "msgOffsetInfo", "orderCountInfo", "maxMsgNums", "pollTime",
 		"bornTime", "initMode", "expType", "exp", "order", "attemptId", "queueOffset", "msgId", "transactionId",
 		"MSG_REGION", "TRACE_ON", "producerGroup", "defaultTopic", "defaultTopicQueueNums", "sysFlag",
@@ -179,7 +180,7 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 				t.set(k, v)
 				return
 			}
-			// a key the slots do not keep (AccessKey, Signature, ...): the
+			// a key the slots do not keep (a namespace, a newer field): the
 			// rest of the object, and what the slots hold so far, go into
 			// the map, in one pass
 			ext = t.toMap()

@@ -12,17 +12,22 @@ package codec
 // remoting/.../protocol/header/AckMessageRequestHeader.java and
 // ChangeInvisibleTimeRequestHeader.java.
 
-// typedFields are the keys kept in slots, in slot order.
-var typedFields = [...]string{"consumerGroup", "topic", "queueId", "offset", "extraInfo", "invisibleTime", "bname"}
+// typedFields are the keys kept in slots, in slot order, which is the
+// order of their keys (Java's String.compareTo, byte order for ASCII):
+// AppendFields lists a typed header already sorted, as the signature
+// check of handler/auth needs it. AccessKey, SecurityToken and Signature
+// are what AclClientRPCHook adds to a signed request
+// (client/.../acl/common/SessionCredentials.java), so a signed ACK keeps
+// the typed decode.
+var typedFields = [...]string{"AccessKey", "SecurityToken", "Signature", "bname", "consumerGroup", "extraInfo", "invisibleTime", "offset", "queueId", "topic"}
 
 // typedExt holds the ext fields of a request whose code has a typed header.
 type typedExt struct {
 	code int32 // request code the slots were filled for; 0: not used, ExtFields holds the fields
-	has  uint8 // bit i set: typedFields[i] present
+	has  uint16 // bit i set: typedFields[i] present
 	v    [len(typedFields)]string
 	// extra: a ROCKETMQ (binary) header carried a key the slots do not
-	// keep (AccessKey and Signature of a signed request, a namespace, any
-	// field a newer client adds); the frame decoder then decodes it again
+	// keep (a namespace, any field a newer client adds); the frame decoder then decodes it again
 	// into ExtFields, so that whoever reads every field (the signature
 	// check of handler/auth) sees them all. A JSON header switches to the
 	// map in the same pass (jsonScanner.extFields).
@@ -37,20 +42,26 @@ func typedCode(code int32) bool {
 // typedSlot returns the slot of key, or -1 for a key not kept.
 func typedSlot(key string) int {
 	switch key {
-	case "consumerGroup":
+	case "AccessKey":
 		return 0
-	case "topic":
+	case "SecurityToken":
 		return 1
-	case "queueId":
+	case "Signature":
 		return 2
-	case "offset":
-		return 3
-	case "extraInfo":
-		return 4
-	case "invisibleTime":
-		return 5
 	case "bname":
+		return 3
+	case "consumerGroup":
+		return 4
+	case "extraInfo":
+		return 5
+	case "invisibleTime":
 		return 6
+	case "offset":
+		return 7
+	case "queueId":
+		return 8
+	case "topic":
+		return 9
 	}
 	return -1
 }
@@ -134,4 +145,35 @@ func (c *Command) ExtMap() map[string]string {
 		}
 	}
 	return m
+}
+
+// ExtField is one header field of a request, key and value as received.
+type ExtField struct{ Key, Value string }
+
+// Field returns the header field key of c and whether it is present, from
+// the slots DecodeFrame filled or else from ExtFields. The string is the
+// decoded header's own (no copy). Any goroutine; c is only read.
+func (c *Command) Field(key string) (string, bool) {
+	r := c.fields()
+	return r.get(key)
+}
+
+// AppendFields appends every header field of c to dst and returns it: for
+// a typed header in key order (typedFields), for ExtFields in map order.
+// The signature check (handler/auth) sorts what it gets, so a typed header
+// costs it no reordering and no map. Any goroutine; c is only read.
+func (c *Command) AppendFields(dst []ExtField) []ExtField {
+	r := c.fields()
+	if r.typed == nil {
+		for k, v := range c.ExtFields {
+			dst = append(dst, ExtField{k, v})
+		}
+		return dst
+	}
+	for i, k := range typedFields {
+		if r.typed.has&(1<<i) != 0 {
+			dst = append(dst, ExtField{k, r.typed.v[i]})
+		}
+	}
+	return dst
 }

@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
+
 
 // untyped returns a copy of c with its slot fields moved into ExtFields, the
 // form decodeFrameAs(…, false) produces.
@@ -62,9 +65,24 @@ func checkTypedMatchesMap(t *testing.T, frame []byte) (typed *Command) {
 	if ch != wc || !reflect.DeepEqual(cerr, wcerr) {
 		t.Fatalf("%q: CHANGE typed %+v %v, map %+v %v", frame, ch, cerr, wc, wcerr)
 	}
+	// AppendFields lists every field either way; a typed header in key order.
+	gf, wf := got.AppendFields(nil), want.AppendFields(nil)
+	if got.typed.code != 0 && !slices.IsSortedFunc(gf, func(a, b ExtField) int { return strings.Compare(a.Key, b.Key) }) {
+		t.Fatalf("%q: typed AppendFields not in key order: %v", frame, gf)
+	}
+	byKey := func(a, b ExtField) int { return strings.Compare(a.Key, b.Key) }
+	slices.SortFunc(gf, byKey)
+	slices.SortFunc(wf, byKey)
+	if !slices.Equal(gf, wf) {
+		t.Fatalf("%q: AppendFields typed %v, map %v", frame, gf, wf)
+	}
 	for _, k := range typedFields {
+		wv, wok := want.ExtFields[k]
+		if gv, gok := got.Field(k); gok != wok || gv != wv {
+			t.Fatalf("%q: Field(%q) typed %q %v, map %v", frame, k, gv, gok, want.ExtFields)
+		}
 		gv, gok := got.Ext(k)
-		wv, wok := want.Ext(k)
+		wv, wok = want.Ext(k)
 		if gv != wv || gok != wok {
 			t.Fatalf("%q: Ext(%q) typed %q %v, map %q %v", frame, k, gv, gok, wv, wok)
 		}
@@ -89,7 +107,8 @@ func TestTypedHeaderCases(t *testing.T) {
 		{"boolean offset", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":true,"extraInfo":"x"}}`, true, `the custom field <offset> is invalid: "true"`},
 		{"last duplicate wins", `{"code":200051,"extFields":{"consumerGroup":"A","consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x"}}`, true, ""},
 		{"unknown key: map", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","zz":"1"}}`, false, ""},
-		{"signed: map keeps AccessKey and Signature", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","AccessKey":"ak","Signature":"c2ln"}}`, false, ""},
+		{"signed: AccessKey, SecurityToken and Signature in slots", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","AccessKey":"ak","Signature":"c2ln","SecurityToken":"tok"}}`, true, ""},
+		{"signed with a namespace: map", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","AccessKey":"ak","Signature":"c2ln","ns":"n1"}}`, false, ""},
 		{"escaped key", `{"code":200051,"extFields":{"consumerGroup":"G","top\u0069c":"T","queueId":"3","offset":"41","extraInfo":"x"}}`, true, ""},
 		{"extFields twice", `{"code":200051,"extFields":{"topic":"T"},"extFields":{"consumerGroup":"G","queueId":"3","offset":"41","extraInfo":"x"}}`, true, "the custom field <topic> is null"},
 		{"extFields null", `{"code":200051,"extFields":{"topic":"T"},"extFields":null}`, true, "the custom field <consumerGroup> is null"},

@@ -34,9 +34,13 @@ func benchCheckAck(b *testing.B, typ string) {
 	v.t.published.Store(s)
 	ext := map[string]string{"consumerGroup": "bench_group", "topic": "bench_topic", "queueId": "3",
 		"offset": "123456", "extraInfo": "123456 1764640000000 300000 1 popshim-a 3 123456", "bname": "popshim-a"}
-	req := &codec.Command{Code: codec.RequestAckMessage, Version: codec.CurrentVersion, ExtFields: ext}
 	ext[FieldAccessKey] = "app"
 	ext[FieldSignature] = Sign(ext, nil, "app-secret-123")
+	// decoded as the server decodes it: the typed slots, no ExtFields map
+	req, err := codec.DecodeFrame(codec.AppendFrame(nil, &codec.Command{Code: codec.RequestAckMessage, Version: codec.CurrentVersion, ExtFields: ext}))
+	if err != nil || req.ExtFields != nil {
+		b.Fatalf("decode: %v, ExtFields %v", err, req.ExtFields)
+	}
 	remote := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -102,16 +102,13 @@ func ofTopic(name string) Resource { return Resource{Type: ResTopic, Name: name,
 // RemotingCommand) derives it. A HEART_BEAT body that does not parse is an
 // *Error ("parse authorization context error.").
 func needsOf(dst []need, req *codec.Command, cluster string) ([]need, error) {
-	f := req.ExtFields
-	if len(f) == 0 {
-		return dst, nil
-	}
 	switch req.Code {
 	case codec.RequestAckMessage, codec.RequestPopMessage, codec.RequestChangeMessageInvisibleTime, codec.RequestNotification:
 		// The annotated rule of subGT, without the table walk: these are
-		// most of the traffic.
-		g, hasG := f["consumerGroup"]
-		t, hasT := f["topic"]
+		// most of the traffic. ACK and CHANGE headers may be in the typed
+		// slots (codec.Command.Field), not in ExtFields.
+		g, hasG := req.Field("consumerGroup")
+		t, hasT := req.Field("topic")
 		if hasG {
 			dst = append(dst, need{Resource{Type: ResGroup, Name: g, Pattern: PatLiteral}, ActSub})
 		}
@@ -123,6 +120,12 @@ func needsOf(dst []need, req *codec.Command, cluster string) ([]need, error) {
 			}
 		}
 		return dst, nil
+	}
+	f := req.ExtFields
+	if len(f) == 0 {
+		return dst, nil
+	}
+	switch req.Code {
 	case codec.RequestGetRouteInfoByTopic:
 		if t := f["topic"]; isRetry(t) {
 			return append(dst, need{ofGroup(t), ActSub | ActGet}), nil

@@ -45,45 +45,52 @@ const codecCurrent = codec.CurrentVersion
 // the body. For version ≤ V4_9_3, _UNIQUE_KEY_QUERY is left out too.
 func writeContent(h hash.Hash, ext map[string]string, body []byte, version int32) {
 	var sc scratch
-	sc.write(h, ext, body, version)
+	for k, v := range ext {
+		sc.fields = append(sc.fields, codec.ExtField{Key: k, Value: v})
+	}
+	sc.write(h, body, version)
 }
-
-// extField is one extField, key and value.
-type extField struct{ k, v string }
 
 // scratch is the reusable space of one content computation: the fields
 // to sort and the buffer the values are concatenated in, so the hash gets
 // few large writes and nothing is allocated per request.
 type scratch struct {
-	fields []extField
+	fields []codec.ExtField // filled by the caller, in any order
 	buf    []byte
 }
 
-func (sc *scratch) write(h hash.Hash, ext map[string]string, body []byte, version int32) {
-	fs := sc.fields[:0]
-	for k, v := range ext {
-		if k == FieldSignature || (version <= version493 && k == uniqueKeyQueryField) {
+// write feeds the content of sc.fields and body to h (writeContent) and
+// empties sc.fields. A typed ACK or CHANGE header arrives already sorted
+// (codec.Command.AppendFields), so the sort is one pass.
+func (sc *scratch) write(h hash.Hash, body []byte, version int32) {
+	fs := sc.fields
+	n := 0
+	for _, f := range fs {
+		if f.Key == FieldSignature || (version <= version493 && f.Key == uniqueKeyQueryField) {
 			continue
 		}
-		fs = append(fs, extField{k, v})
+		fs[n] = f
+		n++
 	}
+	clear(fs[n:])
+	fs = fs[:n]
 	// Insertion sort: a request has about ten fields.
 	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].k < fs[j-1].k; j-- {
+		for j := i; j > 0 && fs[j].Key < fs[j-1].Key; j-- {
 			fs[j], fs[j-1] = fs[j-1], fs[j]
 		}
 	}
 	b := sc.buf[:0]
 	for _, f := range fs {
-		if len(b)+len(f.v) > cap(b) && len(b) > 0 {
+		if len(b)+len(f.Value) > cap(b) && len(b) > 0 {
 			_, _ = h.Write(b)
 			b = b[:0]
 		}
-		if len(f.v) > cap(b) {
-			_, _ = h.Write(stringBytes(f.v))
+		if len(f.Value) > cap(b) {
+			_, _ = h.Write(stringBytes(f.Value))
 			continue
 		}
-		b = append(b, f.v...)
+		b = append(b, f.Value...)
 	}
 	_, _ = h.Write(b)
 	_, _ = h.Write(body)
@@ -108,7 +115,7 @@ func newMacPool(secret string) *macPool {
 	key := []byte(secret)
 	p := &macPool{}
 	p.pool.New = func() any {
-		return &macState{h: hmac.New(sha1.New, key), sc: scratch{fields: make([]extField, 0, 16), buf: make([]byte, 0, 1024)}}
+		return &macState{h: hmac.New(sha1.New, key), sc: scratch{fields: make([]codec.ExtField, 0, 16), buf: make([]byte, 0, 1024)}}
 	}
 	return p
 }
@@ -118,7 +125,8 @@ func newMacPool(secret string) *macPool {
 func (p *macPool) verify(req *codec.Command, sig string) bool {
 	m := p.pool.Get().(*macState)
 	m.h.Reset()
-	m.sc.write(m.h, req.ExtFields, req.Body, req.Version)
+	m.sc.fields = req.AppendFields(m.sc.fields[:0])
+	m.sc.write(m.h, req.Body, req.Version)
 	var enc [28]byte // base64 of 20 bytes
 	base64.StdEncoding.Encode(enc[:], m.h.Sum(m.sum[:0]))
 	p.pool.Put(m)
