@@ -23,7 +23,7 @@ var typedFields = [...]string{"AccessKey", "SecurityToken", "Signature", "bname"
 
 // typedExt holds the ext fields of a request whose code has a typed header.
 type typedExt struct {
-	code int32 // request code the slots were filled for; 0: not used, ExtFields holds the fields
+	code int32  // request code the slots were filled for; 0: not used, ExtFields holds the fields
 	has  uint16 // bit i set: typedFields[i] present
 	v    [len(typedFields)]string
 	// extra: a ROCKETMQ (binary) header carried a key the slots do not

@@ -9,7 +9,6 @@ import (
 	"testing"
 )
 
-
 // untyped returns a copy of c with its slot fields moved into ExtFields, the
 // form decodeFrameAs(…, false) produces.
 func untyped(c *Command) *Command {
