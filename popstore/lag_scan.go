@@ -37,15 +37,25 @@ func (s *Store) ConsumerOffsetsByGroupTopic(maxPairs int) (map[GroupTopic][]Queu
 }
 
 // CountCheckpoints counts the durable checkpoints (in-flight POP
-// deliveries) per (consumerGroup, topic read), reading keys only. It stops
-// and returns complete=false after limit checkpoints, so its cost is
-// bounded. Blocks on RocksDB: never call it on an event loop. Errors:
-// ErrClosed, RocksDB errors, ErrBadRecord for an undecodable key.
+// deliveries) per (consumerGroup, topic read) with a key-only scan of the
+// pop family. It stops and returns complete=false after limit
+// checkpoints, so its cost is bounded; the scan also steps over the
+// tombstones of acknowledged checkpoints, which after an ACK burst can be
+// millions. Scrapes use InflightCheckpoints (in memory) instead; this is
+// the exact figure tests compare it with. Blocks on RocksDB: never call it
+// on an event loop. Errors: ErrClosed, RocksDB errors, ErrBadRecord for
+// an undecodable key.
 func (s *Store) CountCheckpoints(limit int) (counts map[GroupTopic]int64, complete bool, err error) {
 	if !s.readGuard() {
 		return nil, false, s.guardErr()
 	}
 	defer s.readDone()
+	return s.countCheckpoints(limit)
+}
+
+// countCheckpoints is CountCheckpoints without the read guard (loadState
+// runs with closeMu held).
+func (s *Store) countCheckpoints(limit int) (counts map[GroupTopic]int64, complete bool, err error) {
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()
 	it := s.db.NewIteratorCF(ro, s.cfPop())

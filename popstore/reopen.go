@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"syscall"
@@ -154,6 +155,7 @@ type loaded struct {
 	offsets   map[offsetID]int64
 	orders    map[offsetID]OrderState
 	groupsVer *groupsVersion
+	inflight  map[GroupTopic]int64 // durable checkpoints (countAllCheckpoints)
 }
 
 // loadState reads the meta and offsets column families.
@@ -236,6 +238,11 @@ func (s *Store) loadState() (*loaded, error) {
 	if err := ot.Err(); err != nil {
 		return nil, fmt.Errorf("popstore: scan offsets: %w", err)
 	}
+	counts, _, err := s.countCheckpoints(math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	st.inflight = counts
 	return st, nil
 }
 
@@ -258,6 +265,7 @@ func (s *Store) install(st *loaded) {
 		}
 		return true
 	})
+	s.inflight.reset(st.inflight)
 	s.mu.Lock()
 	s.offsets, s.orders, s.topics, s.groups = st.offsets, st.orders, st.topics, st.groups
 	if st.groupsVer != nil {

@@ -151,6 +151,10 @@ type Store struct {
 
 	queues sync.Map // queueKey -> *queueState
 
+	// inflight counts the durable checkpoints per (group, topic)
+	// (inflight.go): seeded by a scan at open, kept by publish.
+	inflight inflightCounts
+
 	mu      sync.RWMutex // protects the maps below (in-memory copies)
 	offsets map[offsetID]int64
 	orders  map[offsetID]OrderState // orderly-POP leases (order.go)

@@ -55,6 +55,10 @@ type txnQueue struct {
 type ckOverlay struct {
 	ck      Checkpoint // Key always set; the rest only when present
 	present bool
+	// delta is what the write does to the in-flight count of the key's
+	// (group, topic) (inflight.go): +1 put, −1 delete, 0 for the put of
+	// a ReplaceCheckpoint that keeps its key.
+	delta int8
 }
 
 type offsetOverlay struct {
@@ -233,7 +237,7 @@ func (t *Txn) PutCheckpoint(ck Checkpoint) error {
 	n := len(t.scratch)
 	t.scratch = ck.appendValue(t.scratch)
 	t.b.put(cfiPop, t.scratch[:n], t.scratch[n:])
-	t.setCk(ckOverlay{ck: ck, present: true})
+	t.setCk(ckOverlay{ck: ck, present: true, delta: 1})
 	return nil
 }
 
@@ -249,7 +253,7 @@ func (t *Txn) DeleteCheckpoint(k CheckpointKey) error {
 	}
 	t.scratch = k.AppendTo(t.scratch[:0])
 	t.b.del(cfiPop, t.scratch)
-	t.setCk(ckOverlay{ck: Checkpoint{Key: k}})
+	t.setCk(ckOverlay{ck: Checkpoint{Key: k}, delta: -1})
 	return nil
 }
 
@@ -262,6 +266,7 @@ func (t *Txn) ReplaceCheckpoint(old CheckpointKey, ck Checkpoint) error {
 		return err
 	}
 	if old == ck.Key {
+		t.ckLog[len(t.ckLog)-1].delta = 0 // the record replaces itself
 		return nil
 	}
 	return t.DeleteCheckpoint(old)

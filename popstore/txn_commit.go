@@ -206,6 +206,9 @@ func (t *Txn) publish() {
 	if t.idx.set {
 		s.lastIndexed.Store(&t.idx)
 	}
+	if len(t.ckLog) > 0 {
+		s.inflight.apply(t.ckLog)
+	}
 	if len(t.offsets)+len(t.orders)+len(t.topics)+len(t.groups) > 0 {
 		s.mu.Lock()
 		for id, o := range t.orders {
