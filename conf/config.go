@@ -177,6 +177,12 @@ type Config struct {
 	// TimerMaxDelaySec bounds how far ahead a timer message may be due
 	// (timerMaxDelaySec, 3 days). --timer-max-delay-sec.
 	TimerMaxDelaySec int64
+	// TimerDrainShare is the share of the group-commit writer's time a
+	// paced timer drain may take while ACKs, CHANGEs or SENDs arrive
+	// (handler/timer, pace.go): 0 < share ≤ 1; 1 turns the pacing off.
+	// --timer-drain-share; no Java equivalent (its timer has its own
+	// threads and CommitLog appends).
+	TimerDrainShare float64
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -304,6 +310,7 @@ func Default() *Config {
 		MaxReconsumeTimes:          16,
 		MessageDelayLevel:          "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		TimerMaxDelaySec:           3 * 24 * 3600,
+		TimerDrainShare:            0.5,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,

@@ -63,6 +63,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ReviveInterval, "revive-interval", c.ReviveInterval, "pause between revive scans")
 	fs.IntVar(&c.MaxReconsumeTimes, "max-reconsume-times", c.MaxReconsumeTimes, "retries before a message goes to the DLQ: retryMaxTimes of consumer groups created from now on, and of groups without a stored config")
 	fs.StringVar(&c.MessageDelayLevel, "message-delay-level", c.MessageDelayLevel, "delays of DELAY levels 1..N, space-separated, unit s, m, h or d (messageDelayLevel); a higher level is the last")
+	fs.Float64Var(&c.TimerDrainShare, "timer-drain-share", c.TimerDrainShare, "share of the writer's time a large timer drain may take while ACKs, CHANGEs or SENDs arrive (0 < share ≤ 1; 1: no pacing); smaller keeps ACK latency flatter and drains slower")
 	fs.Int64Var(&c.TimerMaxDelaySec, "timer-max-delay-sec", c.TimerMaxDelaySec, "how far ahead a timer message (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) may be due; beyond it SEND answers MESSAGE_ILLEGAL (timerMaxDelaySec)")
 	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
 	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")

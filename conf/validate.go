@@ -79,6 +79,9 @@ func (c *Config) Validate() error {
 	v.intRange("max-parked-polls", c.MaxParkedPolls, 1, 1<<24)
 	v.positiveDur("revive-interval", c.ReviveInterval, 10*time.Millisecond)
 	v.intRange("max-reconsume-times", c.MaxReconsumeTimes, 1, 1<<16)
+	if !(c.TimerDrainShare > 0 && c.TimerDrainShare <= 1) {
+		v.errf("--timer-drain-share %v: want more than 0 and at most 1", c.TimerDrainShare)
+	}
 	if c.TimerMaxDelaySec < 1 || c.TimerMaxDelaySec > 100*365*24*3600 {
 		v.errf("--timer-max-delay-sec %d: want 1 to 3153600000 seconds", c.TimerMaxDelaySec)
 	}

@@ -172,6 +172,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		TopicExists: func(topic string) bool { _, ok := topics.Get(topic); return ok },
 		Metrics: timer.Metrics{Pending: b.metrics.TimingMessages, Delivered: b.metrics.TimerDequeued,
 			Lateness: b.metrics.TimerLateness, Dropped: b.metrics.TimerDropped},
+		DrainShare: cfg.TimerDrainShare,
 	})
 	b.svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.pop,
 		Polls: b.polls, Metrics: b.metrics, Revive: b.revive, Now: b.nowMillis}

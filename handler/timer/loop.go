@@ -49,6 +49,10 @@ type Deps struct {
 	// of delivered messages.
 	Now     func() int64
 	Metrics Metrics
+	// DrainShare is the share of the writer's time a paced drain's ops
+	// may take (--timer-drain-share, pace.go); 0 means defaultShare, 1
+	// no pacing.
+	DrainShare float64
 }
 
 // Loop delivers due timers. One pass at a time: scan one chunk of entries
@@ -82,7 +86,10 @@ type Loop struct {
 // New returns a stopped loop over d; Start launches it.
 func New(d Deps) *Loop {
 	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
-		pace: pacer{w: d.Writer}}
+		pace: pacer{w: d.Writer, share: d.DrainShare}}
+	if l.pace.share <= 0 || l.pace.share > 1 {
+		l.pace.share = defaultShare
+	}
 	l.wake.Store(math.MaxInt64)
 	l.lowest.Store(math.MaxInt64)
 	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
@@ -164,7 +171,7 @@ func (l *Loop) pass() time.Duration {
 	if lo := l.lowest.Swap(math.MaxInt64); lo <= l.from.DueMillis {
 		l.from = popstore.TimerKey{DueMillis: lo}
 	}
-	busy := l.pace.busy()
+	busy := l.pace.share < 1 && l.pace.busy()
 	limit := chunkBytes
 	if busy {
 		limit = busyChunkBytes
@@ -204,7 +211,7 @@ func (l *Loop) pass() time.Duration {
 	}
 	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
 	if busy {
-		return rest(time.Since(began))
+		return l.pace.rest(time.Since(began))
 	}
 	return 0 // another pass at once: more may be due; an empty one reads the next due time
 }

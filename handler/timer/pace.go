@@ -9,7 +9,7 @@ import (
 // Pacing of a drain (issue 15: a burst of timers due at once must not raise
 // ACK latency). While latency-sensitive work reaches the writer, the loop
 // delivers small chunks and rests between them, so that delivery ops hold
-// the single writer for about yieldShare of its time; with no such work,
+// the single writer for about a share of its time (--timer-drain-share, default 0.5); with no such work,
 // and for the first burstItems timers of every drain, it delivers full
 // chunks back to back, so light-load lateness is unchanged.
 // Measured cause (docs/PERFORMANCE.md, Timers): the synced write that
@@ -21,10 +21,10 @@ const (
 	// busyChunkBytes closes a chunk at this many record bytes while
 	// foreground work is seen (~50 delivered records of ~300 bytes).
 	busyChunkBytes = 16 << 10
-	// yieldShare is the share of time a paced drain's ops may take: after
-	// an op that took t from Submit to Done the loop rests
-	// t × (1 − yieldShare) / yieldShare.
-	yieldShare = 0.5
+	// defaultShare is the share of time a paced drain's ops may take
+	// (--timer-drain-share): after an op that took t from Submit to Done
+	// the loop rests t × (1 − share) / share.
+	defaultShare = 0.5
 	// maxRest bounds one rest, so a stalled write does not park the drain.
 	maxRest = 50 * time.Millisecond
 	// burstItems: the first this many timers of a drain are delivered
@@ -39,8 +39,9 @@ const (
 // pacer tells whether foreground work arrived since the last pass and
 // how long to rest after a delivery op. Loop goroutine only.
 type pacer struct {
-	w    *batch.Writer
-	seen uint64
+	w     *batch.Writer
+	share float64 // Deps.DrainShare, in (0, 1]
+	seen  uint64
 	// drained counts the timers delivered since the drain began (a pass
 	// that found nothing due ends a drain).
 	drained int
@@ -63,6 +64,6 @@ func (p *pacer) busy() bool {
 }
 
 // rest is the pause after a paced delivery op that took took.
-func rest(took time.Duration) time.Duration {
-	return min(time.Duration(float64(took)*(1-yieldShare)/yieldShare), maxRest)
+func (p *pacer) rest(took time.Duration) time.Duration {
+	return min(time.Duration(float64(took)*(1-p.share)/p.share), maxRest)
 }

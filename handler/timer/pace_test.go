@@ -80,6 +80,22 @@ func TestPaceNotInBurst(t *testing.T) {
 }
 
 func TestRest(t *testing.T) {
-	require.Equal(t, time.Duration(float64(4*time.Millisecond)*(1-yieldShare)/yieldShare), rest(4*time.Millisecond))
-	require.Equal(t, maxRest, rest(time.Hour))
+	half := pacer{share: 0.5}
+	require.Equal(t, 4*time.Millisecond, half.rest(4*time.Millisecond), "half the time: rest as long as the op")
+	quarter := pacer{share: 0.25}
+	require.Equal(t, 12*time.Millisecond, quarter.rest(4*time.Millisecond), "a quarter: rest three times as long")
+	require.Equal(t, maxRest, half.rest(time.Hour))
+	whole := pacer{share: 1}
+	require.Zero(t, whole.rest(4*time.Millisecond))
+}
+
+// TestPaceShareOneIsUnpaced: --timer-drain-share 1 turns pacing off: a
+// pass after foreground work still delivers a full chunk and does not rest.
+func TestPaceShareOneIsUnpaced(t *testing.T) {
+	l, w, st := paceLoop(t, 2*ChunkItems, 2000)
+	l.pace.share = 1
+	l.pace.drained = burstItems
+	require.NoError(t, w.SubmitWait(batch.LaneForeground, func(*popstore.Txn) error { return nil }))
+	require.Zero(t, l.pass(), "share 1: no rest")
+	require.EqualValues(t, ChunkItems, 2*ChunkItems-st.PendingTimers(), "share 1: a full chunk")
 }
