@@ -27,9 +27,11 @@ const (
 	timerAckLead = 4 * time.Second
 	timerAckTail = 3 * time.Second
 	// timerAckSpan is the stream length the receipt handles are prepared
-	// for, besides the drain itself: --rate × (lead + tail + this). 30 s:
-	// a drain paced behind the ACK stream takes ~12 s for 100,000 timers.
-	timerAckSpan = 30 * time.Second
+	// for, besides the drain itself: --rate × (lead + tail + this). 60 s:
+	// a drain paced behind the ACK stream took 12–27 s for 100,000 timers
+	// at the default --timer-drain-share and more at 0.25, where 30 s of
+	// handles ran out before the drain ended.
+	timerAckSpan = 60 * time.Second
 )
 
 // timerAckRun is the state shared by the ACK stream and the delivery
