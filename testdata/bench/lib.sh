@@ -129,11 +129,13 @@ popshim_reports() {
   done
 }
 
-# ack_rate REPORT: the ACK/s (series "ack") of a bench JSON report, whole.
+# ack_rate REPORT...: the ACK/s (series "ack") of a bench JSON report, whole;
+# with several reports (the rounds of one system) their median, so one slow
+# round does not set the curve's 100 % point.
 ack_rate() {
-  python3 -c 'import json,sys
-r=json.load(open(sys.argv[1]))
-print(int(next(s["ops_per_sec"] for s in r["series"] if s["name"]=="ack")))' "$1"
+  python3 -c 'import json,sys,statistics
+rates=[next(s["ops_per_sec"] for s in json.load(open(f))["series"] if s["name"]=="ack") for f in sys.argv[1:]]
+print(int(statistics.median(rates)))' "$@"
 }
 
 # curve_messages RATE DURATION: receipt handles for a paced run of DURATION

@@ -13,7 +13,7 @@
 #                          so both see the same (shared, noisy) machine.
 #   3. latency against load (BENCH_CURVE): for mode in group sync, a fresh
 #                          popshim per point, the ACK stream paced at each
-#                          percentage of that mode's round-1 ACK/s (the
+#                          percentage of that mode's median ACK/s over the rounds (the
 #                          100 % point paced at it too), CHANGE bursts as above
 #   4. popshim bench compare → $out/compare.md (every run, the medians over the
 #                          rounds, their ratios and the per-round ratios);
@@ -98,7 +98,7 @@ done
 
 for pct in $curve; do
 for mode in group sync; do
-  max=$(ack_rate "$out/popshim-$mode.json")
+  max=$(ack_rate "$out/popshim-$mode.json" "$out"/popshim-"$mode"-r*.json)
   r=$(( max * pct / 100 ))
   [ "$r" -ge 1 ] || continue
   start_popshim "$mode"
