@@ -310,7 +310,7 @@ func Default() *Config {
 		MaxReconsumeTimes:          16,
 		MessageDelayLevel:          "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		TimerMaxDelaySec:           3 * 24 * 3600,
-		TimerDrainShare:            0.5,
+		TimerDrainShare:            0.25,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,

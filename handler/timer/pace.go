@@ -9,14 +9,15 @@ import (
 // Pacing of a drain (issue 15: a burst of timers due at once must not raise
 // ACK latency). While latency-sensitive work reaches the writer, the loop
 // delivers small chunks and rests between them, so that delivery ops hold
-// the single writer for about a share of its time (--timer-drain-share, default 0.5); with no such work,
-// and for the first burstItems timers of every drain, it delivers full
-// chunks back to back, so light-load lateness is unchanged.
-// Measured cause (docs/PERFORMANCE.md, Timers): the synced write that
-// carries a delivery chunk of ~80 KB is 3–4 times slower, and every ACK
-// queued behind it waits for it. With 16 KB chunks and a rest as long as
-// the op took, the write grows 1.2–1.3× during a 100,000-timer drain at
-// 10,000 ACK/s; the drain runs at ~8,000 timers/s instead of 13,000–53,000.
+// the single writer for about a share of its time (--timer-drain-share,
+// default 0.25); with no such work, and for the first burstItems timers of
+// every drain, it delivers full chunks back to back, so light-load
+// lateness is unchanged. Measured cause (docs/PERFORMANCE.md, Timers): a
+// synced write that carries a delivery chunk of ~80 KB is 3–4 times
+// slower, and every ACK queued behind it waits for it. With 16 KB chunks,
+// 100,000 timers due at once under a 10,000 ACK/s stream raised ACK p99
+// by a median 1.25× at share 0.5 (8 runs) and not at 0.25 (median 0.97×,
+// 5 runs), which drains at 4,900–7,700 timers/s on the 2-vCPU machine.
 const (
 	// busyChunkBytes closes a chunk at this many record bytes while
 	// foreground work is seen (~50 delivered records of ~300 bytes).
@@ -24,7 +25,7 @@ const (
 	// defaultShare is the share of time a paced drain's ops may take
 	// (--timer-drain-share): after an op that took t from Submit to Done
 	// the loop rests t × (1 − share) / share.
-	defaultShare = 0.5
+	defaultShare = 0.25
 	// maxRest bounds one rest, so a stalled write does not park the drain.
 	maxRest = 50 * time.Millisecond
 	// burstItems: the first this many timers of a drain are delivered
