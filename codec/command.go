@@ -83,10 +83,12 @@ func (c *Command) SetExt(key, value string) {
 // SetExtInt64 sets one ext field to the decimal form of v.
 func (c *Command) SetExtInt64(key string, v int64) { c.SetExt(key, strconv.FormatInt(v, 10)) }
 
-// Ext returns the ext field key and whether it was present.
-// For ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME frames, whose fields
-// DecodeFrame keeps out of ExtFields, only the keys of their headers are
-// found.
+// Ext returns the ext field key and whether it was present, from
+// ExtFields or, for an ACK_MESSAGE or CHANGE_MESSAGE_INVISIBLETIME frame
+// whose fields DecodeFrame kept in slots (codec/typed_ext.go), from the
+// slots: a header with a key the slots do not keep is decoded into
+// ExtFields, so every received field is found either way. The string is
+// the decoded header's own (no copy). Any goroutine; c is only read.
 func (c *Command) Ext(key string) (string, bool) {
 	r := c.fields()
 	return r.get(key)

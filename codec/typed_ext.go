@@ -135,28 +135,14 @@ func (c *Command) ExtMap() map[string]string {
 	if r.typed == nil {
 		return c.ExtFields
 	}
-	var m map[string]string
-	for i, k := range typedFields {
-		if r.typed.has&(1<<i) != 0 {
-			if m == nil {
-				m = make(map[string]string, len(typedFields))
-			}
-			m[k] = r.typed.v[i]
-		}
+	if r.typed.has == 0 {
+		return nil
 	}
-	return m
+	return r.typed.toMap()
 }
 
 // ExtField is one header field of a request, key and value as received.
 type ExtField struct{ Key, Value string }
-
-// Field returns the header field key of c and whether it is present, from
-// the slots DecodeFrame filled or else from ExtFields. The string is the
-// decoded header's own (no copy). Any goroutine; c is only read.
-func (c *Command) Field(key string) (string, bool) {
-	r := c.fields()
-	return r.get(key)
-}
 
 // AppendFields appends every header field of c to dst and returns it: for
 // a typed header in key order (typedFields), for ExtFields in map order.

@@ -4,13 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting/tlstest"
 )
 
@@ -50,39 +47,10 @@ func benchEchoClients(b *testing.B, s *Server, cfg *tls.Config, conns, window in
 		defer c.Close()
 		clients[i] = c
 	}
-	body := make([]byte, 64)
-	var left atomic.Int64
-	left.Store(int64(b.N))
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	start := time.Now()
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots := make(chan struct{}, window)
-			var inflight sync.WaitGroup
-			for left.Add(-1) >= 0 {
-				slots <- struct{}{}
-				inflight.Add(1)
-				err := c.InvokeAsync(codec.NewRequest(codeEcho, 0, nil, body), func(resp *codec.Command, err error) {
-					if err != nil || resp.Code != 0 {
-						b.Errorf("echo failed: %v", err)
-					}
-					<-slots
-					inflight.Done()
-				})
-				if err != nil {
-					b.Error(err)
-					inflight.Done()
-					return
-				}
-			}
-			inflight.Wait()
-		}()
-	}
-	wg.Wait()
+	pipelinedEchoes(b, clients, window)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/req")

@@ -106,9 +106,9 @@ func needsOf(dst []need, req *codec.Command, cluster string) ([]need, error) {
 	case codec.RequestAckMessage, codec.RequestPopMessage, codec.RequestChangeMessageInvisibleTime, codec.RequestNotification:
 		// The annotated rule of subGT, without the table walk: these are
 		// most of the traffic. ACK and CHANGE headers may be in the typed
-		// slots (codec.Command.Field), not in ExtFields.
-		g, hasG := req.Field("consumerGroup")
-		t, hasT := req.Field("topic")
+		// slots (codec.Command.Ext), not in ExtFields.
+		g, hasG := req.Ext("consumerGroup")
+		t, hasT := req.Ext("topic")
 		if hasG {
 			dst = append(dst, need{Resource{Type: ResGroup, Name: g, Pattern: PatLiteral}, ActSub})
 		}

@@ -110,7 +110,7 @@ func (p *plainACL) check(remote net.Addr, req *codec.Command, only bool) (handle
 			return true, nil
 		}
 	}
-	ak, hasAK := req.Field(FieldAccessKey)
+	ak, hasAK := req.Ext(FieldAccessKey)
 	acc, known := c.accounts[ak]
 	if !known && !only {
 		return false, nil
@@ -124,7 +124,7 @@ func (p *plainACL) check(remote net.Addr, req *codec.Command, only bool) (handle
 	if acc.white.match(ip) {
 		return true, nil
 	}
-	if sig, _ := req.Field(FieldSignature); !acc.mac.verify(req, sig) {
+	if sig, _ := req.Ext(FieldSignature); !acc.mac.verify(req, sig) {
 		return true, &PlainError{fmt.Sprintf("Check signature failed for accessKey=%s", ak)}
 	}
 	return true, acc.checkPerms(req)

@@ -126,7 +126,7 @@ func TestSign_TypedAckFrameVerifies(t *testing.T) {
 		sign()
 		got := decode()
 		require.Equal(t, binary, got.ExtFields != nil, "binary=%v: a signed JSON ACK keeps the typed decode", binary)
-		sig, ok := got.Field(FieldSignature)
+		sig, ok := got.Ext(FieldSignature)
 		require.True(t, ok)
 		require.True(t, p.verify(got, sig), "binary=%v", binary)
 
@@ -141,7 +141,7 @@ func TestSign_TypedAckFrameVerifies(t *testing.T) {
 		sign()
 		got = decode()
 		require.Equal(t, binary, got.ExtFields != nil)
-		sig, _ = got.Field(FieldSignature)
+		sig, _ = got.Ext(FieldSignature)
 		require.True(t, p.verify(got, sig), "binary=%v: signed with SecurityToken", binary)
 		delete(ext, FieldSecurityToken)
 	}

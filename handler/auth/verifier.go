@@ -160,7 +160,7 @@ func (v *Verifier) Check(remote net.Addr, req *codec.Command) error {
 		return nil
 	}
 	s := v.t.snapshot()
-	ak, _ := req.Field(FieldAccessKey)
+	ak, _ := req.Ext(FieldAccessKey)
 	var u *entry
 	if v.set.Authentication && !v.authnW[req.Code] {
 		var err error
@@ -212,7 +212,7 @@ func (s *state) authenticate(ak string, req *codec.Command) (*entry, error) {
 	if u.Status == UserDisable {
 		return nil, denied("User:" + ak + " is disabled.")
 	}
-	sig, ok := req.Field(FieldSignature)
+	sig, ok := req.Ext(FieldSignature)
 	if !ok || !u.mac.verify(req, sig) {
 		return nil, denied("check signature failed.")
 	}
