@@ -179,7 +179,7 @@ type Config struct {
 	TimerMaxDelaySec int64
 	// TimerDrainShare is the share of the group-commit writer's time a
 	// paced timer drain may take while ACKs, CHANGEs or SENDs arrive
-	// (handler/timer, pace.go): 0 < share ≤ 1; 1 turns the pacing off.
+	// (broker/timer, pace.go): 0 < share ≤ 1; 1 turns the pacing off.
 	// --timer-drain-share; no Java equivalent (its timer has its own
 	// threads and CommitLog appends).
 	TimerDrainShare float64

@@ -2,7 +2,7 @@ package handler
 
 // ACK_MESSAGE and BATCH_ACK_MESSAGE of orderly receipts (reviveQid 999),
 // AckMessageProcessor.ackOrderlyNew on the KV path; the rules are in
-// handler/orderly, the writer-side step in popsvc.ApplyOrderAck:
+// broker/orderly, the writer-side step in popsvc.ApplyOrderAck:
 //   - offset below the group's consume offset: SUCCESS, nothing written
 //     (acked before);
 //   - the receipt's popTime is not the lease's (an earlier POP of the
@@ -18,7 +18,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -75,7 +75,7 @@ func (b *Broker) submitOrderAcks(c remoting.Conn, req *codec.Command, acks []ord
 			}
 			for i := range acks {
 				if done[i] && (i == len(acks)-1 || acks[i+1].queueID != acks[i].queueID || acks[i+1].topic != acks[i].topic || acks[i+1].group != acks[i].group) {
-					b.svc.OrderChanged(acks[i].group, acks[i].topic, acks[i].queueID)
+					b.Svc.OrderChanged(acks[i].group, acks[i].topic, acks[i].queueID)
 				}
 			}
 			if illegal != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -129,7 +129,7 @@ func TestACK05_FailedWritesNeverReportSuccess(t *testing.T) {
 	require.Equal(t, codec.SystemError, resp.Code)
 	require.Empty(t, ms)
 	require.Empty(t, resp.Body)
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 
 	_, ms = pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000})
 	require.Equal(t, []string{"m"}, bodies(ms), "the failed pop consumed nothing")

@@ -34,7 +34,7 @@ func TestPOLL_FutureBornTimeKeepsPollTime(t *testing.T) {
 	const poll = 300 // ms
 	bound := 5 * time.Second
 	for _, ahead := range []int64{10_000, 120_000} {
-		born := h.b().nowMillis() + ahead
+		born := h.b().Now() + ahead
 		start := time.Now()
 		r, err := callWithin(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: poll, bornTime: born}.request(), bound)
 		require.NoError(t, err, "POP with bornTime now+%d ms and pollTime %d ms not answered within %s", ahead, poll, bound)
@@ -42,7 +42,7 @@ func TestPOLL_FutureBornTimeKeepsPollTime(t *testing.T) {
 		require.GreaterOrEqual(t, time.Since(start), poll*time.Millisecond*9/10, "the poll still lasts its pollTime")
 
 		req := notifyReq("G", "T", 0, poll)
-		req.ExtFields["bornTime"] = itoa(h.b().nowMillis() + ahead)
+		req.ExtFields["bornTime"] = itoa(h.b().Now() + ahead)
 		r, err = callWithin(t, c, req, bound)
 		require.NoError(t, err, "NOTIFICATION with bornTime now+%d ms not answered within %s", ahead, bound)
 		require.Equal(t, codec.Success, r.Code, r.Remark)
@@ -55,7 +55,7 @@ func TestPOLL_FutureBornTimeKeepsPollTime(t *testing.T) {
 	require.Equal(t, codec.PollingTimeout, r.Code)
 	require.GreaterOrEqual(t, time.Since(start), poll*time.Millisecond*9/10)
 	// bornTime 10 s in the past with pollTime 1 s: already over.
-	past := popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 1000, bornTime: h.b().nowMillis() - 10_000}
+	past := popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 1000, bornTime: h.b().Now() - 10_000}
 	r, err = callWithin(t, c, past.request(), bound)
 	require.NoError(t, err)
 	require.Equal(t, codec.PollingTimeout, r.Code)

@@ -112,7 +112,7 @@ func thinSamples(samples []countSample, now time.Time) []countSample {
 // the broker has no such item (no traffic counted for that key, an unknown
 // name, or another cluster name).
 func (b *Broker) statsValue(name, key string) (uint64, bool) {
-	m := b.metrics
+	m := b.Metrics
 	switch name {
 	case statsTopicPutNums:
 		return sumSeries(m.MessagesIn, map[string]string{"topic": key})

@@ -73,7 +73,7 @@ package handler
 import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -85,7 +85,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 		reply.HeaderError(c, req, err)
 		return
 	}
-	rc, rerr := b.svc.CheckReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, true)
+	rc, rerr := b.Svc.CheckReceipt(h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, h.ExtraInfo, true)
 	if rerr != nil {
 		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
@@ -94,7 +94,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
-	now := b.nowMillis()
+	now := b.Now()
 	if rc.EI.IsOrder() {
 		b.submitOrderChange(c, req, h, rc.EI, now)
 		return
@@ -171,7 +171,7 @@ func (j *changeJob) Done(err error) {
 		reply.Code(j.c, j.req, codec.NoMessage, staleChangeRemark)
 		return
 	}
-	j.b.revive.NoteDurable(j.ck.Key.VisibleAtMillis)
+	j.b.Revive.NoteDurable(j.ck.Key.VisibleAtMillis)
 	resp := codec.NewResponse(j.req, codec.Success, "")
 	codec.ChangeInvisibleTimeResponseHeader{PopTime: j.now, InvisibleTime: j.invisible, ReviveQid: j.reviveQid}.Encode(resp)
 	resp.SetExt("extraInfo", j.handle.String())

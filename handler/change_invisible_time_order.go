@@ -20,7 +20,7 @@ package handler
 import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -44,7 +44,7 @@ func (b *Broker) submitOrderChange(c remoting.Conn, req *codec.Command, h codec.
 				return
 			}
 			if changed {
-				b.svc.OrderChanged(h.ConsumerGroup, h.Topic, h.QueueID)
+				b.Svc.OrderChanged(h.ConsumerGroup, h.Topic, h.QueueID)
 			}
 			handle := ei // as the client rebuilds it (ExtraInfoUtil.buildExtraInfo with the request offset)
 			handle.CkQueueOffset = h.Offset

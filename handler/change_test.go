@@ -73,7 +73,7 @@ func TestCHG_SameDeadlineKeepsRecord(t *testing.T) {
 	var resp *codec.Command
 	var np popped
 	for {
-		h.b().skewMillis.Add(deadline - 5000 - h.b().nowMillis())
+		h.b().AdvanceClock(deadline - 5000 - h.b().Now())
 		resp, np = change(t, c, "G", "T", ms[0], 5000)
 		require.Equal(t, codec.Success, resp.Code)
 		if np.handle.PopTime+np.handle.InvisibleTime == deadline {

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/popstore"
 )
 

@@ -21,7 +21,7 @@ package handler
 //   - Otherwise the copy is delayed by the delay level
 //     (--message-delay-level, default 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m
 //     9m 10m 20m 30m 1h 2h; clamped to 1..N): it is stored as a timer entry
-//     for %RETRY%<group> queue 0 (one writer op, handler/timer) and the
+//     for %RETRY%<group> queue 0 (one writer op, broker/timer) and the
 //     timer loop appends it there when it is due — durable, at least once.
 //     (Checkpoints marked as send-backs by earlier versions are still
 //     delivered by revive.)
@@ -42,9 +42,9 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
-	"github.com/popshim/popshim/handler/revive"
+	"github.com/popshim/popshim/broker/revive"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -64,7 +64,7 @@ func (b *Broker) handleConsumerSendMsgBack(c remoting.Conn, req *codec.Command) 
 		return
 	}
 	version := req.Version
-	if !b.submitRead(func() { b.sendBack(c, req, h, version) }) {
+	if !b.SubmitRead(func() { b.sendBack(c, req, h, version) }) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
@@ -85,7 +85,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		reply.Code(c, req, codec.SystemError, "stored message undecodable: "+err.Error())
 		return
 	}
-	limit := b.groupRetryMax(h.Group)
+	limit := b.GroupRetryMax(h.Group)
 	if h.HasMaxReconsumeTimes && version >= versionV3_4_9 {
 		limit = h.MaxReconsumeTimes
 	}
@@ -97,15 +97,15 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 	if level == 0 {
 		level = 3 + m.ReconsumeTimes
 	}
-	level = min(max(level, 1), int32(len(b.delay.LevelMillis)))
+	level = min(max(level, 1), int32(len(b.Delay.LevelMillis)))
 	retry, err := b.Topics.EnsureRetryTopic(h.Group, b.retryQueueNums(h.Group))
 	if err != nil {
 		reply.Code(c, req, reply.SubmitCode(err), reply.SubmitRemark("topic["+codec.RetryGroupTopic(h.Group)+"] not exist", err))
 		return
 	}
-	now := b.nowMillis()
-	due := now + b.delay.LevelMillis[level-1]
-	if err := revive.PrepareSendBackCopy(&m, retry.TopicName, b.storeHost(), now); err != nil {
+	now := b.Now()
+	due := now + b.Delay.LevelMillis[level-1]
+	if err := revive.PrepareSendBackCopy(&m, retry.TopicName, b.StoreHost(), now); err != nil {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
@@ -131,8 +131,8 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 				reply.Code(c, req, popsvc.WriteErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
-			b.timers.NoteDurable(due)
-			b.metrics.TimerEnqueued.Inc()
+			b.Timers.NoteDurable(due)
+			b.Metrics.TimerEnqueued.Inc()
 			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {
@@ -148,7 +148,7 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 		return
 	}
 	origin := m.Topic
-	if err := revive.PrepareSendBackCopy(m, dlq.TopicName, b.storeHost(), b.nowMillis()); err != nil {
+	if err := revive.PrepareSendBackCopy(m, dlq.TopicName, b.StoreHost(), b.Now()); err != nil {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
@@ -167,7 +167,7 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 				reply.Code(c, req, popsvc.WriteErrorCode(err), "send to DLQ failed: "+err.Error())
 				return
 			}
-			b.metrics.SendToDLQ.WithLabelValues(origin, group, popsvc.IsSystemTopic(origin)).Inc()
+			b.Metrics.SendToDLQ.WithLabelValues(origin, group, popsvc.IsSystemTopic(origin)).Inc()
 			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {

@@ -110,6 +110,6 @@ func TestDEC03_HeaderRobustness(t *testing.T) {
 	hdr, err := codec.DecodePopMessageResponseHeader(resp.ExtFields)
 	require.NoError(t, err, "the four numeric fields are always present")
 	require.EqualValues(t, 30000, hdr.InvisibleTime)
-	require.Zero(t, h.b().polls.ParkedCount())
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Polls.ParkedCount())
+	require.Zero(t, h.b().Svc.HeldLocks())
 }

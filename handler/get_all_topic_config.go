@@ -16,7 +16,7 @@ import (
 	"strconv"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

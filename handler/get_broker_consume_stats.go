@@ -36,7 +36,7 @@ func (b *Broker) handleGetBrokerConsumeStats(c remoting.Conn, req *codec.Command
 		}
 		groups = append(groups, gs)
 	}
-	addr := b.advertisedAddr()
+	addr := b.AdvertisedAddr()
 	job := func() {
 		for _, g := range groups {
 			for _, rows := range g.Topics {
@@ -50,7 +50,7 @@ func (b *Broker) handleGetBrokerConsumeStats(c remoting.Conn, req *codec.Command
 		resp.Body = codec.AppendConsumeStatsList(nil, addr, groups)
 		reply.Respond(c, req, resp)
 	}
-	if !b.submitRead(job) {
+	if !b.SubmitRead(job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

@@ -84,7 +84,7 @@ var zeroRuntimeKeys = []string{
 }
 
 func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
-	if !b.submitRead(func() { b.answerBrokerRuntimeInfo(c, req) }) {
+	if !b.SubmitRead(func() { b.answerBrokerRuntimeInfo(c, req) }) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
@@ -110,7 +110,7 @@ func (b *Broker) answerBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
 		"consumerChannels":       strconv.Itoa(consumers),
 	}
 	now := time.Now()
-	f := b.rstats.observe(now, processStart, b.metrics.PutNums.Load(), b.metrics.GetNums.Load())
+	f := b.rstats.observe(now, processStart, b.Metrics.PutNums.Load(), b.Metrics.GetNums.Load())
 	u64 := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	table["putTps"] = f.putTps
 	table["getTransferredTps"] = f.getTps

@@ -118,7 +118,7 @@ func (b *Broker) handleGetConsumeStats(c remoting.Conn, req *codec.Command) {
 		resp.Body = codec.AppendConsumeStats(nil, rows, 0)
 		reply.Respond(c, req, resp)
 	}
-	if !b.submitRead(job) {
+	if !b.SubmitRead(job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

@@ -17,7 +17,7 @@ package handler
 
 import (
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

@@ -46,7 +46,7 @@ func (b *Broker) handleGetEarliestMsgStoretime(c remoting.Conn, req *codec.Comma
 		codec.EarliestMsgStoretimeResponseHeader{Timestamp: ts}.Encode(resp)
 		reply.Respond(c, req, resp)
 	}
-	if !b.submitRead(job) {
+	if !b.SubmitRead(job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

@@ -129,7 +129,7 @@ func dialAddr(t *testing.T, addr string) *remoting.Client {
 }
 
 // advance moves the broker clock forward by d (negative: back).
-func (h *harness) advance(d time.Duration) { h.b().skewMillis.Add(d.Milliseconds()) }
+func (h *harness) advance(d time.Duration) { h.b().AdvanceClock(d.Milliseconds()) }
 
 // reviveNow runs revive passes until one that started after this call has
 // completed, so every checkpoint due before the call has been handled, and
@@ -137,7 +137,7 @@ func (h *harness) advance(d time.Duration) { h.b().skewMillis.Add(d.Milliseconds
 func (h *harness) reviveNow() {
 	h.t.Helper()
 	defer h.timersNow()
-	rv := h.b().revive
+	rv := h.b().Revive
 	start := rv.Passes()
 	deadline := time.Now().Add(waitFor)
 	for rv.Passes() < start+2 {
@@ -152,7 +152,7 @@ func (h *harness) reviveNow() {
 // been delivered (durably).
 func (h *harness) timersNow() {
 	h.t.Helper()
-	tl := h.b().timers
+	tl := h.b().Timers
 	start := tl.Passes()
 	deadline := time.Now().Add(waitFor)
 	for tl.Passes() < start+2 {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/remoting"
 )
 

@@ -87,8 +87,8 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/clients"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/clients"
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
@@ -119,7 +119,7 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 		reply.Code(c, req, codec.SystemError, "heartbeat: "+err.Error())
 		return
 	}
-	if remark := b.hbLimits.Exceeded(&hb); remark != "" {
+	if remark := b.HBLimits.Exceeded(&hb); remark != "" {
 		b.hbCache.Forget(connID)
 		b.Log.Warn().Str("clientId", clients.ClipLog(hb.ClientID)).Str("remark", remark).Msg("heartbeat refused")
 		reply.Code(c, req, codec.InvalidParameter, remark)
@@ -132,7 +132,7 @@ func (b *Broker) handleHeartBeat(c remoting.Conn, req *codec.Command) {
 	reg, skipped := clients.PlanHeartbeat(&hb, ch)
 	b.logSkipped(hb.ClientID, skipped)
 	unknown := b.dropUnknownGroups(&reg)
-	if err := b.Clients.RegisterHeartbeat(reg, b.hbLimits.ConnChannels); err != nil {
+	if err := b.Clients.RegisterHeartbeat(reg, b.HBLimits.ConnChannels); err != nil {
 		b.hbCache.Forget(connID)
 		b.Log.Warn().Err(err).Str("clientId", clients.ClipLog(hb.ClientID)).Str("remote", ch.RemoteAddr).Msg("heartbeat refused")
 		reply.Code(c, req, codec.InvalidParameter, "heartbeat: "+err.Error())

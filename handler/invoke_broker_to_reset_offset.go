@@ -102,7 +102,7 @@ func (b *Broker) handleInvokeBrokerToResetOffset(c remoting.Conn, req *codec.Com
 		reply.Code(c, req, codec.SystemError, "No queues to reset.")
 		return
 	}
-	if !b.submitRead(func() { b.resetOffsets(c, req, h, queues) }) {
+	if !b.SubmitRead(func() { b.resetOffsets(c, req, h, queues) }) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
@@ -140,7 +140,7 @@ func (b *Broker) resetOffsets(c remoting.Conn, req *codec.Command, h codec.Reset
 				return
 			}
 			for _, r := range rows {
-				b.polls.WakeSome(h.Topic, r.Queue.QueueID, h.Group, 0)
+				b.Polls.WakeSome(h.Topic, r.Queue.QueueID, h.Group, 0)
 			}
 			b.Log.Info().Str("topic", h.Topic).Str("group", h.Group).Int64("timestamp", h.Timestamp).
 				Int("queues", len(rows)).Stringer("from", c.RemoteAddr()).Msg("consume offsets reset")

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/popsvc"
-	"github.com/popshim/popshim/handler/revive"
+	"github.com/popshim/popshim/broker/popsvc"
+	"github.com/popshim/popshim/broker/revive"
 )
 
 // TestCHG_InvisibleTimeOutOfRange: a CHANGE whose invisibleTime would
@@ -75,10 +75,10 @@ func TestREV_LargePassIsWrittenInChunks(t *testing.T) {
 	got := popAll(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 32, invisible: 5000}, n)
 	require.Len(t, got, n)
 	require.Less(t, revive.ChunkItems, n, "the pass must be larger than one chunk for this test to mean anything")
-	before := h.b().revive.Ops()
+	before := h.b().Revive.Ops()
 	h.advance(6 * time.Second)
 	h.reviveNow()
-	ops := h.b().revive.Ops() - before
+	ops := h.b().Revive.Ops() - before
 	require.GreaterOrEqual(t, ops, uint64((n+revive.ChunkItems-1)/revive.ChunkItems), "revive written in chunks of %d", revive.ChunkItems)
 	back := popAll(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 32, invisible: 600000}, 1<<20)
 	require.Len(t, back, n, "every un-acked message is revived once")

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/broker/longpoll"
 )
 
 // TestPOLL_WakeProportional: with many POPs of one group long-polling one
@@ -25,13 +25,13 @@ func TestPOLL_WakeProportional(t *testing.T) {
 	for range consumers {
 		pend = append(pend, asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: -1, max: 1, invisible: 30000, poll: 30000}))
 	}
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == consumers }, "polls parked")
-	before := h.b().polls.Stats().PopRuns
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == consumers }, "polls parked")
+	before := h.b().Polls.Stats().PopRuns
 	for i := range msgs {
 		send(t, c, "T", 0, "m", sendOpts{})
-		eventually(t, func() bool { return h.b().polls.ParkedCount() == int64(consumers-i-1) }, "message %d not delivered", i)
+		eventually(t, func() bool { return h.b().Polls.ParkedCount() == int64(consumers-i-1) }, "message %d not delivered", i)
 	}
-	runs := h.b().polls.Stats().PopRuns - before
+	runs := h.b().Polls.Stats().PopRuns - before
 	t.Logf("%d POP executions for %d messages with %d parked consumers", runs, msgs, consumers)
 	require.LessOrEqual(t, runs, uint64(3*msgs), "POP executions per delivered message")
 	delivered := 0
@@ -51,15 +51,15 @@ func TestPOLL_WakeProportional(t *testing.T) {
 func TestPOLL_PollTimeCapped(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)
-	before := h.b().nowMillis()
+	before := h.b().Now()
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 3_600_000})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "poll parked")
 	var deadline int64
-	r := h.b().polls
+	r := h.b().Polls
 	for _, d := range r.Deadlines() {
 		deadline = d
 	}
-	require.LessOrEqual(t, deadline, h.b().nowMillis()+longpoll.MaxPollMillis)
+	require.LessOrEqual(t, deadline, h.b().Now()+longpoll.MaxPollMillis)
 	require.GreaterOrEqual(t, deadline, before+longpoll.MaxPollMillis)
 	r.Close()
 	require.Equal(t, codec.PollingTimeout, p.wait(t).Code)

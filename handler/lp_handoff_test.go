@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/broker/longpoll"
 )
 
 // lpPeer parks a POP-shaped waiter of group G on T/0 with filter exp
@@ -23,9 +23,9 @@ func lpPeer(t *testing.T, h *harness, exp string) (woke chan struct{}) {
 	f, err := longpoll.ParseTagFilter("TAG", exp)
 	require.NoError(t, err)
 	woke = make(chan struct{}, 1)
-	r := h.b().polls
-	p := &longpoll.Poll{Keys: []longpoll.Key{{Topic: "T", QueueID: 0}}, Group: "G", Filter: f, Src: h.b().svc,
-		DeadlineMillis: h.b().nowMillis() + lpPollMillis, OnExpire: func() {}}
+	r := h.b().Polls
+	p := &longpoll.Poll{Keys: []longpoll.Key{{Topic: "T", QueueID: 0}}, Group: "G", Filter: f, Src: h.b().Svc,
+		DeadlineMillis: h.b().Now() + lpPollMillis, OnExpire: func() {}}
 	// Like a popJob, the stand-in's request is a taker while outstanding;
 	// woken, it is taken to answer at once (it has no re-run).
 	p.OnWake = func() {
@@ -62,7 +62,7 @@ func TestLP_FilteredScanLeavesPeerMessage(t *testing.T) {
 	require.Equal(t, []string{"a-1"}, bodies(ms), "the A POP must stop at the B message")
 	require.Equal(t, int64(2), committedOffset(h, "G", "T", 0))
 	waitWoken(t, woke, "the parked B POP")
-	require.Zero(t, h.b().polls.ParkedCount())
+	require.Zero(t, h.b().Polls.ParkedCount())
 
 	// max 1: a B POP that went on would skip (consume) a-3, nobody parked wanting it.
 	_, ms = pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, exp: "B"})
@@ -83,7 +83,7 @@ func TestLP_FilteredScanLeavesUnfilteredPeer(t *testing.T) {
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000,
 		poll: lpPollMillis, exp: "A"})
 	waitWoken(t, woke, "the parked subscribe-all POP")
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "the A POP parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "the A POP parked")
 	require.Equal(t, int64(1), committedOffset(h, "G", "T", 0), "the A POP must not consume the Z message the peer wants")
 	send(t, c, "T", 0, "a-2", sendOpts{tag: "A"})
 	r := p.wait(t)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/broker/longpoll"
 )
 
 // registryState counts what the registry keeps per topic and queue
@@ -35,7 +35,7 @@ func TestLP_RegistryBookkeepingPruned(t *testing.T) {
 	h.createTopic("T", 2)
 	h.createTopic("U", 2)
 	c := h.dial()
-	r := h.b().polls
+	r := h.b().Polls
 	parkAll := func(topic string, poll int64) []pending {
 		before := r.Stats().Parks
 		ps := []pending{
@@ -77,7 +77,7 @@ func TestLP_RegistryBookkeepingPruned(t *testing.T) {
 func TestLP_RegistryBookkeepingDroppedOnClose(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)
-	r := h.b().polls
+	r := h.b().Polls
 	pc := h.dial()
 	asyncPop(t, pc, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, poll: lpPollMillis, exp: "A"})
 	eventually(t, func() bool { return r.ParkedCount() == 1 }, "poll parked")

@@ -33,10 +33,10 @@ type lpParked struct {
 // order is the order of the calls).
 func lpPark(t *testing.T, h *harness, name, group, exp string) *lpParked {
 	t.Helper()
-	before := h.b().polls.Stats().Parks
+	before := h.b().Polls.Stats().Parks
 	p := asyncPop(t, h.dial(), popArgs{group: group, topic: "T", queueID: 0, max: 4, invisible: 30000,
 		poll: lpPollMillis, exp: exp})
-	eventually(t, func() bool { return h.b().polls.Stats().Parks > before }, "%s not parked", name)
+	eventually(t, func() bool { return h.b().Polls.Stats().Parks > before }, "%s not parked", name)
 	return &lpParked{name: name, group: group, exp: exp, p: p}
 }
 
@@ -61,7 +61,7 @@ func lpStart(t *testing.T, groups ...string) *harness {
 // every other POP stays parked.
 func lpDeliver(t *testing.T, h *harness, parked []*lpParked, tag, want string) []*lpParked {
 	t.Helper()
-	runs := h.b().polls.Stats().PopRuns
+	runs := h.b().Polls.Stats().PopRuns
 	body := "m-" + tag + "-" + want
 	send(t, h.dial(), "T", 0, body, sendOpts{tag: tag})
 	var rest []*lpParked
@@ -87,8 +87,8 @@ func lpDeliver(t *testing.T, h *harness, parked []*lpParked, tag, want string) [
 			t.Fatalf("%s (exp %q) answered %d %q for a %q message", q.name, q.exp, r.Code, r.Remark, tag)
 		}
 	}
-	require.Equal(t, runs+1, h.b().polls.Stats().PopRuns, "POP executions for one %q message", tag)
-	require.Equal(t, int64(len(rest)), h.b().polls.ParkedCount())
+	require.Equal(t, runs+1, h.b().Polls.Stats().PopRuns, "POP executions for one %q message", tag)
+	require.Equal(t, int64(len(rest)), h.b().Polls.ParkedCount())
 	return rest
 }
 

@@ -18,7 +18,7 @@ func tagProps(tag string) string { return "TAGS\x01" + tag + "\x02" }
 func TestLP_TakerReleasedWhenAnswered(t *testing.T) {
 	h := lpStart(t, "G")
 	c := h.dial()
-	r := h.b().polls
+	r := h.b().Polls
 	send(t, c, "T", 0, "b-1", sendOpts{tag: "B"})
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, exp: "B"})
 	require.Equal(t, []string{"b-1"}, bodies(ms))
@@ -44,7 +44,7 @@ func TestLP_TakerReleasedWhenAnswered(t *testing.T) {
 // longer reserved and a peer of the group is not held back by them.
 func TestLP_TakerReleasedWhenConnectionCloses(t *testing.T) {
 	h := lpStart(t, "G")
-	r := h.b().polls
+	r := h.b().Polls
 	bc := dialAddr(t, h.addr())
 	_ = asyncPop(t, bc, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000,
 		poll: lpPollMillis, exp: "B"})
@@ -69,7 +69,7 @@ func TestLP_QueuedPopReservesItsTags(t *testing.T) {
 	h.createTopic("T", 1)
 	c := h.dial()
 	send(t, c, "T", 0, "x-0", sendOpts{tag: "X"})
-	r := h.b().polls
+	r := h.b().Polls
 	entered, release := popGate(t, h)
 	first := asyncPop(t, h.dial(), popArgs{group: "H", topic: "T", queueID: 0, max: 1, invisible: 30000})
 	waitClosed(t, entered, "the first POP holding the only reader")

@@ -35,8 +35,8 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -48,10 +48,10 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	now := b.nowMillis()
+	now := b.Now()
 	born := longpoll.StartMillis(now, h.BornTime)
 	if now-born-h.PollTime > popTimeoutSlackMillis {
-		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
+		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.Pop.BrokerName))
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
@@ -104,7 +104,7 @@ type notifyJob struct {
 func (n *notifyJob) run() {
 	b := n.b
 	for {
-		seen := b.polls.Snapshot(n.keys)
+		seen := b.Polls.Snapshot(n.keys)
 		if n.hasMsg() {
 			n.reply(true, false)
 			return
@@ -121,7 +121,7 @@ func (n *notifyJob) run() {
 		}
 		p := &longpoll.Poll{Keys: keys, DeadlineMillis: n.deadlineMillis, ConnID: n.c.ID(),
 			OnWake: n.run, OnExpire: func() { n.reply(false, false) }}
-		switch b.polls.Park(p, seen) {
+		switch b.Polls.Park(p, seen) {
 		case longpoll.Parked:
 		case longpoll.ParkChanged:
 			continue // an awaited topic moved meanwhile: look again
@@ -145,7 +145,7 @@ func (n *notifyJob) hasMsg() bool {
 		if !ok {
 			off = b.Store.MinOffset(topic, q)
 		}
-		if n.h.Order && b.svc.OrderBlocked(group, topic, q, n.h.AttemptID) {
+		if n.h.Order && b.Svc.OrderBlocked(group, topic, q, n.h.AttemptID) {
 			blocked++
 			return false
 		}

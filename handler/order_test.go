@@ -244,10 +244,10 @@ func TestOrder_ParkedPopWokenByAckNotByAppends(t *testing.T) {
 	parked := a
 	parked.poll = 20000
 	p := asyncCall(t, h.dial(), orderPopReq(parked, "B"))
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "orderly POP parked")
-	before := h.b().polls.Stats().PopRuns
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "orderly POP parked")
+	before := h.b().Polls.Stats().PopRuns
 	sendBatch(t, c, "T", 0, "n", 0, 1000, "")
-	runs := h.b().polls.Stats().PopRuns - before
+	runs := h.b().Polls.Stats().PopRuns - before
 	require.LessOrEqual(t, runs, uint64(2), "appends to a blocked queue re-ran the parked POP %d times", runs)
 	_, ok := p.answered()
 	require.False(t, ok, "answered while the queue is blocked")
@@ -460,10 +460,10 @@ func TestOrder_ParkedPopIgnoresAppendsToBlockedQueues(t *testing.T) {
 	_, ms, _ := orderPop(t, c, a, "A")
 	require.Equal(t, []string{"a-0"}, bodies(ms))
 	p := asyncCall(t, h.dial(), orderPopReq(popArgs{group: "G", topic: "T", queueID: -1, max: 1, invisible: 30000, poll: 20000}, "B"))
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "orderly POP parked")
-	before := h.b().polls.Stats().PopRuns
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "orderly POP parked")
+	before := h.b().Polls.Stats().PopRuns
 	sendN(t, c, "T", 0, 20, "q0", sendOpts{}) // 20 appends, each a wake-up of queue 0
-	runs := h.b().polls.Stats().PopRuns - before
+	runs := h.b().Polls.Stats().PopRuns - before
 	require.LessOrEqual(t, runs, uint64(2), "appends to the blocked queue re-ran the parked POP %d times", runs)
 	_, ok := p.answered()
 	require.False(t, ok)

@@ -24,12 +24,12 @@ func TestPOLL_ClosedConnectionReleasesParkedPolls(t *testing.T) {
 	asyncCall(t, gone, pullReq("GP", "T", 1, 0, 32, 60000, ""))
 	asyncCall(t, gone, notifyReq("GN", "T", -1, 60000))
 	stays := asyncPop(t, h.dial(), popArgs{group: "G2", topic: "T", queueID: -1, max: 4, invisible: 30000, poll: 60000})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 4 }, "four polls parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 4 }, "four polls parked")
 
 	require.NoError(t, gone.Close())
 	// The polls' deadline is 60 s, three times eventually's bound: only the
 	// close can release them in time.
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "polls of the closed connection still parked: %d", h.b().polls.ParkedCount())
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "polls of the closed connection still parked: %d", h.b().Polls.ParkedCount())
 	_, early := stays.answered()
 	require.False(t, early, "the other connection's poll was answered")
 
@@ -37,5 +37,5 @@ func TestPOLL_ClosedConnectionReleasesParkedPolls(t *testing.T) {
 	r := stays.wait(t)
 	require.Equal(t, codec.Success, r.Code, r.Remark)
 	require.Equal(t, []string{"m"}, bodies(parsePop(t, r)))
-	require.Zero(t, h.b().polls.ParkedCount())
+	require.Zero(t, h.b().Polls.ParkedCount())
 }

@@ -18,16 +18,16 @@ import (
 // of the match, a long-polling POP keeps scanning instead of parking.
 func TestPOLL01_SelectiveFilterNoPark(t *testing.T) {
 	h := startHarness(t, nil)
-	h.b().pop.MaxScanPerQueue = 500
+	h.b().Pop.MaxScanPerQueue = 500
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendBatch(t, c, "T", 0, "b", 0, 5000, "B")
 	send(t, c, "T", 0, "a", sendOpts{tag: "A"})
-	parks := h.b().polls.Stats().Parks
+	parks := h.b().Polls.Stats().Parks
 	resp, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 60000, exp: "A"})
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Equal(t, []string{"a"}, bodies(ms))
-	require.Equal(t, parks, h.b().polls.Stats().Parks, "the request was parked")
+	require.Equal(t, parks, h.b().Polls.Stats().Parks, "the request was parked")
 }
 
 // TestPOLL_ParkedPopWokenBySend: an empty long poll is answered by the
@@ -37,19 +37,19 @@ func TestPOLL_ParkedPopWokenBySend(t *testing.T) {
 	h.createTopic("T", 2)
 	c := h.dial()
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: -1, max: 4, invisible: 30000, poll: 30000})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "poll parked")
 	_, early := p.answered()
 	require.False(t, early)
 	send(t, c, "T", 1, "m", sendOpts{})
 	r := p.wait(t)
 	require.Equal(t, codec.Success, r.Code, r.Remark)
 	require.Equal(t, []string{"m"}, bodies(parsePop(t, r)))
-	require.Zero(t, h.b().polls.ParkedCount())
+	require.Zero(t, h.b().Polls.ParkedCount())
 
 	// Short poll on an empty queue: answered POLLING_TIMEOUT by the timer.
 	r = call(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 30000, poll: 100}.request())
 	require.Equal(t, codec.PollingTimeout, r.Code)
-	require.Zero(t, h.b().polls.ParkedCount())
+	require.Zero(t, h.b().Polls.ParkedCount())
 }
 
 // TestPOLL_PollingFull: beyond --max-parked-polls a POP is answered
@@ -58,7 +58,7 @@ func TestPOLL_PollingFull(t *testing.T) {
 	h := startHarness(t, func(c *conf.Config) { c.MaxParkedPolls = 1 })
 	h.createTopic("T", 1)
 	first := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 30000})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "first poll parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "first poll parked")
 	c := h.dial()
 	r := call(t, c, popArgs{group: "G2", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 30000}.request())
 	require.Equal(t, codec.PollingFull, r.Code)
@@ -98,7 +98,7 @@ func TestPOLL04_Notification(t *testing.T) {
 	require.False(t, hasMsg(t, notify(t, c, "G", "T", -1, 100)), "empty topic")
 
 	p := asyncCall(t, h.dial(), notifyReq("G", "T", -1, 30000))
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "notification parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "notification parked")
 	send(t, c, "T", 1, "m", sendOpts{})
 	require.True(t, hasMsg(t, p.wait(t)))
 
@@ -106,7 +106,7 @@ func TestPOLL04_Notification(t *testing.T) {
 	require.Len(t, ms, 1)
 	require.False(t, hasMsg(t, notify(t, c, "G", "T", -1, 0)), "everything popped")
 	p = asyncCall(t, h.dial(), notifyReq("G", "T", -1, 30000))
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "notification parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "notification parked")
 	h.advance(6 * time.Second)
 	h.reviveNow()
 	require.True(t, hasMsg(t, p.wait(t)), "revive into the retry topic wakes the notification")
@@ -129,7 +129,7 @@ func TestPOLL05_ParkedPopGetsRevivedMessage(t *testing.T) {
 	require.Len(t, ms, 1)
 	for round := int32(1); round <= 2; round++ {
 		p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: -1, max: 1, invisible: 10000, poll: 15000})
-		eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
+		eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "poll parked")
 		h.advance(11 * time.Second)
 		h.reviveNow()
 		r := p.wait(t)
@@ -147,10 +147,10 @@ func TestPOLL_ContendedQueueWakesWaiter(t *testing.T) {
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendN(t, c, "T", 0, 2, "m", sendOpts{})
-	require.True(t, h.b().svc.TryLockQueue("G", "T", 0)) // stands in for a POP in flight
+	require.True(t, h.b().Svc.TryLockQueue("G", "T", 0)) // stands in for a POP in flight
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 30000, poll: 30000})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked behind the lock")
-	h.b().svc.UnlockQueue("G", "T", 0)
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "poll parked behind the lock")
+	h.b().Svc.UnlockQueue("G", "T", 0)
 	r := p.wait(t)
 	require.Equal(t, codec.Success, r.Code, r.Remark)
 	require.Equal(t, []string{"m-0"}, bodies(parsePop(t, r)))

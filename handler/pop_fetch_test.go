@@ -84,14 +84,14 @@ func TestPOP02_LockReleasedOnEveryPath(t *testing.T) {
 
 	resp, _ := pop(t, c, a) // empty queue
 	require.Equal(t, codec.PollingTimeout, resp.Code)
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 
 	send(t, c, "T", 0, "y", sendOpts{tag: "Y"})
 	f := a
 	f.exp = "X"
 	resp, _ = pop(t, c, f) // every message filtered out
 	require.Equal(t, codec.PollingTimeout, resp.Code)
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 	require.EqualValues(t, 1, committedOffset(h, "G", "T", 0), "the filtered message is passed over")
 
 	sendN(t, c, "T", 0, 3, "z", sendOpts{})
@@ -101,7 +101,7 @@ func TestPOP02_LockReleasedOnEveryPath(t *testing.T) {
 	resp, ms := pop(t, c, a)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Equal(t, []string{"z-2"}, bodies(ms))
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 
 	send(t, c, "T", 0, "now", sendOpts{})
 	one := a
@@ -109,7 +109,7 @@ func TestPOP02_LockReleasedOnEveryPath(t *testing.T) {
 	resp, ms = pop(t, c, one)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Equal(t, []string{"now"}, bodies(ms))
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 }
 
 // TestPOP03_NoInflightCapQueueStaysServed: popshim has no in-flight cap,
@@ -130,7 +130,7 @@ func TestPOP03_NoInflightCapQueueStaysServed(t *testing.T) {
 	}
 	_, third := pop(t, c, a)
 	require.Equal(t, []string{"m-8", "m-9", "m-10", "m-11"}, bodies(third))
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 }
 
 // TestPOP04_InitMode: a new group starts at the min offset (initMode MIN);
@@ -252,7 +252,7 @@ func TestPOP06_ConcurrentChangesSameHandle(t *testing.T) {
 // matching message arrives within a few calls.
 func TestPOP08_FilteredSegmentsAdvanceOffset(t *testing.T) {
 	h := startHarness(t, nil)
-	h.b().pop.MaxScanPerQueue = 300 // several scan rounds for 2000 messages
+	h.b().Pop.MaxScanPerQueue = 300 // several scan rounds for 2000 messages
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendBatch(t, c, "T", 0, "b", 0, 2000, "B")
@@ -273,7 +273,7 @@ func TestPOP08_FilteredSegmentsAdvanceOffset(t *testing.T) {
 	require.Equal(t, []string{"a"}, bodies(got))
 	require.Equal(t, codec.Success, ack(t, c, "G", "T", got[0]))
 	require.EqualValues(t, 2001, committedOffset(h, "G", "T", 0))
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 }
 
 // createTopicRemote creates a topic with UPDATE_AND_CREATE_TOPIC (17).

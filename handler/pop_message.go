@@ -71,7 +71,7 @@ package handler
 // REQUEST_CODE_NOT_SUPPORTED (3) for SQL92 filters, which popshim does not
 // serve.
 //
-// Orderly POP (order=true; handler/orderly, popsvc/order.go): only the
+// Orderly POP (order=true; broker/orderly, popsvc/order.go): only the
 // topic's queues are read (no retry topics). A queue whose lease (the last
 // orderly POP of the group there) holds an un-acked message whose deadline
 // has not passed is blocked and skipped, unless the request carries that
@@ -93,8 +93,8 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )
@@ -113,7 +113,7 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	now := b.nowMillis()
+	now := b.Now()
 	born := longpoll.StartMillis(now, h.BornTime)
 	refuse := func(code int32, remark string) {
 		resp := codec.NewResponse(req, code, remark)
@@ -122,10 +122,10 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 	}
 	switch {
 	case now-born-h.PollTime > popTimeoutSlackMillis:
-		refuse(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.pop.BrokerName))
+		refuse(codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.Pop.BrokerName))
 		return
 	case h.MaxMsgNums > maxPopBatch || h.MaxMsgNums < 1:
-		refuse(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.pop.BrokerName, h.MaxMsgNums, maxPopBatch))
+		refuse(codec.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num %d is not in [1, %d]", b.Pop.BrokerName, h.MaxMsgNums, maxPopBatch))
 		return
 	case popsvc.CheckInvisibleTime(h.InvisibleTime) != nil:
 		refuse(codec.InvalidParameter, popsvc.CheckInvisibleTime(h.InvisibleTime).Remark)
@@ -166,11 +166,11 @@ func (b *Broker) handlePopMessage(c remoting.Conn, req *codec.Command) {
 		return
 	}
 	b.ensurePopRetryTopic(h.ConsumerGroup)
-	job := popsvc.NewPopJob(b.svc, c, req, h, meta, filter, longpoll.Deadline(born, h.PollTime))
+	job := popsvc.NewPopJob(b.Svc, c, req, h, meta, filter, longpoll.Deadline(born, h.PollTime))
 	// The request reserves its tags from arrival, also while it waits for a
 	// reader, so a peer's scan in that time does not skip its messages.
 	job.StartTaking()
-	if !b.svc.SubmitRead(job.Run) {
+	if !b.Svc.SubmitRead(job.Run) {
 		job.EndTaking()
 		refuse(codec.SystemBusy, reply.BusyRemark)
 	}

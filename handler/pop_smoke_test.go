@@ -28,7 +28,7 @@ func TestPopStack_NoGoroutineLeak(t *testing.T) {
 	parkedPop := asyncPop(t, h.dial(), popArgs{group: "G2", topic: "T", queueID: 1, max: 1, invisible: 1000, poll: 60000})
 	parkedPull := asyncCall(t, h.dial(), pullReq("G", "T", 1, 0, 32, 60000, ""))
 	parkedNotify := asyncCall(t, h.dial(), notifyReq("G3", "T", 1, 60000))
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 3 }, "three requests parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 3 }, "three requests parked")
 	h.stop()
 	require.Equal(t, codec.PollingTimeout, parkedPop.wait(t).Code)
 	require.Equal(t, codec.PullNotFound, parkedPull.wait(t).Code)

@@ -48,8 +48,8 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -135,9 +135,9 @@ func (b *Broker) handlePullMessage(c remoting.Conn, req *codec.Command) {
 		b.commitPullOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 	j := &pullJob{b: b, c: c, req: req, h: h, filter: filter,
-		deadlineMillis: longpoll.Deadline(b.nowMillis(), h.SuspendTimeoutMillis),
+		deadlineMillis: longpoll.Deadline(b.Now(), h.SuspendTimeoutMillis),
 		keys:           []longpoll.Key{{Topic: h.Topic, QueueID: h.QueueID}}}
-	if !b.submitRead(j.run) {
+	if !b.SubmitRead(j.run) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
@@ -166,7 +166,7 @@ type pullJob struct {
 
 func (j *pullJob) run() {
 	b, h := j.b, j.h
-	seen := b.polls.Snapshot(j.keys)
+	seen := b.Polls.Snapshot(j.keys)
 	st := b.Store
 	minOff, maxOff := st.MinOffset(h.Topic, h.QueueID), st.MaxOffset(h.Topic, h.QueueID)
 	off := h.QueueOffset
@@ -189,14 +189,14 @@ func (j *pullJob) run() {
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
 	default:
-		limit := b.pop.MaxPopBytes
+		limit := b.Pop.MaxPopBytes
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}
 		want := min(max(int(h.MaxMsgNums), 1), maxPullBatch)
 		next = off
 		full := false
-		for scanned := 0; !full && found < want && next < maxOff && scanned < b.pop.MaxScanPerQueue; {
+		for scanned := 0; !full && found < want && next < maxOff && scanned < b.Pop.MaxScanPerQueue; {
 			recs, nxt, err := st.ReadMessages(h.Topic, h.QueueID, next, want-found, limit-len(body))
 			if err != nil {
 				reply.Code(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
@@ -243,7 +243,7 @@ func (j *pullJob) park(seen []uint64) bool {
 	remoting.MarkLongPolling(j.c)
 	p := &longpoll.Poll{Keys: j.keys, DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
 		OnWake: func() {
-			if !b.resubmitRead(j.run) {
+			if !b.ResubmitRead(j.run) {
 				reply.Code(j.c, j.req, codec.SystemBusy, reply.BusyRemark)
 			}
 		},
@@ -253,7 +253,7 @@ func (j *pullJob) park(seen []uint64) bool {
 			j.reply(codec.PullNotFound, j.h.QueueOffset, minOff, maxOff, nil, 0)
 		},
 	}
-	switch b.polls.Park(p, seen) {
+	switch b.Polls.Park(p, seen) {
 	case longpoll.Parked:
 		return true
 	case longpoll.ParkChanged:
@@ -272,11 +272,11 @@ func (j *pullJob) reply(code int32, next, minOff, maxOff int64, body []byte, fou
 	resp.Body = body
 	reply.Respond(j.c, j.req, resp)
 	if found > 0 {
-		j.b.metrics.GetNums.Add(uint64(found))
+		j.b.Metrics.GetNums.Add(uint64(found))
 		sys := popsvc.IsSystemTopic(j.h.Topic)
 		retry := popsvc.BoolLabel(codec.IsRetryTopic(j.h.Topic))
-		j.b.metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
-		j.b.metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
+		j.b.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
+		j.b.Metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
 	}
 }
 

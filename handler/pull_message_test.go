@@ -107,7 +107,7 @@ func TestPullMessage_LongPoll(t *testing.T) {
 	h.createTopic("T", 1)
 	c := h.dial()
 	p := asyncCall(t, h.dial(), pullReq("G", "T", 0, 0, 32, 30000, ""))
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "pull parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "pull parked")
 	send(t, c, "T", 0, "m", sendOpts{})
 	r := pullOf(t, p.wait(t))
 	require.Equal(t, codec.Success, r.code)

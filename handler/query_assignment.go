@@ -50,7 +50,7 @@ import (
 	"slices"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"

@@ -29,14 +29,14 @@ func TestPOP_PanicInJobReleasesLocks(t *testing.T) {
 			panic("injected by TestPOP_PanicInJobReleasesLocks")
 		}
 	}
-	h.b().pop.Hooks.BeforeSubmit.Store(&hook)
-	t.Cleanup(func() { h.b().pop.Hooks.BeforeSubmit.Store(nil) })
+	h.b().Pop.Hooks.BeforeSubmit.Store(&hook)
+	t.Cleanup(func() { h.b().Pop.Hooks.BeforeSubmit.Store(nil) })
 
 	r := call(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 32, invisible: 60000}.request())
 	require.Equal(t, codec.SystemError, r.Code, r.Remark)
 	require.Contains(t, r.Remark, "internal error")
 	require.True(t, fired.Load())
-	require.Zero(t, h.b().svc.HeldLocks(), "a queue stayed locked after the panic")
+	require.Zero(t, h.b().Svc.HeldLocks(), "a queue stayed locked after the panic")
 	require.EqualValues(t, -1, committedOffset(h, "G", "T", 0))
 	require.EqualValues(t, -1, committedOffset(h, "G", "T", 1))
 
@@ -45,5 +45,5 @@ func TestPOP_PanicInJobReleasesLocks(t *testing.T) {
 	for _, m := range got {
 		require.Equal(t, codec.Success, ack(t, c, "G", "T", m))
 	}
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 }

@@ -118,7 +118,7 @@ func TestResetOffsetWakesParkedPop(t *testing.T) {
 		resp, err := parked.Invoke(ctx, popArgs{group: "GW", topic: "TW", queueID: -1, max: 32, invisible: 60000, poll: 15000}.request())
 		done <- answer{resp, err}
 	}()
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "POP parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "POP parked")
 
 	resp := call(t, c, resetByTimeReq("GW", "TW", -1, before))
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)

@@ -38,12 +38,12 @@ func popGate(t *testing.T, h *harness) (entered <-chan struct{}, release func())
 			<-out
 		}
 	}
-	h.b().pop.Hooks.BeforeSubmit.Store(&hook)
+	h.b().Pop.Hooks.BeforeSubmit.Store(&hook)
 	var once sync.Once
 	release = func() { once.Do(func() { close(out) }) }
 	t.Cleanup(func() {
 		release()
-		h.b().pop.Hooks.BeforeSubmit.Store(nil)
+		h.b().Pop.Hooks.BeforeSubmit.Store(nil)
 	})
 	return in, release
 }
@@ -81,7 +81,7 @@ func resetCheckAfter(t *testing.T, h *harness, c *remoting.Client, p pending) {
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 60000})
 	require.Equal(t, []string{"m-8", "m-9"}, bodies(ms), "the next POP must start at the reset offset")
 	require.Equal(t, int64(10), committedOffset(h, "G", "T", 0))
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 }
 
 // TestRESET_WinsOverInFlightPop: the reset is durable before the POP that
@@ -165,7 +165,7 @@ func TestRESET_WakesParkedPop(t *testing.T) {
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 2, invisible: 60000})
 	require.Len(t, ms, 2)
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 4, invisible: 60000, poll: lpPollMillis})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "poll parked")
 	r := call(t, c, resetReq("G", "T", 0, 0))
 	require.Equal(t, codec.Success, r.Code, r.Remark)
 	select {

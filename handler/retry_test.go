@@ -46,7 +46,7 @@ func TestRET01_RetryTopicsDoNotCollide(t *testing.T) {
 // (%RETRY%group_topic) pop and ack like V2 ones.
 func TestRET01_RetryTopicV1Accepted(t *testing.T) {
 	h := startHarness(t, nil)
-	h.b().pop.Revive.RetryTopicV2 = false
+	h.b().Pop.Revive.RetryTopicV2 = false
 	h.createTopic("T", 1)
 	c := h.dial()
 	send(t, c, "T", 0, "m", sendOpts{})
@@ -122,7 +122,7 @@ func TestRET07_PrefixGroupsIsolated(t *testing.T) {
 
 	g1 := asyncPop(t, h.dial(), popArgs{group: "g1", topic: "T", queueID: -1, max: 1, invisible: 60000, poll: 1500})
 	g10 := asyncPop(t, h.dial(), popArgs{group: "g10", topic: "T", queueID: -1, max: 1, invisible: 60000, poll: 15000})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 2 }, "both polls parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 2 }, "both polls parked")
 	h.advance(3 * time.Second)
 	h.reviveNow()
 	r10 := g10.wait(t)

@@ -69,7 +69,7 @@ func TestREV_PassMemoryBoundedByChunk(t *testing.T) {
 
 	gate.armed.Store(true)
 	h.advance(61 * time.Second)
-	h.b().revive.Trigger()
+	h.b().Revive.Trigger()
 	select {
 	case <-gate.held:
 	case <-time.After(waitFor):

@@ -27,7 +27,7 @@ func TestREV_StalledCheckpointWriteStillRevived(t *testing.T) {
 
 	pc := h.dial()
 	g.armed.Store(true)
-	before := h.b().nowMillis()
+	before := h.b().Now()
 	p := asyncPop(t, pc, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 1000})
 	select {
 	case <-g.held:

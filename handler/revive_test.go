@@ -161,8 +161,8 @@ func TestReviveToDLQAfterMaxReconsume(t *testing.T) {
 	require.Equal(t, "T", origin)
 	// The DLQ counter names the original topic, not the pop retry topic the
 	// last delivery came from (Java labels the origin topic).
-	require.Equal(t, 1.0, testutil.ToFloat64(h.b().metrics.SendToDLQ.WithLabelValues("T", "G", "false")))
-	require.Equal(t, 1, testutil.CollectAndCount(h.b().metrics.SendToDLQ), "one series")
+	require.Equal(t, 1.0, testutil.ToFloat64(h.b().Metrics.SendToDLQ.WithLabelValues("T", "G", "false")))
+	require.Equal(t, 1, testutil.CollectAndCount(h.b().Metrics.SendToDLQ), "one series")
 }
 
 // redeliverUntilDLQ expects the one message of G on T, popped with a 1 s

@@ -33,7 +33,7 @@ func TestPOLL05_RetryViaNamedQueue(t *testing.T) {
 	require.EqualValues(t, 1, got[0].m.ReconsumeTimes)
 
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 1, max: 1, invisible: 5000, poll: 15000})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "poll parked")
 	h.advance(6 * time.Second)
 	h.reviveNow()
 	r := p.wait(t)
@@ -130,7 +130,7 @@ func TestORD_OrderlyPopHoldsNoLockAndOrderlyBatchAckNeedsALease(t *testing.T) {
 	resp, om := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 10000, order: true})
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Equal(t, []string{"m-0"}, bodies(om))
-	require.Zero(t, h.b().svc.HeldLocks())
+	require.Zero(t, h.b().Svc.HeldLocks())
 	_, ms := pop(t, c, popArgs{group: "G2", topic: "T", queueID: 0, max: 3, invisible: 10000})
 	require.Equal(t, []string{"m-0", "m-1", "m-2"}, bodies(ms))
 	body := `{"brokerName":"` + testBrokerName + `","acks":[{"c":"G2","t":"T","r":"0","so":0,"q":0,"rq":999,"pt":` +
@@ -225,7 +225,7 @@ func TestPOLL05_FilteredParkedPopWokenByRevive(t *testing.T) {
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000, exp: "A"})
 	require.Len(t, ms, 1)
 	p := asyncPop(t, h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 5000, poll: 15000, exp: "A"})
-	eventually(t, func() bool { return h.b().polls.ParkedCount() == 1 }, "poll parked")
+	eventually(t, func() bool { return h.b().Polls.ParkedCount() == 1 }, "poll parked")
 	h.advance(6 * time.Second)
 	h.reviveNow()
 	r := p.wait(t)

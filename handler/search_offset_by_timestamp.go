@@ -41,7 +41,7 @@ func (b *Broker) handleSearchOffsetByTimestamp(c remoting.Conn, req *codec.Comma
 		codec.OffsetResponseHeader{Offset: off}.Encode(resp)
 		reply.Respond(c, req, resp)
 	}
-	if !b.submitRead(job) {
+	if !b.SubmitRead(job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

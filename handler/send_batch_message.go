@@ -47,13 +47,13 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 	case codec.IsRetryTopic(h.Topic):
 		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("batch request does not support retry group %s", h.Topic))
 		return
-	case len(req.Body) > b.pop.MaxMessageBytes:
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.MaxMessageBytes))
+	case len(req.Body) > b.Pop.MaxMessageBytes:
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.Pop.MaxMessageBytes))
 		return
 	}
 	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyDelayTimeLevel); atoiPositive(v) {
 		// CommitLog.asyncPutMessages refuses a batch with a delay level.
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.pop.MaxMessageBytes))
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.Pop.MaxMessageBytes))
 		return
 	}
 	msgs, err := codec.DecodeBatchBody(req.Body)
@@ -69,8 +69,8 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 		reply.Code(c, req, code, remark)
 		return
 	}
-	now := b.nowMillis()
-	born, host := addrPortOf(c.RemoteAddr()), b.storeHost()
+	now := b.Now()
+	born, host := addrPortOf(c.RemoteAddr()), b.StoreHost()
 	recs := make([][]byte, len(msgs))
 	for i := range msgs {
 		m := codec.MessageExt{

@@ -21,7 +21,7 @@ package handler
 //     goes to %DLQ%<group> instead (handleRetryAndDLQ).
 //   - One writer op on the produce lane appends the record (queueOffset and
 //     physicalOffset assigned there); SUCCESS when durable.
-//   - Delayed delivery (handler/timer, Settings.Resolve): DELAY level
+//   - Delayed delivery (broker/timer, Settings.Resolve): DELAY level
 //     1..N (--message-delay-level; above N: N), else TIMER_DELAY_SEC,
 //     TIMER_DELAY_MS or TIMER_DELIVER_MS up to --timer-max-delay-sec
 //     ahead. A delayed message is stored as a timer entry (same op,
@@ -56,10 +56,10 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
-	"github.com/popshim/popshim/handler/popsvc"
+	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
-	"github.com/popshim/popshim/handler/timer"
+	"github.com/popshim/popshim/broker/timer"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -78,12 +78,12 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	if len(req.Body) > b.pop.MaxMessageBytes {
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.pop.MaxMessageBytes))
+	if len(req.Body) > b.Pop.MaxMessageBytes {
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.Pop.MaxMessageBytes))
 		return
 	}
 	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyTransactionPrepared); strings.EqualFold(v, "true") {
-		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.pop.BrokerName))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.Pop.BrokerName))
 		return
 	}
 	t, code, remark := b.sendTargetOf(&h, req.Version)
@@ -91,20 +91,20 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		reply.Code(c, req, code, remark)
 		return
 	}
-	now := b.nowMillis()
+	now := b.Now()
 	if _, ok := codec.PropertyValue(t.props, codec.PropertyUniqClientMessageIDKeyIdx); !ok {
-		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, b.uniq.Next(now))
+		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, b.Uniq.Next(now))
 	}
-	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.pop.ClusterName); err != nil {
+	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.Pop.ClusterName); err != nil {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
 	var due int64
 	if !t.dlq {
-		sch, err := b.delay.Resolve(t.props, t.topic, t.queueID, now)
+		sch, err := b.Delay.Resolve(t.props, t.topic, t.queueID, now)
 		switch {
 		case errors.Is(err, timer.ErrIllegal):
-			reply.Code(c, req, codec.MessageIllegal, b.delay.IllegalRemark())
+			reply.Code(c, req, codec.MessageIllegal, b.Delay.IllegalRemark())
 			return
 		case err != nil:
 			reply.Code(c, req, codec.MessageIllegal, err.Error())
@@ -119,7 +119,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		BornTimestamp:  h.BornTimestamp,
 		BornHost:       addrPortOf(c.RemoteAddr()),
 		StoreTimestamp: now,
-		StoreHost:      b.storeHost(),
+		StoreHost:      b.StoreHost(),
 		ReconsumeTimes: h.ReconsumeTimes,
 	}
 	rec, err := codec.AppendMessage(nil, &m)
@@ -141,7 +141,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 func (b *Broker) storeTimer(c remoting.Conn, req *codec.Command, t sendTarget, rec []byte, due int64, bodyBytes int) {
 	req.Body = nil // as in appendRecords: rec is the one copy the op keeps
 	var phys int64
-	host := b.storeHost()
+	host := b.StoreHost()
 	op := &batch.Op{
 		Lane:  batch.LaneProduce,
 		Bytes: len(rec),
@@ -155,16 +155,16 @@ func (b *Broker) storeTimer(c remoting.Conn, req *codec.Command, t sendTarget, r
 				reply.Code(c, req, code, remark)
 				return
 			}
-			b.timers.NoteDurable(due)
+			b.Timers.NoteDurable(due)
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.SendMessageResponseHeader{MsgID: codec.OffsetMsgID(host, phys), QueueID: t.queueID}.Encode(resp)
 			reply.Respond(c, req, resp)
-			b.metrics.TimerEnqueued.Inc()
-			b.metrics.PutNums.Add(1)
+			b.Metrics.TimerEnqueued.Inc()
+			b.Metrics.PutNums.Add(1)
 			sys := popsvc.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) {
-				b.metrics.MessagesIn.WithLabelValues(t.topic, "delay", sys).Inc()
-				b.metrics.ThroughputIn.WithLabelValues(t.topic, "delay", sys).Add(float64(bodyBytes))
+				b.Metrics.MessagesIn.WithLabelValues(t.topic, "delay", sys).Inc()
+				b.Metrics.ThroughputIn.WithLabelValues(t.topic, "delay", sys).Add(float64(bodyBytes))
 			}
 		},
 	}
@@ -207,7 +207,7 @@ func (b *Broker) sendTargetOf(h *codec.SendMessageRequestHeader, version int32) 
 	}
 	if codec.IsRetryTopic(h.Topic) {
 		group := retryTopicGroup(h.Topic)
-		limit := b.groupRetryMax(group)
+		limit := b.GroupRetryMax(group)
 		if h.HasMaxReconsumeTimes && version >= versionV3_4_9 {
 			limit = h.MaxReconsumeTimes
 		}
@@ -252,7 +252,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 	for _, r := range recs {
 		size += len(r)
 	}
-	host := b.storeHost()
+	host := b.StoreHost()
 	op := &batch.Op{
 		Lane:  batch.LaneProduce,
 		Bytes: size,
@@ -279,11 +279,11 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 			resp := codec.NewResponse(req, codec.Success, "")
 			codec.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: t.queueID, QueueOffset: offsets[0]}.Encode(resp)
 			reply.Respond(c, req, resp)
-			b.metrics.PutNums.Add(uint64(len(recs)))
+			b.Metrics.PutNums.Add(uint64(len(recs)))
 			sys := popsvc.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) && !t.dlq {
-				b.metrics.MessagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
-				b.metrics.ThroughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
+				b.Metrics.MessagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
+				b.Metrics.ThroughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
 			}
 		},
 	}

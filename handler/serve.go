@@ -19,7 +19,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/clients"
+	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"

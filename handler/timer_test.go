@@ -1,6 +1,6 @@
 package handler
 
-// Delay-level and timer messages (handler/timer) over real TCP: each
+// Delay-level and timer messages (broker/timer) over real TCP: each
 // property and its boundaries, invisibility before the due time, delivery
 // with Java's properties, long-poll wake-up, restart with timers pending.
 
@@ -44,7 +44,7 @@ func TestTimer_DelayLevelDeliveredAtDue(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)
 	c := h.dial()
-	before := h.b().nowMillis()
+	before := h.b().Now()
 	sent := send(t, c, "T", 0, "late", sendOpts{tag: "TG", flag: 7, props: map[string]string{
 		codec.PropertyDelayTimeLevel: "2", "KEYS": "k1", "user": "u", codec.PropertyUniqClientMessageIDKeyIdx: "UNIQ-1"}})
 	require.NotEmpty(t, sent.MsgID)
@@ -77,10 +77,10 @@ func TestTimer_DelayLevelDeliveredAtDue(t *testing.T) {
 	require.False(t, hasDelay, "DELAY is cleared on delivery (ScheduleMessageService.messageTimeUp)")
 	require.GreaterOrEqual(t, m.StoreTimestamp, before+5000, "store timestamp of delivery")
 	require.EqualValues(t, 0, m.QueueOffset)
-	require.Equal(t, 1.0, metricValue(t, h.b().metrics.TimerDequeued))
-	require.Equal(t, 0.0, metricValue(t, h.b().metrics.TimingMessages))
+	require.Equal(t, 1.0, metricValue(t, h.b().Metrics.TimerDequeued))
+	require.Equal(t, 0.0, metricValue(t, h.b().Metrics.TimingMessages))
 	var hm dto.Metric
-	require.NoError(t, h.b().metrics.TimerLateness.Write(&hm))
+	require.NoError(t, h.b().Metrics.TimerLateness.Write(&hm))
 	require.EqualValues(t, 1, hm.GetHistogram().GetSampleCount())
 }
 
@@ -104,7 +104,7 @@ func TestTimer_TimerProperties(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)
 	c := h.dial()
-	now := h.b().nowMillis()
+	now := h.b().Now()
 
 	send(t, c, "T", 0, "past", sendOpts{props: map[string]string{codec.PropertyTimerDeliverMS: strconv.FormatInt(now-1000, 10)}})
 	require.EqualValues(t, 1, maxOffsetRemote(t, c, "T"), "a time in the past is stored at once")
@@ -163,7 +163,7 @@ func TestTimer_DeliveryWakesLongPoll(t *testing.T) {
 	c := h.dial()
 	send(t, c, "T", 0, "d", sendOpts{props: map[string]string{codec.PropertyTimerDelayMS: "2000"}})
 	parked := invokeAsync(h.dial(), popArgs{group: "G", topic: "T", queueID: 0, max: 1, invisible: 60000, poll: 15000}.request())
-	eventually(t, func() bool { return metricValue(t, h.b().metrics.ParkedPolls) == 1 }, "POP parked")
+	eventually(t, func() bool { return metricValue(t, h.b().Metrics.ParkedPolls) == 1 }, "POP parked")
 	h.advance(2100 * time.Millisecond)
 	h.timersNow()
 	resp := await(t, parked, "parked POP")

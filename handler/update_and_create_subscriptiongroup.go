@@ -36,7 +36,7 @@ import (
 	"errors"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

@@ -42,7 +42,7 @@ import (
 	"time"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"

@@ -98,7 +98,7 @@ func (b *Broker) handleUpdateBrokerConfig(c remoting.Conn, req *codec.Command) {
 			} else {
 				maps.Copy(rc.overrides, next)
 				rc.counter++
-				rc.stamp = b.nowMillis()
+				rc.stamp = b.Now()
 			}
 			rc.mu.Unlock()
 			if err == nil {

@@ -76,7 +76,7 @@ func (b *Broker) handleUpdateConsumerOffset(c remoting.Conn, req *codec.Command)
 		},
 		Done: func(err error) {
 			if err == nil {
-				b.polls.WakeSome(h.Topic, h.QueueID, h.ConsumerGroup, 1)
+				b.Polls.WakeSome(h.Topic, h.QueueID, h.ConsumerGroup, 1)
 			}
 			reply.Done(c, req, err)
 		},

@@ -53,7 +53,7 @@ func (b *Broker) handleViewMessageByID(c remoting.Conn, req *codec.Command) {
 		resp.Body = rec
 		reply.Respond(c, req, resp)
 	}
-	if !b.submitRead(job) {
+	if !b.SubmitRead(job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

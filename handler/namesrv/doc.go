@@ -20,5 +20,5 @@
 //
 // It must not serve requests itself, touch storage, or import handler/ or
 // another subsystem's internals (the topic table is read through the
-// Topics interface; handler/meta supplies TopicConfigOf).
+// Topics interface; broker/meta supplies TopicConfigOf).
 package namesrv

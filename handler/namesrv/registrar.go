@@ -41,7 +41,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -88,7 +88,7 @@ type Registrar struct {
 	closed  bool     // REQUIRES: mu held
 }
 
-// Topics is what the registrar needs of the topic table (handler/meta's
+// Topics is what the registrar needs of the topic table (broker/meta's
 // TopicTable implements it); called on the registrar's goroutine.
 type Topics interface {
 	// All returns every topic configuration.

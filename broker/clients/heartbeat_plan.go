@@ -10,7 +10,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/meta"
+	"github.com/popshim/popshim/broker/meta"
 )
 
 // Limits are the HEART_BEAT bounds from conf. All are ≥ 1.

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/popshim/popshim/handler/revive"
+	"github.com/popshim/popshim/broker/revive"
 )
 
 // Settings are the knobs of the POP machinery and of the request handlers

@@ -28,7 +28,7 @@ type Settings struct {
 	RetryTopicV2 bool
 }
 
-// Topics is what revive needs of the topic table (handler/meta's
+// Topics is what revive needs of the topic table (broker/meta's
 // TopicTable implements it): look-ups, and creation of the retry or DLQ
 // topic a copy goes to. Called on the revive goroutine; the methods must
 // not block on storage.

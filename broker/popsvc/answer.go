@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

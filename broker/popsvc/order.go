@@ -5,15 +5,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/popshim/popshim/handler/longpoll"
-	"github.com/popshim/popshim/handler/orderly"
+	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/broker/orderly"
 	"github.com/popshim/popshim/popstore"
 )
 
 // Orderly (FIFO) POP: the POP job's lease handling, the wake-ups of POPs
 // and NOTIFICATIONs parked on a blocked queue, and the writer-side ACK and
 // CHANGE of orderly receipts (reviveQid 999). The rules are package
-// handler/orderly's; this file applies them inside writer ops.
+// broker/orderly's; this file applies them inside writer ops.
 
 // orderKeyIndex is the index of OrderWakeKey in an orderly PopJob's keys.
 const orderKeyIndex = 3

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/broker/longpoll"
 )
 
 // probeMaxBytes bounds the record bytes one tag probe reads per queue.

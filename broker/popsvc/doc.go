@@ -3,7 +3,7 @@
 // reads run there, never on a gnet event loop or the batch writer), the
 // per-(group, topic, queue) try-locks, the POP job (read from the consumer
 // offset, filter by tag, build checkpoints and the offset advance, submit
-// them to the writer, answer when durable or park in handler/longpoll),
+// them to the writer, answer when durable or park in broker/longpoll),
 // the store side of tag-aware wake-ups (PendingTags), receipt-handle
 // checks for ACK and CHANGE (CheckReceipt), the broker's settings derived
 // from the configuration, and the message-flow Prometheus series.
@@ -15,7 +15,7 @@
 // POP run again); ApplyOrderAck / ApplyOrderChange are the writer-side
 // steps of orderly ACK, BATCH_ACK and CHANGE; timers wake the requests
 // parked on a lease (OrderWakeKey) when it ends. The rules themselves are
-// handler/orderly's.
+// broker/orderly's.
 //
 // Callers: the POP_MESSAGE handler builds a PopJob on the event loop and
 // queues it with SubmitRead; the job runs on a reader goroutine and its
@@ -27,6 +27,6 @@
 //
 // It must not block an event loop, wait on the writer from a reader longer
 // than the job's own write, or import handler/ or reach into another
-// subsystem's internals (it uses handler/longpoll's and handler/revive's
+// subsystem's internals (it uses broker/longpoll's and broker/revive's
 // exported API and handler/reply's answers).
 package popsvc

@@ -8,7 +8,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -306,7 +306,7 @@ func (j *PopJob) unlockQueue(k queueLockKey) {
 
 // handoff wakes, for each queue where the scan stopped at a message an
 // outstanding POP of the group wants, one such POP if parked (tag-aware, see
-// handler/longpoll/wake.go). Called once this request is parked or answered, not
+// broker/longpoll/wake.go). Called once this request is parked or answered, not
 // before: a wake-up bumps the topic's epoch, and a request parking after
 // its own handoff would re-run and stop at the same message again.
 func (j *PopJob) handoff(o *popOutcome) {

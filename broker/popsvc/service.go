@@ -9,7 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/batch"
-	"github.com/popshim/popshim/handler/longpoll"
+	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -22,7 +22,7 @@ type DurableNoter interface {
 	NoteDurable(visibleAtMillis int64)
 }
 
-// Topics is what the POP path needs of the topic table (handler/meta's
+// Topics is what the POP path needs of the topic table (broker/meta's
 // TopicTable implements it).
 type Topics interface {
 	// Get returns the configuration of topic and whether it exists; any

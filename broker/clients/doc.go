@@ -16,6 +16,6 @@
 // applied lazily).
 //
 // It must not touch storage or the batch writer, answer the network, or
-// import handler/ or another subsystem's package other than handler/meta
+// import handler/ or another subsystem's package other than broker/meta
 // (topic-name rules).
 package clients

@@ -1,7 +1,7 @@
 package popsvc
 
 import (
-	"github.com/popshim/popshim/handler/orderly"
+	"github.com/popshim/popshim/broker/orderly"
 	"github.com/popshim/popshim/popstore"
 )
 

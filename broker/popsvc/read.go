@@ -2,8 +2,8 @@ package popsvc
 
 import (
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/longpoll"
-	"github.com/popshim/popshim/handler/orderly"
+	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/broker/orderly"
 	"github.com/popshim/popshim/popstore"
 )
 

@@ -66,7 +66,7 @@ type PendingTag struct {
 }
 
 // TagSource reads what tag-aware wake-ups need; popsvc.Service implements it
-// (handler/popsvc/tag_probe.go) and every parked POP carries it.
+// (broker/popsvc/tag_probe.go) and every parked POP carries it.
 type TagSource interface {
 	// PendingTags returns the tags of up to limit messages of
 	// (topic, queueID) not yet consumed by group, in queue order, starting
