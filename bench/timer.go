@@ -17,7 +17,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-// Timer series read from popshim's /metrics (broker/popsvc/metrics.go).
+// Timer series read from popshim's /metrics (broker/metrics.go).
 const (
 	metricTimerDequeued = "rocketmq_timer_dequeue_total"        // timers delivered
 	metricTimerLateness = "popshim_timer_lateness_milliseconds" // histogram, ms after due

@@ -16,7 +16,6 @@ import (
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/meta"
-	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/broker/revive"
 	"github.com/popshim/popshim/broker/timer"
 	"github.com/popshim/popshim/codec"
@@ -29,7 +28,7 @@ import (
 // configuration, the store, the group-commit writer, the topic and
 // subscription-group tables (broker/meta), the client registry
 // (broker/clients), the long-poll registry (broker/longpoll), the POP read
-// path (broker/popsvc: reader pool, queue try-locks, POP jobs), the revive
+// path (Service: reader pool, queue try-locks, POP jobs), the revive
 // loop (broker/revive) and the timer loop (broker/timer).
 //
 // Goroutines: operations are called from protocol adapters on any
@@ -48,9 +47,9 @@ type Broker struct {
 	Groups  *meta.GroupTable
 	Clients *clients.ClientTable
 
-	// Pop holds the POP settings derived from the configuration; shared
+	// Settings holds the POP settings derived from the configuration; shared
 	// with Svc and the reviver. Tests change knobs before traffic.
-	Pop *popsvc.Settings
+	Settings *Settings
 	// HBLimits are the HEART_BEAT bounds (--max-heartbeat-groups,
 	// --max-heartbeat-subscriptions, --max-conn-client-channels).
 	HBLimits clients.Limits
@@ -58,9 +57,9 @@ type Broker struct {
 	// end or their deadline.
 	Polls *longpoll.Registry
 	// Metrics are the message-flow and POP Prometheus series.
-	Metrics *popsvc.Metrics
+	Metrics *Metrics
 	// Svc is the POP read path: reader pool, queue locks, POP jobs.
-	Svc *popsvc.Service
+	Svc *Service
 	// Revive moves expired checkpoints into retry topics and the DLQ.
 	Revive *revive.Reviver
 	// Timers delivers delay-level and timer messages when due; Delay holds
@@ -87,7 +86,7 @@ type Broker struct {
 // cfg must already carry the UPDATE_BROKER_CONFIG overrides. Errors:
 // invalid configuration values, metric registration conflicts.
 func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.Writer, reg prometheus.Registerer) (*Broker, error) {
-	set, err := popsvc.SettingsFromConfig(cfg)
+	set, err := SettingsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +99,9 @@ func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.W
 		Log:      log,
 		Store:    store,
 		Writer:   w,
-		Pop:      &set,
+		Settings: &set,
 		HBLimits: hbLimits,
-		Metrics:  popsvc.NewMetrics(),
+		Metrics:  NewMetrics(),
 		Uniq:     codec.NewUniqIDGenerator(set.StoreHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
 	topics, err := meta.NewTopicTable(cfg, store, w, log)
@@ -119,7 +118,7 @@ func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.W
 		}
 	}
 	b.Polls = longpoll.NewRegistry(int64(set.MaxParkedPolls), b.Now, func(n int64) { b.Metrics.ParkedPolls.Set(float64(n)) })
-	b.Revive = revive.New(&b.Pop.Revive, revive.Deps{
+	b.Revive = revive.New(&b.Settings.Revive, revive.Deps{
 		Log: log, Store: store, Writer: w, Topics: topics,
 		Now: b.Now, StoreHost: b.StoreHost, RetryMax: b.GroupRetryMax,
 		Metrics: revive.Metrics{
@@ -139,7 +138,7 @@ func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.W
 			Lateness: b.Metrics.TimerLateness, Dropped: b.Metrics.TimerDropped},
 		DrainShare: cfg.TimerDrainShare,
 	})
-	b.Svc = &popsvc.Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.Pop,
+	b.Svc = &Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.Settings,
 		Polls: b.Polls, Metrics: b.Metrics, Revive: b.Revive, Now: b.Now}
 	store.SetAppendListener(b.onAppend)
 	return b, nil
@@ -172,8 +171,8 @@ func (b *Broker) Start() {
 		b.Svc.ScheduleOrderWakes() // leases still held after a restart
 		b.Revive.Start()
 		b.Timers.Start()
-		b.Log.Info().Str("brokerName", b.Pop.BrokerName).Int("readers", b.Pop.Readers).
-			Int("maxParkedPolls", b.Pop.MaxParkedPolls).Bool("retryTopicV2", b.Pop.Revive.RetryTopicV2).
+		b.Log.Info().Str("brokerName", b.Settings.BrokerName).Int("readers", b.Settings.Readers).
+			Int("maxParkedPolls", b.Settings.MaxParkedPolls).Bool("retryTopicV2", b.Settings.Revive.RetryTopicV2).
 			Msg("pop service started")
 	})
 }
@@ -216,7 +215,7 @@ func (b *Broker) GroupRetryMax(group string) int32 {
 	if g, ok := b.Groups.Get(group); ok && g.RetryMaxTimes >= 0 {
 		return g.RetryMaxTimes
 	}
-	return b.Pop.MaxReconsumeTimes
+	return b.Settings.MaxReconsumeTimes
 }
 
 // AdvertisedAddr is the broker address put into routes: the bound address
@@ -243,14 +242,14 @@ func (b *Broker) ResubmitRead(job func()) bool { return b.Svc.ResubmitRead(job) 
 func (b *Broker) StoreHost() netip.AddrPort {
 	a := b.Topics.BrokerAddr()
 	if a == "" {
-		return b.Pop.StoreHost
+		return b.Settings.StoreHost
 	}
 	if c := b.hostCache.Load(); c != nil && c.addr == a {
 		return c.host
 	}
-	hp, err := popsvc.ParseHostPort(a)
+	hp, err := ParseHostPort(a)
 	if err != nil {
-		return b.Pop.StoreHost
+		return b.Settings.StoreHost
 	}
 	b.hostCache.Store(&cachedHost{addr: a, host: hp})
 	return hp

@@ -27,8 +27,8 @@ package handler
 
 import (
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -72,7 +72,7 @@ func (j *ackJob) Apply(tx *popstore.Txn) error { return tx.DeleteCheckpoint(j.ke
 // code (the writer's completer goroutine).
 func (j *ackJob) Done(err error) {
 	if err != nil {
-		reply.Code(j.c, j.req, popsvc.WriteErrorCode(err), "ack failed: "+err.Error())
+		reply.Code(j.c, j.req, broker.WriteErrorCode(err), "ack failed: "+err.Error())
 		return
 	}
 	reply.Code(j.c, j.req, codec.Success, "")

@@ -2,7 +2,7 @@ package handler
 
 // ACK_MESSAGE and BATCH_ACK_MESSAGE of orderly receipts (reviveQid 999),
 // AckMessageProcessor.ackOrderlyNew on the KV path; the rules are in
-// broker/orderly, the writer-side step in popsvc.ApplyOrderAck:
+// broker/orderly, the writer-side step in broker.ApplyOrderAck:
 //   - offset below the group's consume offset: SUCCESS, nothing written
 //     (acked before);
 //   - the receipt's popTime is not the lease's (an earlier POP of the
@@ -17,8 +17,8 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -57,12 +57,12 @@ func (b *Broker) submitOrderAcks(c remoting.Conn, req *codec.Command, acks []ord
 			}
 			for i := range acks {
 				a := &acks[i]
-				res, err := popsvc.ApplyOrderAck(tx, a.group, a.topic, a.queueID, a.offset, a.popTime)
+				res, err := broker.ApplyOrderAck(tx, a.group, a.topic, a.queueID, a.offset, a.popTime)
 				if err != nil {
 					return err
 				}
-				done[i] = res == popsvc.OrderAckDone
-				if res == popsvc.OrderAckIllegal && illegal == nil {
+				done[i] = res == broker.OrderAckDone
+				if res == broker.OrderAckIllegal && illegal == nil {
 					illegal = a
 				}
 			}
@@ -70,7 +70,7 @@ func (b *Broker) submitOrderAcks(c remoting.Conn, req *codec.Command, acks []ord
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, popsvc.WriteErrorCode(err), "ack failed: "+err.Error())
+				reply.Code(c, req, broker.WriteErrorCode(err), "ack failed: "+err.Error())
 				return
 			}
 			for i := range acks {

@@ -14,7 +14,7 @@ package handler
 //     skipped silently, like offsets outside [minOffset, maxOffset] (RocketMQ skips
 //     them too). Bits beyond maxBatchAckBits per entry are ignored.
 //   - An entry whose fields cannot describe one checkpoint
-//     (popsvc.CheckHandle: so < 0, pt ≤ 0, it out of range) makes the
+//     (broker.CheckHandle: so < 0, pt ≤ 0, it out of range) makes the
 //     whole request MESSAGE_ILLEGAL (13), as a body that does not decode:
 //     nothing is acked and retrying cannot help.
 //   - Every resulting checkpoint delete (key: pt+it, c, real topic, q,
@@ -38,8 +38,8 @@ import (
 	"strings"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -80,7 +80,7 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 	}
 	for i := range body.Acks {
 		a := &body.Acks[i]
-		if err := popsvc.CheckHandle(a.StartOffset, a.StartOffset, a.PopTime, a.InvisibleTime); err != nil {
+		if err := broker.CheckHandle(a.StartOffset, a.StartOffset, a.PopTime, a.InvisibleTime); err != nil {
 			reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("invalid batch ack entry %d: %s", i, err))
 			return
 		}
@@ -133,7 +133,7 @@ func (b *Broker) handleBatchAckMessage(c remoting.Conn, req *codec.Command) {
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, popsvc.WriteErrorCode(err), "batch ack failed: "+err.Error())
+				reply.Code(c, req, broker.WriteErrorCode(err), "batch ack failed: "+err.Error())
 				return
 			}
 			reply.Code(c, req, codec.Success, "")

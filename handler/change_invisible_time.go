@@ -72,8 +72,8 @@ package handler
 
 import (
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -90,7 +90,7 @@ func (b *Broker) handleChangeInvisibleTime(c remoting.Conn, req *codec.Command) 
 		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
-	if rerr := popsvc.CheckInvisibleTime(h.InvisibleTime); rerr != nil {
+	if rerr := broker.CheckInvisibleTime(h.InvisibleTime); rerr != nil {
 		reply.Code(c, req, rerr.Code, rerr.Remark)
 		return
 	}
@@ -164,7 +164,7 @@ func (j *changeJob) Apply(tx *popstore.Txn) error {
 // completer goroutine).
 func (j *changeJob) Done(err error) {
 	if err != nil {
-		reply.Code(j.c, j.req, popsvc.WriteErrorCode(err), "change invisible time failed: "+err.Error())
+		reply.Code(j.c, j.req, broker.WriteErrorCode(err), "change invisible time failed: "+err.Error())
 		return
 	}
 	if j.stale {

@@ -5,7 +5,7 @@ package handler
 // (pop-scenarios CHG-05):
 //   - one writer op (bulk lane, like every CHANGE) sets the deadline of the
 //     offset in the queue's lease to now + invisibleTime
-//     (popsvc.ApplyOrderChange), so the queue stays blocked until then (or
+//     (broker.ApplyOrderChange), so the queue stays blocked until then (or
 //     is unblocked at once by a CHANGE to 0); nothing is written when the
 //     offset is below the consume offset, the popTime is stale or the lease
 //     does not hold the offset;
@@ -19,8 +19,8 @@ package handler
 
 import (
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -35,12 +35,12 @@ func (b *Broker) submitOrderChange(c remoting.Conn, req *codec.Command, h codec.
 		Lane:  batch.LaneBulk,
 		Bytes: 128,
 		Apply: func(tx *popstore.Txn) (err error) {
-			changed, err = popsvc.ApplyOrderChange(tx, h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, ei.PopTime, visibleAt)
+			changed, err = broker.ApplyOrderChange(tx, h.ConsumerGroup, h.Topic, h.QueueID, h.Offset, ei.PopTime, visibleAt)
 			return err
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, popsvc.WriteErrorCode(err), "change invisible time failed: "+err.Error())
+				reply.Code(c, req, broker.WriteErrorCode(err), "change invisible time failed: "+err.Error())
 				return
 			}
 			if changed {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -72,7 +72,7 @@ func labelsOf(group, topic string) lagLabels {
 	if t, _, ok := codec.ParsePopRetryTopic(topic, group); ok {
 		l.topic = t
 	}
-	sys := popsvc.IsSystemTopic(l.topic) == "true" || isSystemConsumerGroup(group)
+	sys := broker.IsSystemTopic(l.topic) == "true" || isSystemConsumerGroup(group)
 	l.isSystem = strconv.FormatBool(sys)
 	return l
 }

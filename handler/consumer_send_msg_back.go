@@ -41,10 +41,10 @@ import (
 	"strconv"
 
 	"github.com/popshim/popshim/batch"
-	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
-	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/revive"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -128,7 +128,7 @@ func (b *Broker) sendBack(c remoting.Conn, req *codec.Command, h codec.ConsumerS
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, popsvc.WriteErrorCode(err), "send back failed: "+err.Error())
+				reply.Code(c, req, broker.WriteErrorCode(err), "send back failed: "+err.Error())
 				return
 			}
 			b.Timers.NoteDurable(due)
@@ -164,10 +164,10 @@ func (b *Broker) sendBackToDLQ(c remoting.Conn, req *codec.Command, group string
 		},
 		Done: func(err error) {
 			if err != nil {
-				reply.Code(c, req, popsvc.WriteErrorCode(err), "send to DLQ failed: "+err.Error())
+				reply.Code(c, req, broker.WriteErrorCode(err), "send to DLQ failed: "+err.Error())
 				return
 			}
-			b.Metrics.SendToDLQ.WithLabelValues(origin, group, popsvc.IsSystemTopic(origin)).Inc()
+			b.Metrics.SendToDLQ.WithLabelValues(origin, group, broker.IsSystemTopic(origin)).Inc()
 			reply.Code(c, req, codec.Success, "")
 		}}
 	if err := b.Writer.Submit(op); err != nil {

@@ -15,8 +15,8 @@ package handler
 import (
 	"strconv"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/remoting"
 )
 

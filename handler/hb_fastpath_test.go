@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )

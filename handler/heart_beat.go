@@ -86,9 +86,9 @@ package handler
 import (
 	"fmt"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/broker/popsvc"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/revive"
+	"github.com/popshim/popshim/codec"
 )
 
 // TestCHG_InvisibleTimeOutOfRange: a CHANGE whose invisibleTime would
@@ -19,7 +19,7 @@ import (
 // ends the delivery.
 func TestCHG_InvisibleTimeOutOfRange(t *testing.T) {
 	h, c, ms := oneInFlight(t, sendOpts{}, 60000)
-	for _, inv := range []int64{math.MaxInt64, popsvc.MaxInvisibleTimeMillis + 1, -1} {
+	for _, inv := range []int64{math.MaxInt64, broker.MaxInvisibleTimeMillis + 1, -1} {
 		resp, _ := change(t, c, "G", "T", ms[0], inv)
 		require.Equal(t, codec.InvalidParameter, resp.Code, "invisibleTime %d", inv)
 		require.Contains(t, resp.Remark, "invisibleTime")

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/codec"
 )
 
 // TestPOLL_WakeProportional: with many POPs of one group long-polling one

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/codec"
 )
 
 // lpPeer parks a POP-shaped waiter of group G on T/0 with filter exp

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/codec"
 )
 
 // registryState counts what the registry keeps per topic and queue

@@ -15,10 +15,10 @@ package handler
 // waking goroutine. With nothing to report it long-polls like POP (woken by
 // appends to the topic and its retry topics; pollTime capped at
 // maxPollMillis, 60 s). With order=true the retry topics do not count, and a
-// queue blocked for the request by an orderly lease (popsvc.OrderBlocked:
+// queue blocked for the request by an orderly lease (broker.OrderBlocked:
 // un-acked, invisible, another attemptId) counts as empty although it holds
 // messages (pop-scenarios POLL-04); a request that finds only blocked
-// queues waits on the lease ends (popsvc.OrderWakeKey), not on appends.
+// queues waits on the lease ends (broker.OrderWakeKey), not on appends.
 //
 // Response codes: SUCCESS (0) with hasMsg and pollingFull (a full polling
 // table is SUCCESS, hasMsg=false, pollingFull=true; an expired poll is
@@ -34,9 +34,9 @@ package handler
 import (
 	"fmt"
 
-	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/longpoll"
-	"github.com/popshim/popshim/broker/popsvc"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -50,8 +50,8 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 	}
 	now := b.Now()
 	born := longpoll.StartMillis(now, h.BornTime)
-	if now-born-h.PollTime > popTimeoutSlackMillis {
-		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.Pop.BrokerName))
+	if now-born-h.PollTime > broker.PopTimeoutSlackMillis {
+		reply.Code(c, req, codec.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", b.Settings.BrokerName))
 		return
 	}
 	meta, ok := b.Topics.Get(h.Topic)
@@ -82,7 +82,7 @@ func (b *Broker) handleNotification(c remoting.Conn, req *codec.Command) {
 		}}
 	if h.Order {
 		// An orderly POP reads no retry topic; it waits on lease ends.
-		n.keys = append(n.keys[:1], popsvc.OrderWakeKey(h.Topic))
+		n.keys = append(n.keys[:1], broker.OrderWakeKey(h.Topic))
 	}
 	n.run()
 }

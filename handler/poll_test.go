@@ -18,7 +18,7 @@ import (
 // of the match, a long-polling POP keeps scanning instead of parking.
 func TestPOLL01_SelectiveFilterNoPark(t *testing.T) {
 	h := startHarness(t, nil)
-	h.b().Pop.MaxScanPerQueue = 500
+	h.b().Settings.MaxScanPerQueue = 500
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendBatch(t, c, "T", 0, "b", 0, 5000, "B")

@@ -252,7 +252,7 @@ func TestPOP06_ConcurrentChangesSameHandle(t *testing.T) {
 // matching message arrives within a few calls.
 func TestPOP08_FilteredSegmentsAdvanceOffset(t *testing.T) {
 	h := startHarness(t, nil)
-	h.b().Pop.MaxScanPerQueue = 300 // several scan rounds for 2000 messages
+	h.b().Settings.MaxScanPerQueue = 300 // several scan rounds for 2000 messages
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendBatch(t, c, "T", 0, "b", 0, 2000, "B")

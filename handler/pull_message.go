@@ -47,9 +47,9 @@ import (
 	"fmt"
 
 	"github.com/popshim/popshim/batch"
-	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/longpoll"
-	"github.com/popshim/popshim/broker/popsvc"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -189,14 +189,14 @@ func (j *pullJob) run() {
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
 	default:
-		limit := b.Pop.MaxPopBytes
+		limit := b.Settings.MaxPopBytes
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}
 		want := min(max(int(h.MaxMsgNums), 1), maxPullBatch)
 		next = off
 		full := false
-		for scanned := 0; !full && found < want && next < maxOff && scanned < b.Pop.MaxScanPerQueue; {
+		for scanned := 0; !full && found < want && next < maxOff && scanned < b.Settings.MaxScanPerQueue; {
 			recs, nxt, err := st.ReadMessages(h.Topic, h.QueueID, next, want-found, limit-len(body))
 			if err != nil {
 				reply.Code(j.c, j.req, codec.SystemError, "pull: store read failed: "+err.Error())
@@ -273,8 +273,8 @@ func (j *pullJob) reply(code int32, next, minOff, maxOff int64, body []byte, fou
 	reply.Respond(j.c, j.req, resp)
 	if found > 0 {
 		j.b.Metrics.GetNums.Add(uint64(found))
-		sys := popsvc.IsSystemTopic(j.h.Topic)
-		retry := popsvc.BoolLabel(codec.IsRetryTopic(j.h.Topic))
+		sys := broker.IsSystemTopic(j.h.Topic)
+		retry := broker.BoolLabel(codec.IsRetryTopic(j.h.Topic))
 		j.b.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(found))
 		j.b.Metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, retry).Add(float64(len(body)))
 	}

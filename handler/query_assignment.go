@@ -49,8 +49,8 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"

@@ -60,7 +60,7 @@ func (b *Broker) handleQueryMessage(c remoting.Conn, req *codec.Command) {
 		kind = popstore.IndexTags
 	}
 	job := func() {
-		res, err := b.Store.QueryMessagesByKey(h.Topic, kind, h.Key, int(h.MaxNum), b.Pop.MaxPopBytes, h.BeginTimestamp, h.EndTimestamp)
+		res, err := b.Store.QueryMessagesByKey(h.Topic, kind, h.Key, int(h.MaxNum), b.Settings.MaxPopBytes, h.BeginTimestamp, h.EndTimestamp)
 		if err != nil {
 			reply.Code(c, req, codec.SystemError, "query message: "+err.Error())
 			return

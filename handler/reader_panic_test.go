@@ -29,8 +29,8 @@ func TestPOP_PanicInJobReleasesLocks(t *testing.T) {
 			panic("injected by TestPOP_PanicInJobReleasesLocks")
 		}
 	}
-	h.b().Pop.Hooks.BeforeSubmit.Store(&hook)
-	t.Cleanup(func() { h.b().Pop.Hooks.BeforeSubmit.Store(nil) })
+	h.b().Settings.Hooks.BeforeSubmit.Store(&hook)
+	t.Cleanup(func() { h.b().Settings.Hooks.BeforeSubmit.Store(nil) })
 
 	r := call(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 32, invisible: 60000}.request())
 	require.Equal(t, codec.SystemError, r.Code, r.Remark)

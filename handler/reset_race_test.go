@@ -38,12 +38,12 @@ func popGate(t *testing.T, h *harness) (entered <-chan struct{}, release func())
 			<-out
 		}
 	}
-	h.b().Pop.Hooks.BeforeSubmit.Store(&hook)
+	h.b().Settings.Hooks.BeforeSubmit.Store(&hook)
 	var once sync.Once
 	release = func() { once.Do(func() { close(out) }) }
 	t.Cleanup(func() {
 		release()
-		h.b().Pop.Hooks.BeforeSubmit.Store(nil)
+		h.b().Settings.Hooks.BeforeSubmit.Store(nil)
 	})
 	return in, release
 }

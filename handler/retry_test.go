@@ -46,7 +46,7 @@ func TestRET01_RetryTopicsDoNotCollide(t *testing.T) {
 // (%RETRY%group_topic) pop and ack like V2 ones.
 func TestRET01_RetryTopicV1Accepted(t *testing.T) {
 	h := startHarness(t, nil)
-	h.b().Pop.Revive.RetryTopicV2 = false
+	h.b().Settings.Revive.RetryTopicV2 = false
 	h.createTopic("T", 1)
 	c := h.dial()
 	send(t, c, "T", 0, "m", sendOpts{})

@@ -18,7 +18,7 @@ type countSample struct {
 
 // runtimeStats derives the TPS and per-day figures of
 // GET_BROKER_RUNTIME_INFO from the monotonic put/get counters
-// (popsvc.Metrics.PutNums, GetNums). No goroutine samples them: each
+// (broker.Metrics.PutNums, GetNums). No goroutine samples them: each
 // runtime-info request records one sample (at most one per second, the
 // last 11 minutes kept), so a TPS figure is the rate between now and the
 // newest recorded sample at least its window old, or since process start

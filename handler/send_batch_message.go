@@ -47,13 +47,13 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 	case codec.IsRetryTopic(h.Topic):
 		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("batch request does not support retry group %s", h.Topic))
 		return
-	case len(req.Body) > b.Pop.MaxMessageBytes:
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.Pop.MaxMessageBytes))
+	case len(req.Body) > b.Settings.MaxMessageBytes:
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.Settings.MaxMessageBytes))
 		return
 	}
 	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyDelayTimeLevel); atoiPositive(v) {
 		// CommitLog.asyncPutMessages refuses a batch with a delay level.
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.Pop.MaxMessageBytes))
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.Settings.MaxMessageBytes))
 		return
 	}
 	msgs, err := codec.DecodeBatchBody(req.Body)

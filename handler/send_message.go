@@ -55,11 +55,11 @@ import (
 	"strings"
 
 	"github.com/popshim/popshim/batch"
-	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/meta"
-	"github.com/popshim/popshim/broker/popsvc"
-	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/broker/timer"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -78,12 +78,12 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	if len(req.Body) > b.Pop.MaxMessageBytes {
-		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.Pop.MaxMessageBytes))
+	if len(req.Body) > b.Settings.MaxMessageBytes {
+		reply.Code(c, req, codec.MessageIllegal, fmt.Sprintf("the message body size %d over max value %d", len(req.Body), b.Settings.MaxMessageBytes))
 		return
 	}
 	if v, _ := codec.PropertyValue(h.Properties, codec.PropertyTransactionPrepared); strings.EqualFold(v, "true") {
-		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.Pop.BrokerName))
+		reply.Code(c, req, codec.NoPermission, fmt.Sprintf("the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.Settings.BrokerName))
 		return
 	}
 	t, code, remark := b.sendTargetOf(&h, req.Version)
@@ -95,7 +95,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 	if _, ok := codec.PropertyValue(t.props, codec.PropertyUniqClientMessageIDKeyIdx); !ok {
 		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, b.Uniq.Next(now))
 	}
-	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.Pop.ClusterName); err != nil {
+	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.Settings.ClusterName); err != nil {
 		reply.Code(c, req, codec.MessageIllegal, err.Error())
 		return
 	}
@@ -161,7 +161,7 @@ func (b *Broker) storeTimer(c remoting.Conn, req *codec.Command, t sendTarget, r
 			reply.Respond(c, req, resp)
 			b.Metrics.TimerEnqueued.Inc()
 			b.Metrics.PutNums.Add(1)
-			sys := popsvc.IsSystemTopic(t.topic)
+			sys := broker.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) {
 				b.Metrics.MessagesIn.WithLabelValues(t.topic, "delay", sys).Inc()
 				b.Metrics.ThroughputIn.WithLabelValues(t.topic, "delay", sys).Add(float64(bodyBytes))
@@ -280,7 +280,7 @@ func (b *Broker) appendRecords(c remoting.Conn, req *codec.Command, t sendTarget
 			codec.SendMessageResponseHeader{MsgID: strings.Join(ids, ","), QueueID: t.queueID, QueueOffset: offsets[0]}.Encode(resp)
 			reply.Respond(c, req, resp)
 			b.Metrics.PutNums.Add(uint64(len(recs)))
-			sys := popsvc.IsSystemTopic(t.topic)
+			sys := broker.IsSystemTopic(t.topic)
 			if !codec.IsRetryTopic(t.topic) && !t.dlq {
 				b.Metrics.MessagesIn.WithLabelValues(t.topic, "normal", sys).Add(float64(len(recs)))
 				b.Metrics.ThroughputIn.WithLabelValues(t.topic, "normal", sys).Add(float64(bodyBytes))
@@ -316,7 +316,7 @@ func (b *Broker) sendWriteError(err error) (int32, string) {
 	case errors.Is(err, batch.ErrDiskFull), errors.Is(err, batch.ErrFailed), errors.Is(err, popstore.ErrUnavailable):
 		return codec.ServiceNotAvailable, "service not available now: the broker's disk is full or its store is not writable; retry on another broker (" + err.Error() + ")"
 	}
-	return popsvc.WriteErrorCode(err), "store message failed: " + err.Error()
+	return broker.WriteErrorCode(err), "store message failed: " + err.Error()
 }
 
 // addrPortOf converts a connection's remote address for the bornHost field;

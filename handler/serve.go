@@ -18,8 +18,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/batch"
-	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/broker/clients"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"

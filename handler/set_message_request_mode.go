@@ -18,8 +18,8 @@ package handler
 // full; SYSTEM_ERROR (1) for a bad body or a failed write.
 
 import (
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

@@ -41,8 +41,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"

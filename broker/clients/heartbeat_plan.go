@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/broker/meta"
 )
 
 // Limits are the HEART_BEAT bounds from conf. All are ≥ 1.

@@ -65,8 +65,8 @@ type PendingTag struct {
 	HasTag  bool   // the message carries a TAGS property
 }
 
-// TagSource reads what tag-aware wake-ups need; popsvc.Service implements it
-// (broker/popsvc/tag_probe.go) and every parked POP carries it.
+// TagSource reads what tag-aware wake-ups need; broker.Service implements it
+// (broker/tag_probe.go) and every parked POP carries it.
 type TagSource interface {
 	// PendingTags returns the tags of up to limit messages of
 	// (topic, queueID) not yet consumed by group, in queue order, starting

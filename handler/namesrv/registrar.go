@@ -40,8 +40,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )

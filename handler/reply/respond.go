@@ -1,9 +1,7 @@
 package reply
 
 import (
-	"errors"
-
-	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -29,18 +27,5 @@ func HeaderError(c remoting.Conn, req *codec.Command, err error) {
 	Code(c, req, codec.SystemError, err.Error())
 }
 
-// SubmitCode maps a batch.Writer Submit error (nothing was queued) to the
-// response code: ErrBusy → SYSTEM_BUSY (2) at once, as a Java broker's full
-// executor; ErrClosed (the stack is shutting down, nothing was done) →
-// GO_AWAY (1500), which the remoting layer sends as SYSTEM_BUSY (2) to
-// clients at or below V5_3_1 (remoting.SupportsGoAway); anything else
-// (sticky failure) → SYSTEM_ERROR (1).
-func SubmitCode(err error) int32 {
-	switch {
-	case IsBusy(err):
-		return codec.SystemBusy
-	case errors.Is(err, batch.ErrClosed):
-		return codec.GoAway
-	}
-	return codec.SystemError
-}
+// SubmitCode is broker.SubmitError's code for a Submit refusal err.
+func SubmitCode(err error) int32 { return broker.SubmitError("", err).Code }

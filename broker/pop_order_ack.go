@@ -1,4 +1,4 @@
-package popsvc
+package broker
 
 import (
 	"github.com/popshim/popshim/broker/orderly"

@@ -1,4 +1,4 @@
-package popsvc
+package broker
 
 import (
 	"errors"
@@ -7,11 +7,9 @@ import (
 	"sync/atomic"
 
 	"github.com/popshim/popshim/batch"
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/longpoll"
-	"github.com/popshim/popshim/handler/reply"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
 )
 
 // PopJob is one POP request from the moment it leaves the event loop until
@@ -20,9 +18,8 @@ import (
 // newPopJob.
 type PopJob struct {
 	s              *Service
-	c              remoting.Conn
-	req            *codec.Command
-	h              codec.PopMessageRequestHeader
+	h              PopRequest
+	done           func(PopResult, error) // called once: the answer
 	meta           popstore.TopicMeta
 	filter         *longpoll.TagFilter
 	deadlineMillis int64          // end of the long poll, broker clock
@@ -55,13 +52,14 @@ func (j *PopJob) EndTaking() {
 	}
 }
 
-// NewPopJob returns the job of one validated POP request h on c, over
-// topic meta with TAG filter filter (nil: every message), long-polling
-// until deadline (broker clock, Unix ms). Event loop.
-func NewPopJob(s *Service, c remoting.Conn, req *codec.Command, h codec.PopMessageRequestHeader,
+// newPopJob returns the job of one validated POP request h, over topic
+// meta with TAG filter filter (nil: every message), long-polling until
+// deadline (broker clock, Unix ms), answering through done. Caller's
+// goroutine.
+func newPopJob(s *Service, h PopRequest, done func(PopResult, error),
 	meta popstore.TopicMeta, filter *longpoll.TagFilter, deadline int64) *PopJob {
 	j := &PopJob{
-		s: s, c: c, req: req, h: h, meta: meta, filter: filter, deadlineMillis: deadline,
+		s: s, h: h, done: done, meta: meta, filter: filter, deadlineMillis: deadline,
 		keys: []longpoll.Key{
 			{Topic: h.Topic, QueueID: h.QueueID},
 			{Topic: codec.PopRetryTopicV2(h.ConsumerGroup, h.Topic), QueueID: longpoll.AnyQueue},
@@ -196,7 +194,7 @@ func (j *PopJob) Run() {
 			}
 			if err != nil {
 				s.Log.Error().Err(err).Str("group", group).Str("topic", j.h.Topic).Msg("pop: checkpoint write failed")
-				j.replyCode(codec.SystemError, "pop checkpoint write failed: "+err.Error())
+				j.fail(&Error{Code: codec.SystemError, Remark: "pop checkpoint write failed: " + err.Error()})
 				return
 			}
 			if len(o.cks) > 0 {
@@ -216,7 +214,7 @@ func (j *PopJob) Run() {
 	owned = false
 	if err := s.Writer.Submit(op); err != nil {
 		j.release(o)
-		j.replyCode(reply.SubmitCode(err), reply.SubmitRemark("pop", err))
+		j.fail(SubmitError("pop", err))
 	}
 }
 
@@ -231,7 +229,7 @@ func (j *PopJob) recover(v any, o *popOutcome, owned bool) {
 	if owned {
 		j.release(o)
 	}
-	j.replyCode(codec.SystemError, fmt.Sprintf("pop failed: internal error: %v", v))
+	j.fail(Errorf(codec.SystemError, "pop failed: internal error: %v", v))
 }
 
 // collect reads every source queue in RocketMQ's order into o: the

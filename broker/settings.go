@@ -1,4 +1,4 @@
-package popsvc
+package broker
 
 import (
 	"net/netip"

@@ -1,10 +1,10 @@
-package popsvc
+package broker
 
 import (
 	"strings"
 
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/longpoll"
+	"github.com/popshim/popshim/codec"
 )
 
 // probeMaxBytes bounds the record bytes one tag probe reads per queue.

@@ -1,12 +1,8 @@
-package popsvc
+package broker
 
 import (
-	"fmt"
-
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/longpoll"
-	"github.com/popshim/popshim/handler/reply"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/codec"
 )
 
 // finishEmpty answers or parks a run that returned no message, then hands
@@ -22,7 +18,7 @@ func (j *PopJob) finishEmpty(o *popOutcome, seen []uint64) {
 func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 	s := j.s
 	if o.readErr != nil {
-		j.replyCode(codec.SystemError, "pop: store read failed: "+o.readErr.Error())
+		j.fail(&Error{Code: codec.SystemError, Remark: "pop: store read failed: " + o.readErr.Error()})
 		return true
 	}
 	if o.filterBound {
@@ -32,30 +28,32 @@ func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 		return false
 	}
 	if j.h.PollTime <= 0 {
-		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
+		j.fail(errPollingTimeout)
 		return true
 	}
-	remoting.MarkLongPolling(j.c)
+	if j.h.OnPark != nil {
+		j.h.OnPark()
+	}
 	keys := j.keys
 	if j.h.Order {
 		keys, seen = j.orderParkKeys(o, seen)
 	}
 	p := &longpoll.Poll{
 		Keys: keys, Group: j.h.ConsumerGroup, Filter: j.filter, Src: j.s, Seeds: o.seen,
-		DeadlineMillis: j.deadlineMillis, ConnID: j.c.ID(),
+		DeadlineMillis: j.deadlineMillis, ConnID: j.h.ConnID,
 		OnWake:   j.rerun,
-		OnExpire: func() { j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT") },
+		OnExpire: func() { j.fail(errPollingTimeout) },
 		OnDrop:   j.EndTaking, // the client is gone: it takes nothing any more
 	}
 	switch s.Polls.Park(p, seen) {
 	case longpoll.Parked:
 	case longpoll.ParkFull:
-		j.replyCode(codec.PollingFull, fmt.Sprintf("the broker[%s] pop polling table is full", s.Settings.BrokerName))
+		j.fail(Errorf(codec.PollingFull, "the broker[%s] pop polling table is full", s.Settings.BrokerName))
 	case longpoll.ParkChanged:
 		j.rerun()
 		return false
 	case longpoll.ParkExpired:
-		j.replyCode(codec.PollingTimeout, "POLLING_TIMEOUT")
+		j.fail(errPollingTimeout)
 	}
 	return true
 }
@@ -63,39 +61,38 @@ func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 // rerun queues the request again on the reader pool.
 func (j *PopJob) rerun() {
 	if !j.s.ResubmitRead(j.Run) {
-		j.replyCode(codec.SystemBusy, reply.BusyRemark)
+		j.fail(errBusy)
 	}
 }
 
-// replyCode answers with a non-success code; the POP header is always
-// present (Java primitives), with empty offset strings as a Java broker
-// writes them.
-func (j *PopJob) replyCode(code int32, remark string) {
+// errPollingTimeout ends a POP whose poll ended empty.
+var errPollingTimeout = &Error{Code: codec.PollingTimeout, Remark: "POLLING_TIMEOUT"}
+
+// fail answers with a non-success code: done gets the header fields a
+// Java broker still writes (popTime now, the request's invisibleTime, for
+// an orderly POP reviveQid 999) and err.
+func (j *PopJob) fail(err *Error) {
 	j.EndTaking()
-	resp := codec.NewResponse(j.req, code, remark)
-	rh := codec.PopMessageResponseHeader{PopTime: j.s.nowMillis(), InvisibleTime: j.h.InvisibleTime, EmptyInfo: true}
+	r := PopResult{PopTime: j.s.nowMillis(), InvisibleTime: j.h.InvisibleTime}
 	if j.h.Order {
-		rh.ReviveQid = codec.PopOrderReviveQueue
+		r.ReviveQid = codec.PopOrderReviveQueue
 	}
-	rh.Encode(resp)
-	reply.Respond(j.c, j.req, resp)
+	j.done(r, err)
 }
 
 // replySuccess answers with the messages of o.
 func (j *PopJob) replySuccess(o *popOutcome) {
 	j.EndTaking()
 	s := j.s
-	resp := codec.NewResponse(j.req, codec.Success, "FOUND")
-	rh := codec.PopMessageResponseHeader{
+	r := PopResult{
 		PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime, RestNum: o.rest,
 		StartOffsetInfo: string(o.startInfo), MsgOffsetInfo: string(o.msgInfo),
+		Body: o.body, Found: o.found,
 	}
 	if j.h.Order {
-		rh.ReviveQid, rh.OrderCountInfo = codec.PopOrderReviveQueue, string(o.orderInfo)
+		r.ReviveQid, r.OrderCountInfo = codec.PopOrderReviveQueue, string(o.orderInfo)
 	}
-	rh.Encode(resp)
-	resp.Body = o.body
-	reply.Respond(j.c, j.req, resp)
+	j.done(r, nil)
 	sys := IsSystemTopic(j.h.Topic)
 	if o.found > 0 {
 		s.Metrics.GetNums.Add(uint64(o.found))

@@ -1,9 +1,9 @@
-package popsvc
+package broker
 
 import (
-	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/orderly"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 )
 

@@ -1,4 +1,4 @@
-package popsvc
+package broker
 
 import (
 	"errors"
@@ -39,7 +39,7 @@ const orderSpinDelay = 500 * time.Microsecond
 
 // errLeaseMoved fails a POP's op when a lease it read changed before the
 // op was applied (an ACK or CHANGE in between); the POP runs again.
-var errLeaseMoved = errors.New("popsvc: orderly lease changed since the POP read it")
+var errLeaseMoved = errors.New("broker: orderly lease changed since the POP read it")
 
 // orderLease is one lease an orderly POP writes: prev/had as read under
 // the queue lock, next the new one.

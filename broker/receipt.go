@@ -1,4 +1,4 @@
-package popsvc
+package broker
 
 import (
 	"errors"
@@ -16,11 +16,8 @@ type Receipt struct {
 	Key popstore.CheckpointKey // the checkpoint it names
 }
 
-// ReceiptError is a validation failure with its response code.
-type ReceiptError struct {
-	Code   int32  // response code to answer with
-	Remark string // response remark
-}
+// ReceiptError is a receipt-handle validation failure (an *Error).
+type ReceiptError = Error
 
 // CheckReceipt validates the target of an ACK (change=false) or a CHANGE
 // (change=true) against in-memory state only, so it runs on the event loop.
