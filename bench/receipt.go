@@ -10,7 +10,7 @@ import (
 // Receipt is what ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME need to name
 // one popped message: the real topic (the pop retry topic for retry
 // messages), queueId, the message's queueOffset and the receipt handle
-// (extraInfo, 8 space-separated fields; remoting-protocol.md §7.1).
+// (extraInfo, 8 space-separated fields; remoting/.../header/ExtraInfoUtil.java).
 type Receipt struct {
 	Topic     string
 	QueueID   int32
@@ -19,8 +19,8 @@ type Receipt struct {
 }
 
 // ReceiptsFromPop builds the receipts of a SUCCESS POP_MESSAGE response the
-// way the Java client does (MQClientAPIImpl.processPopResponse,
-// remoting-protocol.md §7.3): a message that carries a POP_CK property keeps
+// way the Java client does (client/.../impl/MQClientAPIImpl.java,
+// processPopResponse): a message that carries a POP_CK property keeps
 // it; otherwise, with startOffsetInfo present, field 0 comes from
 // startOffsetInfo and field 7 from msgOffsetInfo by the message's position
 // among the body's messages of the same (retryFlag, queueId); without it,

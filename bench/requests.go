@@ -76,7 +76,7 @@ func keysProperty(seq int64, n int) string {
 
 // sendBatchRequest is SEND_BATCH_MESSAGE (320) of n messages of body to
 // (topic, queueID), each with its own UNIQ_KEY, as the Java producer sends
-// a MessageBatch (header flag m=true, entries per §6.8).
+// a MessageBatch (header flag m=true, entries as MessageDecoder.encodeMessages).
 func sendBatchRequest(group, topic string, queueID int32, queues int, seq int64, n int, body []byte) *codec.Command {
 	c := newRequest(codec.RequestSendBatchMessage)
 	codec.SendMessageRequestHeader{ProducerGroup: group, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: int32(queues),
