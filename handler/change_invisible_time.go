@@ -22,7 +22,7 @@ package handler
 //     nothing is written and NO_MESSAGE (208) is answered without a new
 //     handle, so a stale handle can neither create a second in-flight
 //     record (one redelivery, not two: docs/SCENARIOS.md POP-06, CHG-02) nor
-//     hand out a handle that holds no lease (issue 14 item 4: an ACK of
+//     hand out a handle that holds no lease (otherwise an ACK of
 //     such a handle would answer SUCCESS and the message still come back).
 //     The Java broker writes blindly and answers SUCCESS. Java clients map
 //     any code but SUCCESS to AckStatus.NO_EXIST and keep their handle
