@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -117,7 +117,7 @@ type Options struct {
 	// --tls.
 	TLS bool
 	// AccessKey and SecretKey, when AccessKey is set, sign every request
-	// as RocketMQ's AclClientRPCHook does (auth.Sign), for a broker with
+	// as RocketMQ's AclClientRPCHook does (client.SignRequest), for a broker with
 	// --auth-enabled. The prepared ACK and CHANGE frames are signed when
 	// prepared, so signing costs the load generator nothing in the
 	// measured phase. --access-key, --secret-key (or
@@ -289,12 +289,7 @@ func (o *Options) sign(req *codec.Command) *codec.Command {
 	if o.AccessKey == "" {
 		return req
 	}
-	if req.ExtFields == nil {
-		req.ExtFields = make(map[string]string, 2)
-	}
-	delete(req.ExtFields, auth.FieldSignature)
-	req.ExtFields[auth.FieldAccessKey] = o.AccessKey
-	req.ExtFields[auth.FieldSignature] = auth.Sign(req.ExtFields, req.Body, o.SecretKey)
+	client.SignRequest(req, o.AccessKey, o.SecretKey)
 	return req
 }
 
