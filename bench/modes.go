@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -83,7 +84,7 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 		switch code := replyCode(resp, err); code {
 		case codec.Success:
 			misses[q].Store(0)
-			rs, err := ReceiptsFromPop(nil, resp, o.Topic, o.Group, o.BrokerName)
+			rs, err := client.ReceiptsFromPop(nil, resp, o.Topic, o.Group, o.BrokerName)
 			if err != nil {
 				p.rec.fail(sh, sPop, codec.SystemError)
 				return

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -150,16 +151,16 @@ const popPatience = 5 * time.Second
 // maxMsgNums 32, invisibleTime o.InvisibleTime) until each queue returned
 // as many messages as were produced into it, or found nothing for
 // popPatience. The receipts come back in arrival order.
-func popAll(ctx context.Context, clients []*remoting.Client, o *Options, prod *produced) ([]Receipt, error) {
+func popAll(ctx context.Context, clients []*remoting.Client, o *Options, prod *produced) ([]client.Receipt, error) {
 	var mu sync.Mutex
-	var got []Receipt
+	var got []client.Receipt
 	errs := make(chan error, o.Queues)
 	var wg sync.WaitGroup
 	for q := range o.Queues {
 		wg.Add(1)
 		go func(q int) {
 			defer wg.Done()
-			errs <- popQueue(ctx, clients[q%len(clients)], o, int32(q), int(prod.perQueue[q].Load()), func(rs []Receipt) {
+			errs <- popQueue(ctx, clients[q%len(clients)], o, int32(q), int(prod.perQueue[q].Load()), func(rs []client.Receipt) {
 				mu.Lock()
 				got = append(got, rs...)
 				mu.Unlock()
@@ -177,8 +178,8 @@ func popAll(ctx context.Context, clients []*remoting.Client, o *Options, prod *p
 	return got, errors.Join(all...)
 }
 
-func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want int, keep func([]Receipt)) error {
-	var buf []Receipt
+func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want int, keep func([]client.Receipt)) error {
+	var buf []client.Receipt
 	held := 0
 	progress := time.Now()
 	for held < want && time.Since(progress) < popPatience {
@@ -191,13 +192,13 @@ func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want
 		}
 		switch resp.Code {
 		case codec.Success:
-			buf, err = ReceiptsFromPop(buf[:0], resp, o.Topic, o.Group, o.BrokerName)
+			buf, err = client.ReceiptsFromPop(buf[:0], resp, o.Topic, o.Group, o.BrokerName)
 			if err != nil {
 				return err
 			}
 			held += len(buf)
 			progress = time.Now()
-			keep(append([]Receipt(nil), buf...))
+			keep(append([]client.Receipt(nil), buf...))
 		case codec.PullNotFound, codec.PollingTimeout:
 			time.Sleep(20 * time.Millisecond)
 		case codec.SystemBusy, codec.FlowControl, codec.PollingFull:
@@ -214,7 +215,7 @@ func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want
 
 // prepare creates the topic, produces o.Messages messages and pops them,
 // returning the receipt handles and the prepare statistics.
-func prepare(ctx context.Context, clients []*remoting.Client, o *Options) ([]Receipt, *PrepareStats, error) {
+func prepare(ctx context.Context, clients []*remoting.Client, o *Options) ([]client.Receipt, *PrepareStats, error) {
 	t0 := time.Now()
 	if o.CreateTopic {
 		if err := createTopic(ctx, clients[0], o); err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -39,7 +40,7 @@ const (
 type timerAckRun struct {
 	o        *Options
 	clients  []*remoting.Client
-	receipts []Receipt
+	receipts []client.Receipt
 	draining atomic.Bool
 	// scrapes of the server counters at the start of the ACK stream, at
 	// the due time and at the end of the delivery (poll goroutine; nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/popshim/popshim/bench"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -231,7 +231,7 @@ func popAndAck(ctx context.Context, c *remoting.Client, o *ConsumeOptions, b bro
 	if err != nil {
 		return nil, fmt.Errorf("POP reply from %s: %w", b.Addr, err)
 	}
-	receipts, err := bench.ReceiptsFromPop(nil, resp, o.Topic, o.Group, b.Name)
+	receipts, err := client.ReceiptsFromPop(nil, resp, o.Topic, o.Group, b.Name)
 	if err != nil {
 		return nil, fmt.Errorf("POP reply from %s: %w", b.Addr, err)
 	}
@@ -252,7 +252,7 @@ func popAndAck(ctx context.Context, c *remoting.Client, o *ConsumeOptions, b bro
 }
 
 // ack sends ACK_MESSAGE (200051) for r and checks the reply.
-func ack(ctx context.Context, c *remoting.Client, group string, r *bench.Receipt) error {
+func ack(ctx context.Context, c *remoting.Client, group string, r *client.Receipt) error {
 	req := codec.NewRequest(codec.RequestAckMessage, 0, make(map[string]string, 6), nil)
 	codec.AckMessageRequestHeader{ConsumerGroup: group, Topic: r.Topic, QueueID: r.QueueID, Offset: r.Offset, ExtraInfo: r.ExtraInfo}.Encode(req)
 	resp, err := invoke(ctx, c, req, requestTimeout)

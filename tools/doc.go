@@ -15,7 +15,7 @@
 //
 // Requests go through the remoting Client of package remoting and the typed
 // headers of package codec; receipt handles are built by
-// bench.ReceiptsFromPop, the same code the benchmark uses.
+// client.ReceiptsFromPop, the same code the benchmark uses.
 //
 // What it must not do: tools is a client only. It imports no handler
 // package and no store; it never retries a SEND (a smoke test reports what
