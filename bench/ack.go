@@ -8,7 +8,6 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Series of the ack workload, in recorder order.
@@ -113,7 +112,7 @@ func replyCode(resp *codec.Command, err error) int32 {
 // unchanged; any other failure drops it.
 type burster struct {
 	p         *phase
-	clients   []*remoting.Client
+	clients   []*client.Conn
 	group     string
 	size      int
 	period    time.Duration

@@ -10,11 +10,10 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // start opens the connections for a network mode after normalising o.
-func start(ctx context.Context, o *Options, mode string) ([]*remoting.Client, error) {
+func start(ctx context.Context, o *Options, mode string) ([]*client.Conn, error) {
 	o.Normalize()
 	if err := o.Validate(); err != nil {
 		return nil, err

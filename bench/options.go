@@ -14,7 +14,6 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Options configure one network bench run (RunAck, RunPop, RunProduce,
@@ -275,8 +274,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 // clientOptions are the remoting client options of every bench
 // connection: the log, and TLS without certificate verification when
 // o.TLS is set.
-func (o *Options) clientOptions() remoting.ClientOptions {
-	co := remoting.ClientOptions{Log: o.Log, BeforeRequest: o.beforeRequest()}
+func (o *Options) clientOptions() client.Options {
+	co := client.Options{Log: o.Log, BeforeRequest: o.beforeRequest()}
 	if o.TLS {
 		co.TLS = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // --tls measures a test certificate
 	}
@@ -293,7 +292,7 @@ func (o *Options) sign(req *codec.Command) *codec.Command {
 	return req
 }
 
-// beforeRequest is the remoting.ClientOptions.BeforeRequest of the bench
+// beforeRequest is the client.Options.BeforeRequest of the bench
 // clients: nil without credentials.
 func (o *Options) beforeRequest() func(*codec.Command) {
 	if o.AccessKey == "" {

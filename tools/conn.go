@@ -10,7 +10,6 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // ConnOptions are the connection settings `popshim send` and `popshim
@@ -34,8 +33,8 @@ type ConnOptions struct {
 // clientOptions returns the remoting options of every connection, or an
 // error naming the flag that is wrong (an unreadable --tls-ca file, a
 // --secret-key without --access-key).
-func (c ConnOptions) clientOptions() (remoting.ClientOptions, error) {
-	var co remoting.ClientOptions
+func (c ConnOptions) clientOptions() (client.Options, error) {
+	var co client.Options
 	if c.TLS || c.TLSCA != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if c.TLSCA == "" {
