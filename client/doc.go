@@ -19,8 +19,8 @@
 // imports only codec of popshim, so handler/auth can import it without a
 // cycle; codec stays about frames and layouts, not keys and MACs.
 //
-// What it must not do: import a server package (handler/..., popstore,
-// batch, remoting) or gnet or grocksdb, so a client built on it links
+// What it must not do: import a server package (handler/..., broker/...,
+// popstore, batch, remoting) or gnet or grocksdb, so a client built on it links
 // neither the broker nor RocksDB; TestImports checks this for client, tools
 // and bench. Server packages may import client (remoting names Conn and
 // Dial for server-side code; handler/auth verifies with SignedContent).

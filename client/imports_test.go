@@ -9,12 +9,12 @@ import (
 
 // TestImports lists the dependencies of the client side (go list -deps,
 // test files left out) and fails on any package it must not link: the
-// broker (handler/..., popstore, batch), the gnet server (remoting, gnet)
+// broker (handler/..., broker/..., popstore, batch), the gnet server (remoting, gnet)
 // and, except for bench's raw-storage mode, which opens its own RocksDB,
 // grocksdb. tools must not link bench either, nor client link its users.
 func TestImports(t *testing.T) {
 	const mod = "github.com/popshim/popshim/"
-	server := []string{mod + "handler", mod + "popstore", mod + "batch", mod + "remoting", "github.com/panjf2000/gnet"}
+	server := []string{mod + "handler", mod + "broker", mod + "popstore", mod + "batch", mod + "remoting", "github.com/panjf2000/gnet"}
 	cases := []struct {
 		pkg       string
 		forbidden []string
