@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// TestImports lists the dependencies of the client side (go list -deps,
-// test files left out) and fails on any package it must not link: the
-// broker (handler/..., broker/..., popstore, batch), the gnet server (remoting, gnet)
-// and, except for bench's raw-storage mode, which opens its own RocksDB,
-// grocksdb. tools must not link bench either, nor client link its users.
+// TestImports lists the dependencies of the client side (go list -deps, test
+// files left out) and fails on any package it must not link: the broker
+// (handler/..., broker/..., popstore, batch), the gnet server (remoting,
+// gnet) and, except for bench's raw-storage mode, which opens its own
+// RocksDB, grocksdb. tools must not link bench either, nor client link its
+// users.
 func TestImports(t *testing.T) {
 	const mod = "github.com/popshim/popshim/"
 	server := []string{mod + "handler", mod + "broker", mod + "popstore", mod + "batch", mod + "remoting", "github.com/panjf2000/gnet"}
