@@ -1,23 +1,19 @@
 package handler
 
-// GET_EARLIEST_MSG_STORETIME (32).
+// GET_EARLIEST_MSG_STORETIME (32): the remoting adapter of
+// broker.Broker.EarliestMsgStoreTime (the STORETIMESTAMP of the queue's
+// first stored message, read on the reader pool; -1 when the queue is
+// empty or unknown).
 //
 // Header: topic, queueId (required) (GetEarliestMsgStoretimeRequestHeader.java).
-//
-// Behaviour: reads the first stored message of the queue on the reader pool
-// and answers its STORETIMESTAMP (ms); -1 when the queue is empty or
-// unknown, as the Java store answers.
 //
 // Response codes: SUCCESS (0) with header timestamp; SYSTEM_BUSY (2) when
 // the reader queue is full; SYSTEM_ERROR (1) for a store error or a missing
 // or invalid header field.
 
 import (
-	"errors"
-
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
-	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -27,26 +23,13 @@ func (b *Broker) handleGetEarliestMsgStoretime(c remoting.Conn, req *codec.Comma
 		reply.HeaderError(c, req, err)
 		return
 	}
-	job := func() {
-		ts := int64(-1)
-		minOff, maxOff := b.Store.MinOffset(h.Topic, h.QueueID), b.Store.MaxOffset(h.Topic, h.QueueID)
-		if minOff < maxOff {
-			rec, err := b.Store.ReadMessage(h.Topic, h.QueueID, minOff)
-			switch {
-			case err == nil:
-				if t, ok := popstore.StoreTimestamp(rec); ok {
-					ts = t
-				}
-			case !errors.Is(err, popstore.ErrNotFound):
-				reply.Code(c, req, codec.SystemError, "read earliest message: "+err.Error())
-				return
-			}
+	b.EarliestMsgStoreTime(h.Topic, h.QueueID, func(ts int64, err error) {
+		if err != nil {
+			reply.Err(c, req, err)
+			return
 		}
 		resp := codec.NewResponse(req, codec.Success, "")
 		codec.EarliestMsgStoretimeResponseHeader{Timestamp: ts}.Encode(resp)
 		reply.Respond(c, req, resp)
-	}
-	if !b.SubmitRead(job) {
-		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
-	}
+	})
 }

@@ -1,14 +1,11 @@
 package handler
 
-// GET_MAX_OFFSET (30).
+// GET_MAX_OFFSET (30): the remoting adapter of broker.Broker.MaxOffset
+// (the queue's next queueOffset, from memory; 0 for an unknown queue).
 //
-// Header: topic, queueId (required), committed (optional, default true)
+// Header: topic, queueId (required), committed (optional, default true;
+// every stored message is committed, so false changes nothing)
 // (GetMaxOffsetRequestHeader.java).
-//
-// Behaviour: answers the queue's max offset, the queueOffset the next
-// message will get (one past the last durable message), from memory. An
-// unknown queue answers 0. Every stored message is committed, so
-// committed=false changes nothing.
 //
 // Response codes: SUCCESS (0) with header offset; SYSTEM_ERROR (1) naming a
 // missing or invalid header field.
@@ -25,7 +22,10 @@ func (b *Broker) handleGetMaxOffset(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	resp := codec.NewResponse(req, codec.Success, "")
-	codec.OffsetResponseHeader{Offset: b.Store.MaxOffset(h.Topic, h.QueueID)}.Encode(resp)
-	reply.Respond(c, req, resp)
+	off, e := b.MaxOffset(h.Topic, h.QueueID)
+	if e != nil {
+		reply.Err(c, req, e)
+		return
+	}
+	replyOffset(c, req, off)
 }

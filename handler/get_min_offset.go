@@ -1,12 +1,10 @@
 package handler
 
-// GET_MIN_OFFSET (31).
+// GET_MIN_OFFSET (31): the remoting adapter of broker.Broker.MinOffset
+// (the smallest queueOffset still stored, from memory; an empty queue
+// answers its max offset, an unknown one 0).
 //
 // Header: topic, queueId (required) (GetMinOffsetRequestHeader.java).
-//
-// Behaviour: answers the smallest queueOffset still stored (raised by
-// retention), from memory; an empty queue answers its max offset, an
-// unknown one 0.
 //
 // Response codes: SUCCESS (0) with header offset; SYSTEM_ERROR (1) naming a
 // missing or invalid header field.
@@ -23,7 +21,10 @@ func (b *Broker) handleGetMinOffset(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	resp := codec.NewResponse(req, codec.Success, "")
-	codec.OffsetResponseHeader{Offset: b.Store.MinOffset(h.Topic, h.QueueID)}.Encode(resp)
-	reply.Respond(c, req, resp)
+	off, e := b.MinOffset(h.Topic, h.QueueID)
+	if e != nil {
+		reply.Err(c, req, e)
+		return
+	}
+	replyOffset(c, req, off)
 }

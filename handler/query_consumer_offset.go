@@ -1,23 +1,18 @@
 package handler
 
-// QUERY_CONSUMER_OFFSET (14).
+// QUERY_CONSUMER_OFFSET (14): the remoting adapter of
+// broker.Broker.QueryConsumerOffset, where the behaviour is described
+// (ConsumerManageProcessor.java).
 //
 // Header: consumerGroup, topic, queueId (required), setZeroIfNotFound
 // (optional, default true) (QueryConsumerOffsetRequestHeader.java).
 //
-// Behaviour: answers the committed consume offset of (consumerGroup, topic,
-// queueId) from the store's in-memory copy (no RocksDB read, so it runs on
-// the event loop). With no committed offset it follows
-// ConsumerManageProcessor: a queue that still starts at queueOffset 0 (never
-// trimmed by retention; the Java broker's "first message still in memory")
-// answers offset 0 unless setZeroIfNotFound=false; otherwise QUERY_NOT_FOUND,
-// and the client starts from its consumeFromWhere (GET_MAX_OFFSET,
-// SEARCH_OFFSET_BY_TIMESTAMP, or 0).
-//
 // Response codes: SUCCESS (0) with header offset; QUERY_NOT_FOUND (22);
-// SYSTEM_ERROR (1) naming a missing or invalid header field.
+// SYSTEM_ERROR (1) naming a missing or invalid header field. Answered on
+// the event loop (the core reads memory only).
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -29,14 +24,17 @@ func (b *Broker) handleQueryConsumerOffset(c remoting.Conn, req *codec.Command) 
 		reply.HeaderError(c, req, err)
 		return
 	}
-	off, ok := b.Store.ConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID)
-	if !ok {
-		if !h.SetZeroIfNotFound || b.Store.MinOffset(h.Topic, h.QueueID) > 0 {
-			reply.Code(c, req, codec.QueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
-			return
-		}
-		off = 0
+	off, e := b.QueryConsumerOffset(broker.QueryConsumerOffsetRequest{QueryConsumerOffsetRequestHeader: h})
+	if e != nil {
+		reply.Err(c, req, e)
+		return
 	}
+	replyOffset(c, req, off)
+}
+
+// replyOffset answers SUCCESS with the {offset} header
+// (codec.OffsetResponseHeader). Any goroutine.
+func replyOffset(c remoting.Conn, req *codec.Command, off int64) {
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.OffsetResponseHeader{Offset: off}.Encode(resp)
 	reply.Respond(c, req, resp)

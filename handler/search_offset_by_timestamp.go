@@ -1,25 +1,17 @@
 package handler
 
-// SEARCH_OFFSET_BY_TIMESTAMP (29).
+// SEARCH_OFFSET_BY_TIMESTAMP (29): the remoting adapter of
+// broker.Broker.SearchOffset, where the search is described.
 //
 // Header: topic, queueId, timestamp (ms) (required), boundaryType
 // (optional, LOWER or UPPER, default LOWER) (SearchOffsetRequestHeader.java).
-//
-// Behaviour: binary search over the queue's stored records by
-// STORETIMESTAMP, on the reader pool (it reads RocksDB, so never on the
-// event loop).
-//   - LOWER: the first queueOffset whose store time is ≥ timestamp; the max
-//     offset when every message is older.
-//   - UPPER: the last queueOffset whose store time is ≤ timestamp; the min
-//     offset when every message is newer.
-//
-// An empty or unknown queue answers its max offset (0 when unknown).
 //
 // Response codes: SUCCESS (0) with header offset; SYSTEM_BUSY (2) when the
 // reader queue is full; SYSTEM_ERROR (1) for a store error or a missing or
 // invalid header field.
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -31,34 +23,11 @@ func (b *Broker) handleSearchOffsetByTimestamp(c remoting.Conn, req *codec.Comma
 		reply.HeaderError(c, req, err)
 		return
 	}
-	job := func() {
-		off, err := b.searchOffset(h)
+	b.SearchOffset(broker.SearchOffsetRequest{SearchOffsetRequestHeader: h}, func(off int64, err error) {
 		if err != nil {
-			reply.Code(c, req, codec.SystemError, "search offset: "+err.Error())
+			reply.Err(c, req, err)
 			return
 		}
-		resp := codec.NewResponse(req, codec.Success, "")
-		codec.OffsetResponseHeader{Offset: off}.Encode(resp)
-		reply.Respond(c, req, resp)
-	}
-	if !b.SubmitRead(job) {
-		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
-	}
-}
-
-// searchOffset runs the search of one request. Reader pool only.
-func (b *Broker) searchOffset(h codec.SearchOffsetRequestHeader) (int64, error) {
-	if h.BoundaryType != codec.BoundaryUpper {
-		return b.Store.SearchOffsetByTimestamp(h.Topic, h.QueueID, h.Timestamp)
-	}
-	// UPPER: one before the first message newer than timestamp.
-	minOff := b.Store.MinOffset(h.Topic, h.QueueID)
-	next, err := b.Store.SearchOffsetByTimestamp(h.Topic, h.QueueID, h.Timestamp+1)
-	if err != nil {
-		return 0, err
-	}
-	if next <= minOff {
-		return minOff, nil
-	}
-	return next - 1, nil
+		replyOffset(c, req, off)
+	})
 }

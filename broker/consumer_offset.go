@@ -1,0 +1,129 @@
+package broker
+
+// Consumer offsets: QUERY_CONSUMER_OFFSET (14) and UPDATE_CONSUMER_OFFSET
+// (15) of remoting (broker/.../processor/ConsumerManageProcessor.java).
+// The consume offset of (consumerGroup, topic, queueId) is the next
+// queueOffset the group reads there; it is also the POP cursor of the
+// group on that queue.
+
+import (
+	"strconv"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
+)
+
+// QueryConsumerOffsetRequest is one QUERY_CONSUMER_OFFSET: consumerGroup,
+// topic, queueId and setZeroIfNotFound
+// (remoting/.../header/QueryConsumerOffsetRequestHeader.java; the adapter
+// sets SetZeroIfNotFound true when the field is absent, as Java does).
+type QueryConsumerOffsetRequest struct {
+	codec.QueryConsumerOffsetRequestHeader
+}
+
+// QueryNotFoundRemark is the remark of QUERY_NOT_FOUND (22) for a queue
+// the group has no committed offset on, worded as ConsumerManageProcessor.
+const QueryNotFoundRemark = "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"
+
+// QueryConsumerOffset answers the committed consume offset of
+// (consumerGroup, topic, queueId) from the store's in-memory copy (no
+// RocksDB read). With no committed offset it follows
+// ConsumerManageProcessor: a queue that still starts at queueOffset 0
+// (never trimmed by retention; the Java broker's "first message still in
+// memory") answers offset 0 unless SetZeroIfNotFound is false; otherwise
+// QUERY_NOT_FOUND (22) with QueryNotFoundRemark, and the client starts from
+// its consumeFromWhere (GET_MAX_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, or 0).
+// No other refusal. Any goroutine; never blocks.
+func (b *Broker) QueryConsumerOffset(r QueryConsumerOffsetRequest) (int64, *Error) {
+	off, ok := b.Store.ConsumerOffset(r.ConsumerGroup, r.Topic, r.QueueID)
+	if !ok {
+		if !r.SetZeroIfNotFound || b.Store.MinOffset(r.Topic, r.QueueID) > 0 {
+			return 0, &Error{Code: codec.QueryNotFound, Remark: QueryNotFoundRemark}
+		}
+		off = 0
+	}
+	return off, nil
+}
+
+// UpdateConsumerOffsetRequest is one UPDATE_CONSUMER_OFFSET:
+// consumerGroup, topic, queueId and commitOffset, all required
+// (remoting/.../header/UpdateConsumerOffsetRequestHeader.java).
+type UpdateConsumerOffsetRequest struct {
+	codec.UpdateConsumerOffsetRequestHeader
+}
+
+// UpdateConsumerOffset commits the consume offset of (consumerGroup,
+// topic, queueId) through the writer (background lane); done gets nil once
+// it is fsynced. Java clients send it every 5 s; admin tools use it to
+// reset a POP group (OffsetResetForPopIT), since the same offset is the
+// POP cursor.
+//
+// A reset racing a POP wins: the POP's offset advance is a compare-and-set
+// applied on the writer (PopJob.Run), dropped when the stored offset is no
+// longer the one the POP read, so a POP that read the offset before the
+// reset was applied cannot overwrite it (the messages it already took are
+// still delivered, with checkpoints). With --pop-write-mode=sync, ops are
+// written by concurrent workers and the compare is not atomic with the
+// write: a POP whose write is in flight at the moment of the reset may
+// still overwrite it there. Once durable, a reset wakes one parked POP of
+// the group on the queue (a rewind makes messages available again).
+//
+// The group must exist (ConsumerManageProcessor's containsSubscriptionGroup,
+// which never creates): with --auto-create-subscription-group off an
+// unknown group is SUBSCRIPTION_GROUP_NOT_EXIST (26) "Group <g> not exist!".
+// With it on, popshim accepts the offset of a group it has not seen (a
+// Java broker answers 26 there too, but every consumer that could commit
+// has been auto-created by its HEART_BEAT or POP; admin tools resetting a
+// group that only ever pulled through a proxy keep working). The offset
+// commit does not create the group.
+//
+// Errors (*Error): TOPIC_NOT_EXIST (17) "Topic <t> not exist!";
+// SUBSCRIPTION_GROUP_NOT_EXIST (26) as above; INVALID_PARAMETER (29) for a
+// queueId outside the topic's queues or a negative commitOffset;
+// SYSTEM_BUSY (2) when the lane is full, GO_AWAY (1500) when shutting down
+// (SubmitError); SYSTEM_ERROR (1) "write failed: <cause>" for a failed
+// write. done runs on the caller's goroutine for a refusal, else on the
+// writer's completer goroutine. Any goroutine; never blocks.
+func (b *Broker) UpdateConsumerOffset(r UpdateConsumerOffsetRequest, done func(error)) {
+	if _, ok := b.Groups.Get(r.ConsumerGroup); !ok && !b.Groups.MayAutoCreate(r.ConsumerGroup) {
+		done(&Error{Code: codec.SubscriptionGroupNotExist, Remark: "Group " + r.ConsumerGroup + " not exist!"})
+		return
+	}
+	meta, ok := b.Topics.Get(r.Topic)
+	if !ok {
+		done(&Error{Code: codec.TopicNotExist, Remark: "Topic " + r.Topic + " not exist!"})
+		return
+	}
+	if r.QueueID < 0 || r.QueueID >= max(meta.ReadQueueNums, meta.WriteQueueNums) {
+		done(&Error{Code: codec.InvalidParameter, Remark: "queueId " + strconv.Itoa(int(r.QueueID)) + " out of range for topic " + r.Topic})
+		return
+	}
+	if r.CommitOffset < 0 {
+		done(&Error{Code: codec.InvalidParameter, Remark: "commitOffset must not be negative"})
+		return
+	}
+	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 64,
+		Apply: func(tx *popstore.Txn) error {
+			return tx.SetConsumerOffset(r.ConsumerGroup, r.Topic, r.QueueID, r.CommitOffset)
+		},
+		Done: func(err error) {
+			if err != nil {
+				done(offsetWriteFailed(err))
+				return
+			}
+			b.Polls.WakeSome(r.Topic, r.QueueID, r.ConsumerGroup, 1)
+			done(nil)
+		},
+	}
+	if err := b.Writer.Submit(op); err != nil {
+		done(SubmitError("", err))
+	}
+}
+
+// offsetWriteFailed is the failure of a consume-offset write that was
+// queued: SYSTEM_ERROR (1) "write failed: <cause>", the remark the
+// remoting adapter has always sent for it.
+func offsetWriteFailed(err error) *Error {
+	return &Error{Code: codec.SystemError, Remark: "write failed: " + err.Error()}
+}
