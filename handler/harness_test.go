@@ -335,7 +335,7 @@ func startHookedHarnessWith(t *testing.T, hook popstore.WriteHook, maxProduceWai
 	r := remoting.NewRouter()
 	RegisterBroker(r, st.Broker)
 	st.Broker.Start()
-	st.broker = remoting.NewServer(cfg.BrokerServerOptions(nil), r, log)
+	st.broker = remoting.NewServer(BrokerServerOptions(cfg, nil), r, log)
 	require.NoError(t, st.broker.Start())
 	st.Broker.Topics.SetBrokerAddr(st.broker.Addr().String())
 	h.st = st

@@ -171,7 +171,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("handler: %w", err)
 	}
-	bopts := cfg.BrokerServerOptions(rm)
+	bopts := BrokerServerOptions(cfg, rm)
 	bopts.OnClose = st.Broker.onConnClose
 	bopts.TLS = tlsCfg
 	bopts.Guard = st.Broker.Guard()
@@ -185,7 +185,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
 		RegisterNameServer(nsRouter, st.Broker)
-		nopts := cfg.NamesrvServerOptions(rm)
+		nopts := NamesrvServerOptions(cfg, rm)
 		nopts.TLS = tlsCfg
 		nopts.Guard = st.Broker.Guard()
 		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
