@@ -252,10 +252,6 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
-	// TestSlowStore is a TEST-ONLY hook: an artificial delay added to every
-	// store write, to provoke queueing in handler tests. Hidden flag
-	// --test-slow-store, default 0. Never set it in production.
-	TestSlowStore time.Duration
 }
 
 // EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
 )
 
 // TLS is the TLS setting of both remoting listeners (broker and embedded

@@ -55,6 +55,21 @@ type Stack struct {
 	closeErr  error
 }
 
+// Option adjusts StartStack for tests (the command line never sets one).
+type Option func(*stackOptions)
+
+// stackOptions are what Options set.
+type stackOptions struct {
+	writeHook popstore.WriteHook
+}
+
+// WithWriteHook wraps every synced store write in h
+// (popstore.Options.WriteHook): tests slow the store down
+// (popstore.DelayHook) or inject write faults with it.
+func WithWriteHook(h popstore.WriteHook) Option {
+	return func(o *stackOptions) { o.writeHook = h }
+}
+
 // Serve runs popshim until ctx is done, then shuts down in order and
 // returns. main.go calls exactly this. Start-up errors (store, writer,
 // listeners) are returned at once with everything already started undone;
@@ -85,8 +100,8 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 	return st.Close(sctx)
 }
 
-// StartStack opens the store in cfg.DataDir (with the hidden
-// --test-slow-store delay on every write when set), starts the group-commit
+// StartStack opens the store in cfg.DataDir (with opts' WriteHook around
+// every synced write, for tests that inject slowness or faults), starts the group-commit
 // writer, builds the broker state, starts it, and starts the listeners:
 //
 //   - broker port (--listen): every broker code plus the name-server codes,
@@ -99,7 +114,11 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 //   - REGISTER_BROKER every --register-interval to each --namesrv-addr.
 //
 // On error everything started so far is stopped again.
-func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
+func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack, err error) {
+	var o stackOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
 	defer func() {
 		if err != nil {
@@ -115,10 +134,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if cfg.Retention <= 0 {
 		sopts.RetentionMillis = -1
 	}
-	if cfg.TestSlowStore > 0 {
-		log.Warn().Dur("delay", cfg.TestSlowStore).Msg("TEST ONLY: every store write is delayed (--test-slow-store)")
-		sopts.WriteHook = popstore.DelayHook(cfg.TestSlowStore)
-	}
+	sopts.WriteHook = o.writeHook
 	if st.Store, err = popstore.Open(sopts); err != nil {
 		return nil, err
 	}
