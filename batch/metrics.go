@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the writer's Prometheus series (popshim_writer_*; see
-// ../shared/reference/metrics-conventions.md §5 for the popshim_ prefix).
+// metrics are the writer's Prometheus series (popshim_writer_*: series
+// RocketMQ has no counterpart for use the popshim_ prefix, never rocketmq_).
 // Counters are kept in atomics so Stats and the exposition agree.
 type metrics struct {
 	batchesN, mutationsN, failedN, fsyncsN atomic.Uint64

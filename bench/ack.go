@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Series of the ack workload, in recorder order.
@@ -43,12 +43,12 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pool []Receipt
+	var pool []client.Receipt
 	if o.ChangeBurst > 0 {
 		k := min(o.ChangePool, len(receipts)/2)
 		// A copy: the burster appends to its pool, which must never grow
 		// into the ACK handles' backing array.
-		pool, receipts = append([]Receipt(nil), receipts[:k]...), receipts[k:]
+		pool, receipts = append([]client.Receipt(nil), receipts[:k]...), receipts[k:]
 	}
 	o.Log.Info().Int("ack_handles", len(receipts)).Int("change_handles", len(pool)).Msg("running")
 
@@ -112,7 +112,7 @@ func replyCode(resp *codec.Command, err error) int32 {
 // unchanged; any other failure drops it.
 type burster struct {
 	p         *phase
-	clients   []*remoting.Client
+	clients   []*client.Conn
 	group     string
 	size      int
 	period    time.Duration
@@ -152,13 +152,13 @@ func (b *burster) loop(stop <-chan struct{}) {
 // burst only copies frames and the load generator's own encoding work does
 // not pile up at the burst instant and delay the ACK stream.
 type pooledChange struct {
-	r     Receipt
+	r     client.Receipt
 	frame []byte
 	at    int // opaque offset in frame
 }
 
 // put adds r to the pool with its CHANGE frame. Any goroutine.
-func (b *burster) put(r Receipt) {
+func (b *burster) put(r client.Receipt) {
 	frame, at := codec.AppendPreparedFrame(nil, b.sign(changeRequest(b.group, &r, b.invisible)))
 	b.mu.Lock()
 	b.pool = append(b.pool, pooledChange{r: r, frame: frame, at: at})

@@ -1,6 +1,6 @@
 // Package bench is the load generator behind `popshim bench`: it drives a
 // RocketMQ-protocol broker (popshim or Apache RocketMQ) through the remoting
-// Client of package remoting and reports throughput and latency.
+// client of package client (Conn) and reports throughput and latency.
 //
 // The main workload (RunAck) is the reason popshim exists: a steady stream
 // of ACK_MESSAGE (200051) on real receipt handles while periodic bursts of
@@ -37,7 +37,7 @@
 // ACK, since every microsecond of it is taken from the server: its frames
 // are encoded before the run (codec.AppendPreparedFrame) and copied with a
 // fresh opaque; its replies are matched by opaque like every other and
-// decoded head-only (remoting.Client.InvokePreparedHead: code, opaque, flag,
+// decoded head-only (client.Conn.InvokePreparedHead: code, opaque, flag,
 // remark; no Command, no ext map and no allocation for the usual ACK reply
 // shape); each slot reuses one
 // in-flight record; and one clock reading per reply serves both as the end

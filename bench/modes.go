@@ -8,12 +8,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // start opens the connections for a network mode after normalising o.
-func start(ctx context.Context, o *Options, mode string) ([]*remoting.Client, error) {
+func start(ctx context.Context, o *Options, mode string) ([]*client.Conn, error) {
 	o.Normalize()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 		switch code := replyCode(resp, err); code {
 		case codec.Success:
 			misses[q].Store(0)
-			rs, err := ReceiptsFromPop(nil, resp, o.Topic, o.Group, o.BrokerName)
+			rs, err := client.ReceiptsFromPop(nil, resp, o.Topic, o.Group, o.BrokerName)
 			if err != nil {
 				p.rec.fail(sh, sPop, codec.SystemError)
 				return

@@ -12,9 +12,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Options configure one network bench run (RunAck, RunPop, RunProduce,
@@ -117,7 +116,7 @@ type Options struct {
 	// --tls.
 	TLS bool
 	// AccessKey and SecretKey, when AccessKey is set, sign every request
-	// as RocketMQ's AclClientRPCHook does (auth.Sign), for a broker with
+	// as RocketMQ's AclClientRPCHook does (client.SignRequest), for a broker with
 	// --auth-enabled. The prepared ACK and CHANGE frames are signed when
 	// prepared, so signing costs the load generator nothing in the
 	// measured phase. --access-key, --secret-key (or
@@ -275,8 +274,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 // clientOptions are the remoting client options of every bench
 // connection: the log, and TLS without certificate verification when
 // o.TLS is set.
-func (o *Options) clientOptions() remoting.ClientOptions {
-	co := remoting.ClientOptions{Log: o.Log, BeforeRequest: o.beforeRequest()}
+func (o *Options) clientOptions() client.Options {
+	co := client.Options{Log: o.Log, BeforeRequest: o.beforeRequest()}
 	if o.TLS {
 		co.TLS = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // --tls measures a test certificate
 	}
@@ -289,16 +288,11 @@ func (o *Options) sign(req *codec.Command) *codec.Command {
 	if o.AccessKey == "" {
 		return req
 	}
-	if req.ExtFields == nil {
-		req.ExtFields = make(map[string]string, 2)
-	}
-	delete(req.ExtFields, auth.FieldSignature)
-	req.ExtFields[auth.FieldAccessKey] = o.AccessKey
-	req.ExtFields[auth.FieldSignature] = auth.Sign(req.ExtFields, req.Body, o.SecretKey)
+	client.SignRequest(req, o.AccessKey, o.SecretKey)
 	return req
 }
 
-// beforeRequest is the remoting.ClientOptions.BeforeRequest of the bench
+// beforeRequest is the client.Options.BeforeRequest of the bench
 // clients: nil without credentials.
 func (o *Options) beforeRequest() func(*codec.Command) {
 	if o.AccessKey == "" {

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // requestTimeout bounds one synchronous request of the prepare phase.
@@ -17,10 +17,10 @@ const requestTimeout = 10 * time.Second
 
 // dialAll opens o.Conns clients to o.Addr. On error the ones opened are
 // closed.
-func dialAll(ctx context.Context, o *Options) ([]*remoting.Client, error) {
-	out := make([]*remoting.Client, 0, o.Conns)
+func dialAll(ctx context.Context, o *Options) ([]*client.Conn, error) {
+	out := make([]*client.Conn, 0, o.Conns)
 	for range o.Conns {
-		c, err := remoting.DialContext(ctx, o.Addr, o.clientOptions())
+		c, err := client.DialContext(ctx, o.Addr, o.clientOptions())
 		if err != nil {
 			closeAll(out)
 			return nil, err
@@ -30,14 +30,14 @@ func dialAll(ctx context.Context, o *Options) ([]*remoting.Client, error) {
 	return out, nil
 }
 
-func closeAll(clients []*remoting.Client) {
+func closeAll(clients []*client.Conn) {
 	for _, c := range clients {
 		_ = c.Close()
 	}
 }
 
 // invoke sends req on c and waits for the reply (requestTimeout).
-func invoke(ctx context.Context, c *remoting.Client, req *codec.Command) (*codec.Command, error) {
+func invoke(ctx context.Context, c *client.Conn, req *codec.Command) (*codec.Command, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	return c.Invoke(ctx, req)
@@ -49,7 +49,7 @@ func replyError(what string, resp *codec.Command) error {
 }
 
 // createTopic sends UPDATE_AND_CREATE_TOPIC for o.Topic.
-func createTopic(ctx context.Context, c *remoting.Client, o *Options) error {
+func createTopic(ctx context.Context, c *client.Conn, o *Options) error {
 	resp, err := invoke(ctx, c, createTopicRequest(o.Topic, o.Queues))
 	if err != nil {
 		return fmt.Errorf("bench: create topic: %w", err)
@@ -74,7 +74,7 @@ type produced struct {
 // and Java's waitTimeMillsInSendQueue do) and other failures; it gives up
 // after 5 rounds in a row that stored nothing. It returns how many were
 // stored in each queue (by the queueId of the SEND response).
-func produce(ctx context.Context, clients []*remoting.Client, o *Options, n int) (*produced, error) {
+func produce(ctx context.Context, clients []*client.Conn, o *Options, n int) (*produced, error) {
 	per := max(o.ProduceBatch, 1)
 	body := make([]byte, o.BodySize)
 	for i := range body {
@@ -150,16 +150,16 @@ const popPatience = 5 * time.Second
 // maxMsgNums 32, invisibleTime o.InvisibleTime) until each queue returned
 // as many messages as were produced into it, or found nothing for
 // popPatience. The receipts come back in arrival order.
-func popAll(ctx context.Context, clients []*remoting.Client, o *Options, prod *produced) ([]Receipt, error) {
+func popAll(ctx context.Context, clients []*client.Conn, o *Options, prod *produced) ([]client.Receipt, error) {
 	var mu sync.Mutex
-	var got []Receipt
+	var got []client.Receipt
 	errs := make(chan error, o.Queues)
 	var wg sync.WaitGroup
 	for q := range o.Queues {
 		wg.Add(1)
 		go func(q int) {
 			defer wg.Done()
-			errs <- popQueue(ctx, clients[q%len(clients)], o, int32(q), int(prod.perQueue[q].Load()), func(rs []Receipt) {
+			errs <- popQueue(ctx, clients[q%len(clients)], o, int32(q), int(prod.perQueue[q].Load()), func(rs []client.Receipt) {
 				mu.Lock()
 				got = append(got, rs...)
 				mu.Unlock()
@@ -177,8 +177,8 @@ func popAll(ctx context.Context, clients []*remoting.Client, o *Options, prod *p
 	return got, errors.Join(all...)
 }
 
-func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want int, keep func([]Receipt)) error {
-	var buf []Receipt
+func popQueue(ctx context.Context, c *client.Conn, o *Options, q int32, want int, keep func([]client.Receipt)) error {
+	var buf []client.Receipt
 	held := 0
 	progress := time.Now()
 	for held < want && time.Since(progress) < popPatience {
@@ -191,13 +191,13 @@ func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want
 		}
 		switch resp.Code {
 		case codec.Success:
-			buf, err = ReceiptsFromPop(buf[:0], resp, o.Topic, o.Group, o.BrokerName)
+			buf, err = client.ReceiptsFromPop(buf[:0], resp, o.Topic, o.Group, o.BrokerName)
 			if err != nil {
 				return err
 			}
 			held += len(buf)
 			progress = time.Now()
-			keep(append([]Receipt(nil), buf...))
+			keep(append([]client.Receipt(nil), buf...))
 		case codec.PullNotFound, codec.PollingTimeout:
 			time.Sleep(20 * time.Millisecond)
 		case codec.SystemBusy, codec.FlowControl, codec.PollingFull:
@@ -214,7 +214,7 @@ func popQueue(ctx context.Context, c *remoting.Client, o *Options, q int32, want
 
 // prepare creates the topic, produces o.Messages messages and pops them,
 // returning the receipt handles and the prepare statistics.
-func prepare(ctx context.Context, clients []*remoting.Client, o *Options) ([]Receipt, *PrepareStats, error) {
+func prepare(ctx context.Context, clients []*client.Conn, o *Options) ([]client.Receipt, *PrepareStats, error) {
 	t0 := time.Now()
 	if o.CreateTopic {
 		if err := createTopic(ctx, clients[0], o); err != nil {

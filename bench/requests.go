@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
@@ -16,14 +17,14 @@ func newRequest(code int32) *codec.Command {
 }
 
 // ackRequest is ACK_MESSAGE (200051) for r.
-func ackRequest(group string, r *Receipt) *codec.Command {
+func ackRequest(group string, r *client.Receipt) *codec.Command {
 	c := newRequest(codec.RequestAckMessage)
 	codec.AckMessageRequestHeader{ConsumerGroup: group, Topic: r.Topic, QueueID: r.QueueID, Offset: r.Offset, ExtraInfo: r.ExtraInfo}.Encode(c)
 	return c
 }
 
 // changeRequest is CHANGE_MESSAGE_INVISIBLETIME (200053) for r.
-func changeRequest(group string, r *Receipt, invisible time.Duration) *codec.Command {
+func changeRequest(group string, r *client.Receipt, invisible time.Duration) *codec.Command {
 	c := newRequest(codec.RequestChangeMessageInvisibleTime)
 	codec.ChangeInvisibleTimeRequestHeader{ConsumerGroup: group, Topic: r.Topic, QueueID: r.QueueID, Offset: r.Offset,
 		ExtraInfo: r.ExtraInfo, InvisibleTime: invisible.Milliseconds()}.Encode(c)
@@ -76,7 +77,7 @@ func keysProperty(seq int64, n int) string {
 
 // sendBatchRequest is SEND_BATCH_MESSAGE (320) of n messages of body to
 // (topic, queueID), each with its own UNIQ_KEY, as the Java producer sends
-// a MessageBatch (header flag m=true, entries per §6.8).
+// a MessageBatch (header flag m=true, entries as MessageDecoder.encodeMessages).
 func sendBatchRequest(group, topic string, queueID int32, queues int, seq int64, n int, body []byte) *codec.Command {
 	c := newRequest(codec.RequestSendBatchMessage)
 	codec.SendMessageRequestHeader{ProducerGroup: group, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: int32(queues),
@@ -123,7 +124,7 @@ type ackFrames struct {
 
 // prepareAckFrames encodes the ACK of each receipt, passed through sign
 // (Options.sign: adds AccessKey and Signature when set).
-func prepareAckFrames(group string, receipts []Receipt, sign func(*codec.Command) *codec.Command) *ackFrames {
+func prepareAckFrames(group string, receipts []client.Receipt, sign func(*codec.Command) *codec.Command) *ackFrames {
 	f := &ackFrames{ends: make([]int, len(receipts)), at: make([]int, len(receipts))}
 	if len(receipts) > 0 {
 		one, _ := codec.AppendPreparedFrame(nil, sign(ackRequest(group, &receipts[0])))

@@ -6,15 +6,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
 // Every prepared ACK frame, patched with an opaque, is byte-identical to
 // the frame ackRequest encodes with that opaque.
 func TestPrepareAckFramesMatchAckRequest(t *testing.T) {
-	var rs []Receipt
+	var rs []client.Receipt
 	for i := range 50 {
-		rs = append(rs, Receipt{Topic: "bench_t", QueueID: int32(i % 8), Offset: int64(i * 1000),
+		rs = append(rs, client.Receipt{Topic: "bench_t", QueueID: int32(i % 8), Offset: int64(i * 1000),
 			ExtraInfo: fmt.Sprintf("%d 1700000000000 300000 0 0 popshim-a %d %d", i, i%8, i*1000)})
 	}
 	f := prepareAckFrames("bench_group", rs, (&Options{}).sign)

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/client"
 )
 
 // sampleTick is the resolution of the latency-over-time plot.
@@ -22,7 +22,7 @@ const drainTimeout = 15 * time.Second
 type phase struct {
 	opts    *Options
 	mode    string
-	clients []*remoting.Client
+	clients []*client.Conn
 	rec     *recorder
 	scr     *scraper
 
@@ -41,7 +41,7 @@ type phase struct {
 	printer              *printer
 }
 
-func newPhase(o *Options, mode string, clients []*remoting.Client, series []string) *phase {
+func newPhase(o *Options, mode string, clients []*client.Conn, series []string) *phase {
 	// Only GOMAXPROCS reader goroutines record at once, so two shards per P
 	// keep contention rare; every further shard costs the sampler histogram
 	// merges each tick.

@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // stream issues one kind of request on slots spread over the connections:
@@ -16,7 +16,7 @@ import (
 // fixed intervals, each taking a free slot (waiting for one when all are
 // busy), and latency counts from the scheduled time.
 type stream struct {
-	clients []*remoting.Client
+	clients []*client.Conn
 	slots   int
 	rate    int
 	// build returns slot's next request and a tag handed back to finish;
@@ -32,7 +32,7 @@ type stream struct {
 	finish func(sh, tag int, micros int64, resp *codec.Command, err error)
 	// finishCode, when set together with prepared, replaces finish: it gets
 	// each reply's response code only (codeTransport on transport errors),
-	// and the requests go out by remoting.Client.InvokePreparedHead, which
+	// and the requests go out by client.Conn.InvokePreparedHead, which
 	// decodes only the head of the reply and allocates nothing per request.
 	// For streams that check nothing but the code (the ACK stream).
 	finishCode func(sh, tag int, micros int64, code int32)
@@ -49,7 +49,7 @@ type stream struct {
 	done      chan struct{} // closed when wg reaches zero after stop or exhaustion
 }
 
-func newStream(clients []*remoting.Client, slots, rate int) *stream {
+func newStream(clients []*client.Conn, slots, rate int) *stream {
 	return &stream{clients: clients, slots: slots, rate: rate, stopCh: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -158,7 +158,7 @@ func (s *stream) next(slot int) {
 }
 
 // slotCall is the request a slot of a finishCode stream has in flight: the
-// remoting.HeadHandler of its reply. A slot has one request in flight at a
+// client.HeadHandler of its reply. A slot has one request in flight at a
 // time, and its fields are written before the request is registered with
 // the client and read after the client took it back, so one slotCall per
 // slot serves every request of the slot.

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Timer series read from popshim's /metrics (broker/metrics.go).
@@ -221,7 +221,7 @@ func waitDelivered(ctx context.Context, o *Options, st *TimerStats, sent int, be
 // waited too long in its queue) are sent again in further rounds, as
 // produce does; it gives up after 5 rounds in a row that stored nothing.
 // Errors: any other answer, a transport error, or giving up.
-func sendTimers(ctx context.Context, clients []*remoting.Client, o *Options, dueMs int64) (int, error) {
+func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueMs int64) (int, error) {
 	body := make([]byte, o.BodySize)
 	for i := range body {
 		body[i] = 'a' + byte(i%26)

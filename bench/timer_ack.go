@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Series of the timer mode's concurrent ACK stream, in recorder order.
@@ -38,8 +38,8 @@ const (
 // poller of one timer run with --rate.
 type timerAckRun struct {
 	o        *Options
-	clients  []*remoting.Client
-	receipts []Receipt
+	clients  []*client.Conn
+	receipts []client.Receipt
 	draining atomic.Bool
 	// scrapes of the server counters at the start of the ACK stream, at
 	// the due time and at the end of the delivery (poll goroutine; nil
@@ -52,7 +52,7 @@ type timerAckRun struct {
 // prepareTimerAck prepares the receipt handles of the concurrent ACK
 // stream (--rate × (timerAckLead + timerAckTail + timerAckSpan)) on o's
 // topic and waits for the server to settle. It creates the topic.
-func prepareTimerAck(ctx context.Context, clients []*remoting.Client, o *Options) (*timerAckRun, *PrepareStats, error) {
+func prepareTimerAck(ctx context.Context, clients []*client.Conn, o *Options) (*timerAckRun, *PrepareStats, error) {
 	po := *o
 	po.Messages = int(float64(o.Rate) * (timerAckLead + timerAckTail + timerAckSpan).Seconds())
 	receipts, prep, err := prepare(ctx, clients, &po)

@@ -12,7 +12,7 @@ import (
 )
 
 // Metrics are the Prometheus series of the POP machinery. Names reuse
-// RocketMQ's where the meaning matches (metrics-conventions §5); popshim
+// RocketMQ's where the meaning matches (BrokerMetricsConstant.java); popshim
 // internals use the popshim_ prefix. The constant labels cluster,
 // node_type and node_id come from the registerer handed to NewBroker
 // (Serve wraps its registry with them).

@@ -23,7 +23,7 @@ func (j *PopJob) answerOrPark(o *popOutcome, seen []uint64) bool {
 	}
 	if o.filterBound {
 		// Messages remain that the tag scan did not reach: go on now
-		// instead of parking (RocketMQ #8472, pop-scenarios POLL-01).
+		// instead of parking (RocketMQ #8472, docs/SCENARIOS.md POLL-01).
 		j.rerun()
 		return false
 	}

@@ -25,7 +25,7 @@ const orderWakeSuffix = "\x00order"
 // OrderWakeKey is the long-poll key an orderly POP or NOTIFICATION waits on
 // while the queues it may read are blocked: woken when a lease of topic
 // ends (ACK, CHANGE to a past deadline, invisibleTime passing), never by
-// appends (pop-scenarios POLL-03). Any goroutine.
+// appends (docs/SCENARIOS.md POLL-03). Any goroutine.
 func OrderWakeKey(topic string) longpoll.Key {
 	return longpoll.Key{Topic: topic + orderWakeSuffix, QueueID: longpoll.AnyQueue}
 }
@@ -87,7 +87,7 @@ func (j *PopJob) orderSpin(o *popOutcome, seen []uint64) {
 // orderParkKeys returns what an empty orderly run waits on, with their
 // epochs from seen (the snapshot of j.keys): the queues it could read
 // (appends there wake it) and the lease ends of the topic, not the queues
-// blocked for it, whose appends cannot give it anything (pop-scenarios
+// blocked for it, whose appends cannot give it anything (docs/SCENARIOS.md
 // POLL-03). Epochs are per topic, so a queue key takes the topic's.
 func (j *PopJob) orderParkKeys(o *popOutcome, seen []uint64) ([]longpoll.Key, []uint64) {
 	keys := make([]longpoll.Key, 0, len(o.open)+1)

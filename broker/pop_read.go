@@ -23,7 +23,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		if j.h.Order {
 			// The holder releases it within one write: an orderly POP waits
 			// for it (orderSpin) rather than skip a queue it may be the
-			// re-entrant owner of (pop-scenarios ORD-01 step 4).
+			// re-entrant owner of (docs/SCENARIOS.md ORD-01, concurrent retries).
 			o.contended = true
 			return
 		}
@@ -148,7 +148,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 	}
 	if maxOff > next && !(j.h.Order && len(offsets) > 0) {
 		// A queue this orderly POP now holds is blocked for the others: its
-		// backlog is not "rest" (pop-scenarios POLL-03).
+		// backlog is not "rest" (docs/SCENARIOS.md POLL-03).
 		o.rest += maxOff - next
 	}
 	if len(offsets) > 0 {

@@ -9,7 +9,7 @@ import (
 )
 
 // Receipt is an ACK or CHANGE target after validation: the decoded handle
-// and the key of the checkpoint it names (pop-kv-semantics §7 rule 4:
+// and the key of the checkpoint it names (the exact key, as PopConsumerService:
 // visibleAt from the handle, group/topic/queue/offset from the header).
 type Receipt struct {
 	EI  codec.ExtraInfo        // the parsed receipt handle (extraInfo)
@@ -34,7 +34,7 @@ type ReceiptError = Error
 //     POPs: Receipt.EI.IsOrder, whose Key is then unused), or whose
 //     queueId / queueOffset disagree with the header →
 //     MESSAGE_ILLEGAL (13): a definite, non-retriable "invalid receipt
-//     handle" (pop-scenarios ACK-08), and nothing is touched;
+//     handle" (docs/SCENARIOS.md ACK-08), and nothing is touched;
 //   - a handle whose fields cannot describe one checkpoint (CheckHandle:
 //     start offset above the message offset or negative, popTime ≤ 0,
 //     invisibleTime outside [0, MaxInvisibleTimeMillis]) → MESSAGE_ILLEGAL

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// SEND_BATCH_MESSAGE body (§6.8; MessageDecoder.encodeMessage(s) in Java,
+// SEND_BATCH_MESSAGE body (MessageDecoder.encodeMessage(s) in Java,
 // producer.MarshalMessageBatch in the Go client): entries concatenated with
 // nothing between them, each
 //

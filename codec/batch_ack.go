@@ -53,7 +53,7 @@ func (a *BatchAck) SetAcked(offsets ...int64) error {
 // AckedOffsets returns StartOffset+i for every set bit i < maxBits, in
 // ascending order. maxBits bounds the work a hostile body can cause (the
 // Java broker's checkpoints span at most 32 messages); bits at or beyond it
-// are ignored, as pop-scenarios BAT-01 expects.
+// are ignored, as docs/SCENARIOS.md BAT-01 expects.
 func (a *BatchAck) AckedOffsets(maxBits int) []int64 {
 	var out []int64
 	for i := 0; i < maxBits && i/8 < len(a.Bits); i++ {

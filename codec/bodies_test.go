@@ -47,7 +47,7 @@ func TestBatchAckBody(t *testing.T) {
 		v, err := DecodeBatchAckBody(b)
 		return &v, err
 	})
-	// pop-scenarios BAT-01: "VQU=" = 0x55,0x05 = bits 0,2,4,6,8,10.
+	// docs/SCENARIOS.md BAT-01: "VQU=" = 0x55,0x05 = bits 0,2,4,6,8,10.
 	if !strings.Contains(string(AppendBatchAckBody(nil, got)), `"b":"VQU="`) || !reflect.DeepEqual(got.Acks[0].AckedOffsets(64), []int64{100, 102, 104, 106, 108, 110}) {
 		t.Fatalf("bitset: %+v", got.Acks[0])
 	}

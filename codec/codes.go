@@ -13,7 +13,7 @@ const (
 	RequestSendMessage int32 = 10
 	// RequestSendMessageV2 is SEND_MESSAGE_V2 (310), single-letter header a..n; the Java producer default.
 	RequestSendMessageV2 int32 = 310
-	// RequestSendBatchMessage is SEND_BATCH_MESSAGE (320), V2 header, body of §6.8 inner records.
+	// RequestSendBatchMessage is SEND_BATCH_MESSAGE (320), V2 header, body of MessageDecoder.encodeMessages records.
 	RequestSendBatchMessage int32 = 320
 	// RequestSendReplyMessage is SEND_REPLY_MESSAGE (324), V1 header.
 	RequestSendReplyMessage int32 = 324
@@ -168,7 +168,7 @@ const (
 	// RequestBrokerHeartbeat is BROKER_HEARTBEAT (904).
 	RequestBrokerHeartbeat int32 = 904
 
-	// Broker → client (§4.2).
+	// Broker → client (the client's ClientRemotingProcessor.java).
 
 	// RequestCheckTransactionState is CHECK_TRANSACTION_STATE (39), oneway.
 	RequestCheckTransactionState int32 = 39

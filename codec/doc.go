@@ -59,7 +59,8 @@
 // that share the (immutable) ext map values or the input string, so they
 // allocate nothing. Append… encoders only append to dst and never retain it.
 //
-// The protocol reference these follow is §1–§8 of popshim's
-// remoting-protocol notes; the golden files in testdata/codec reproduce its
-// worked hex examples byte for byte.
+// The wire facts come from Apache RocketMQ's remoting module
+// (remoting/.../protocol/RemotingCommand.java, RocketMQSerializable.java)
+// and rocketmq-client-go (internal/remote/codec.go); the golden files in
+// testdata/codec hold hand-built example frames, checked byte for byte.
 package codec

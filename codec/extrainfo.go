@@ -36,7 +36,7 @@ func ParseRetryFlag(s string) (RetryFlag, bool) {
 	return 0, false
 }
 
-// ExtraInfo is a decoded receipt handle (§7.1; remoting/.../header/ExtraInfoUtil.java):
+// ExtraInfo is a decoded receipt handle (remoting/.../header/ExtraInfoUtil.java):
 //
 //	<ckQueueOffset> <popTime> <invisibleTime> <reviveQid> <retryFlag> <brokerName> <queueId> <queueOffset> [<commitLogOffset>]
 //
@@ -129,7 +129,7 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 var ErrForeignReceipt = errors.New("codec: receipt handle belongs to another broker")
 
 // CheckBroker returns an error wrapping ErrForeignReceipt when the handle
-// was issued by a broker other than brokerName (pop-scenarios ACK-08 (c)).
+// was issued by a broker other than brokerName (docs/SCENARIOS.md ACK-08 (c)).
 func (e *ExtraInfo) CheckBroker(brokerName string) error {
 	if e.BrokerName != brokerName {
 		return fmt.Errorf("%w: handle is for %q, this broker is %q", ErrForeignReceipt, e.BrokerName, brokerName)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +59,28 @@ func readGolden(t testing.TB, path string) golden {
 	return g
 }
 
+// machinePath matches an absolute path of one machine (a home, work or
+// temporary directory, a Windows drive); golden files name sources by
+// repository-relative or upstream file names only.
+var machinePath = regexp.MustCompile(`(?:^|[\s(\x60"'=])(?:/(?:work|home|Users|root|tmp|mnt|opt|srv|var)/|[A-Za-z]:\\)`)
+
+// checkNoMachinePath returns an error naming the first line that holds a
+// machine path.
+func checkNoMachinePath(lines []string) error {
+	for i, l := range lines {
+		if machinePath.MatchString(l) {
+			return fmt.Errorf("line %d holds a machine path: %q", i+1, l)
+		}
+	}
+	return nil
+}
+
+// write regenerates the file from the kept head, the hex dump and expect;
+// it refuses a head that holds a machine path.
 func (g *golden) write(path string, expect []string) error {
+	if err := checkNoMachinePath(g.head); err != nil {
+		return fmt.Errorf("%s: not rewritten: %w", path, err)
+	}
 	lines := append(slices.Clone(g.head), "hex:")
 	lines = append(lines, formatHexDump(g.data)...)
 	lines = append(lines, "expect:")
@@ -78,6 +100,9 @@ func TestGolden(t *testing.T) {
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			g := readGolden(t, path)
+			if err := checkNoMachinePath(g.head); err != nil {
+				t.Errorf("%s: %v", path, err)
+			}
 			got, reenc := describeGolden(t, &g)
 			if *rewrite {
 				if err := g.write(path, got); err != nil {

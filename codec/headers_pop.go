@@ -5,7 +5,7 @@ package codec
 //
 // Required: consumerGroup, topic, queueId, maxMsgNums, invisibleTime.
 // pollTime, bornTime and initMode are Java primitives that real deployments
-// omit (the proxy never sends bornTime, pop-scenarios DEC-03); absent they
+// omit (the proxy never sends bornTime, docs/SCENARIOS.md DEC-03); absent they
 // read as 0, as in Java. A present but unparsable value is still an error.
 type PopMessageRequestHeader struct {
 	ConsumerGroup string

@@ -17,7 +17,7 @@ const (
 	MagicCodeBlank int32 = -875286124 // 0xCBD43194, commit-log end-of-file filler, never sent
 )
 
-// Byte positions inside a stored record (§6.1 of the protocol reference).
+// Byte positions inside a stored record (common/.../message/MessageDecoder.java).
 // The fields up to bornHost sit at fixed positions; later ones depend on
 // the host sizes chosen by sysFlag (see RecordStoreTimestampPos).
 const (
@@ -67,7 +67,7 @@ func PatchRecordStoreTimestamp(rec []byte, storeTimestamp int64) {
 }
 
 // Message is the producer-visible part of a message: what a batch entry
-// (§6.8) carries, plus the topic.
+// (MessageDecoder.encodeMessages) carries, plus the topic.
 type Message struct {
 	Topic      string
 	Flag       int32  // user flag
@@ -75,8 +75,8 @@ type Message struct {
 	Properties string // raw properties string (properties.go); order kept as received
 }
 
-// MessageExt is one stored record (MessageExt.java; layout in §6.1 of the
-// protocol reference and in common/.../message/MessageDecoder.java). Hosts
+// MessageExt is one stored record (MessageExt.java; layout in
+// common/.../message/MessageDecoder.java). Hosts
 // are address+port; an IPv4-mapped IPv6 address is written as IPv4, and an
 // invalid (zero) AddrPort as 0.0.0.0:0.
 type MessageExt struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The three POP response strings of §7.2 (remoting/.../header/ExtraInfoUtil.java):
+// The three POP response strings (remoting/.../header/ExtraInfoUtil.java):
 //
 //	startOffsetInfo  <retryFlag> <queueId> <startOffset>            e.g. "0 1 40;1 0 7"
 //	msgOffsetInfo    <retryFlag> <queueId> <off>[,<off>...]         e.g. "0 1 40,41,42;1 0 7"

@@ -27,7 +27,7 @@ func TestExtraInfo(t *testing.T) {
 	if e9.String() != "7 1 2 999 2 b 0 7 1048576" || e9.RealTopic("T", "G") != "%RETRY%G+T" {
 		t.Fatal("9-field round trip / real topic")
 	}
-	// pop-scenarios ACK-08: every malformed handle is a clear error.
+	// docs/SCENARIOS.md ACK-08: every malformed handle is a clear error.
 	for _, bad := range []string{"", "1 2 3", "x 1 2 3 0 b 1 2", "1 x 2 3 0 b 1 2", "1 2 3 4 5 b 1 2", "1 2 3 4 0  1 2",
 		"1 2 3 4 0 b 1 2 3 4", "1 2 3 4 0 b 1", "1 2 3 4 0 b 1 2 ", " 1 2 3 4 0 b 1 2", "1 2 3 99999999999 0 b 1 2", "1 2 3 4 0 b 1 2 x"} {
 		if _, err := ParseExtraInfo(bad); !errors.Is(err, ErrBadExtraInfo) {
@@ -93,7 +93,7 @@ func TestTopicNames(t *testing.T) {
 			}
 		}
 	}
-	// pop-scenarios RET-07: a group that is a prefix of another never matches.
+	// docs/SCENARIOS.md RET-07: a group that is a prefix of another never matches.
 	if _, _, ok := ParsePopRetryTopic("%RETRY%g10+T", "g1"); ok {
 		t.Fatal("g1 matched g10's retry topic")
 	}

@@ -12,7 +12,7 @@ const MinPreparedOpaque int32 = 1_000_000_000
 // c.Opaque were MinPreparedOpaque, and returns the extended slice and the
 // offset, relative to the start of the appended frame, of the opaque's ten
 // digits. Copy the frame and call PatchOpaque on the copy to send it with a
-// fresh opaque (remoting.Client.InvokePreparedAsync does). c is not
+// fresh opaque (client.Conn.InvokePreparedAsync does). c is not
 // modified. For load generators that send many requests built in advance.
 func AppendPreparedFrame(dst []byte, c *Command) ([]byte, int) {
 	tmp := *c

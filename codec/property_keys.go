@@ -41,7 +41,7 @@ const (
 	PropertyPushReplyTime              = "PUSH_REPLY_TIME" // request/reply
 	PropertyMessageType                = "MSG_TYPE"        // "reply" for reply messages
 	PropertyCluster                    = "CLUSTER"         // cluster name, added by the broker on store
-	PropertyPopCK                      = "POP_CK"          // the receipt handle (extraInfo), §7.1
+	PropertyPopCK                      = "POP_CK"          // the receipt handle (extraInfo)
 	PropertyPopCKOffset                = "POP_CK_OFFSET"   // defined, unused by Java
 	PropertyFirstPopTime               = "1ST_POP_TIME"    // first pop time, milliseconds
 	PropertyShardingKey                = "__SHARDINGKEY"   // ordered-message sharding key (Java)

@@ -29,7 +29,7 @@ type BrokerData struct {
 }
 
 // TopicRouteData is the GET_ROUTEINFO_BY_TOPIC (105) SUCCESS body
-// (route/TopicRouteData.java, §5.17).
+// (route/TopicRouteData.java).
 type TopicRouteData struct {
 	BrokerDatas    []BrokerData
 	OrderTopicConf string // "brokerName:queueNum;..."; omitted when empty
@@ -216,7 +216,7 @@ func DecodeTopicRouteData(b []byte) (TopicRouteData, error) {
 	return r, nil
 }
 
-// ClusterInfo is the GET_BROKER_CLUSTER_INFO (106) body (body/ClusterInfo.java, §5.18).
+// ClusterInfo is the GET_BROKER_CLUSTER_INFO (106) body (body/ClusterInfo.java).
 type ClusterInfo struct {
 	BrokerAddrTable  map[string]BrokerData // brokerName → BrokerData
 	ClusterAddrTable map[string][]string   // cluster → broker names

@@ -12,7 +12,7 @@ const (
 	RetryGroupTopicPrefix = "%RETRY%" // pull retry %RETRY%group; pop retry %RETRY%group_topic / %RETRY%group+topic
 	DLQGroupTopicPrefix   = "%DLQ%"   // %DLQ%group
 	LMQPrefix             = "%LMQ%"   // light message queues
-	PopRetrySeparatorV1   = "_"       // pop retry topic V1 separator (ambiguous, pop-scenarios RET-01)
+	PopRetrySeparatorV1   = "_"       // pop retry topic V1 separator (ambiguous, docs/SCENARIOS.md RET-01)
 	PopRetrySeparatorV2   = "+"       // pop retry topic V2 separator (not legal in names, so unambiguous)
 	AutoCreateTopicKey    = "TBW102"  // template topic for auto-creation
 	SystemTopicPrefix     = "rmq_sys_"
@@ -73,7 +73,7 @@ func RealTopic(topic, group string, flag RetryFlag) string {
 // ParsePopRetryTopic recovers the original topic from a pop retry topic of
 // a known group. Only the exact prefix %RETRY%<group>+ (V2) or
 // %RETRY%<group>_ (V1) is stripped, so group "g1" never matches
-// "%RETRY%g10+T" (pop-scenarios RET-07). ok is false when retryTopic is not
+// "%RETRY%g10+T" (docs/SCENARIOS.md RET-07). ok is false when retryTopic is not
 // a pop retry topic of group or the topic part is empty. A V1 name can
 // belong to several (group, topic) pairs (RET-01); the caller's group
 // settles it.

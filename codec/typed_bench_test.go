@@ -13,7 +13,7 @@ func changeFrame() []byte {
 
 // BenchmarkDecodeAckHeader is the event loop's decode of one ACK_MESSAGE
 // (frame, then typed header) through the ExtFields map ("map", the path
-// before issue 19) and through the slots ("typed"), side by side.
+// before the typed headers) and through the slots ("typed"), side by side.
 func BenchmarkDecodeAckHeader(b *testing.B) {
 	benchHeaderDecode(b, benchGolden(b, "e01_ack_request.txt"),
 		func(c *Command) error { _, err := DecodeAckMessageRequestHeader(c.ExtFields); return err },

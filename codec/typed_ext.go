@@ -1,6 +1,6 @@
 package codec
 
-// Typed request headers (issue 19): ACK_MESSAGE and
+// Typed request headers: ACK_MESSAGE and
 // CHANGE_MESSAGE_INVISIBLETIME, the requests a POP consumer sends most,
 // are decoded from the frame straight into a fixed set of field slots
 // instead of the ExtFields map (building the map, hashing and inserting

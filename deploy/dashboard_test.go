@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/bench"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/handler/stacktest"
@@ -202,7 +202,7 @@ func drive(t *testing.T, st *handler.Stack) {
 	c, err := remoting.Dial(st.BrokerAddr())
 	require.NoError(t, err)
 	defer c.Close()
-	var receipts []bench.Receipt
+	var receipts []client.Receipt
 	for len(receipts) < 4 {
 		req := codec.NewRequest(codec.RequestPopMessage, 0, map[string]string{}, nil)
 		codec.PopMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000,
@@ -210,7 +210,7 @@ func drive(t *testing.T, st *handler.Stack) {
 		resp, err := c.Invoke(ctx, req)
 		require.NoError(t, err)
 		if resp.Code == codec.Success {
-			receipts, err = bench.ReceiptsFromPop(receipts, resp, topic, group, "popshim-a")
+			receipts, err = client.ReceiptsFromPop(receipts, resp, topic, group, "popshim-a")
 			require.NoError(t, err)
 		}
 	}

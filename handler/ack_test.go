@@ -1,6 +1,6 @@
 package handler
 
-// ACK scenarios (pop-scenarios §2).
+// ACK scenarios (docs/SCENARIOS.md ACK-*).
 
 import (
 	"fmt"

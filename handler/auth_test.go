@@ -1,6 +1,6 @@
 package handler
 
-// Protocol tests of authentication and authorization (issue 18) on a real
+// Protocol tests of authentication and authorization on a real
 // stack: requests signed as RocketMQ's AclClientRPCHook signs them
 // (auth.Sign), answers compared with a 5.5 broker's.
 

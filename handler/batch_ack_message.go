@@ -21,7 +21,7 @@ package handler
 //     offset) goes to the writer as ONE op: one fsync for the request.
 //     Blind and idempotent like ACK.
 //   - Entries with the orderly reviveQid 999 ack each set bit as an orderly
-//     ACK (ack_message_order.go, pop-scenarios BAT-02), in the same op as
+//     ACK (ack_message_order.go, docs/SCENARIOS.md BAT-02), in the same op as
 //     the deletes; an offset no lease holds makes the answer
 //     MESSAGE_ILLEGAL (13) while the rest still applies, as in Java.
 //   - SUCCESS when durable (at once when nothing is left to delete).

@@ -1,6 +1,6 @@
 package handler
 
-// BATCH_ACK scenarios (pop-scenarios §8, BAT-01).
+// BATCH_ACK scenarios (docs/SCENARIOS.md BAT-01).
 
 import (
 	"encoding/base64"

@@ -1,6 +1,6 @@
 package handler
 
-// bornTime and the long-poll window (issue 14 item 5): a client clock ahead
+// bornTime and the long-poll window: a client clock ahead
 // of the broker's never parks a POP or NOTIFICATION past its pollTime.
 
 import (

@@ -2,7 +2,7 @@ package handler
 
 // CHANGE bursts on the writer's bulk lane (batch.LaneBulk): ACKs overtake
 // queued CHANGEs, and the at-least-once outcome of every message is still
-// the one pop-kv-semantics §7 (rules 4, 5, 8, 9) requires.
+// the one RocketMQ's KV path gives (broker/.../pop/PopConsumerService.java).
 
 import (
 	"sync"

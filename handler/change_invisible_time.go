@@ -10,7 +10,7 @@ package handler
 //
 // Behaviour:
 //   - Validated on the event loop like ACK, except that offset == maxOffset
-//     is NO_MESSAGE (pop-scenarios CHG-01); a negative invisibleTime is
+//     is NO_MESSAGE (docs/SCENARIOS.md CHG-01); a negative invisibleTime is
 //     INVALID_PARAMETER.
 //   - One writer op (bulk lane, see below): the new checkpoint (popTime =
 //     broker now, invisibleTime as asked, same group/topic/queue/offset,
@@ -21,8 +21,8 @@ package handler
 //     built): if it no longer exists (acked, revived or already changed),
 //     nothing is written and NO_MESSAGE (208) is answered without a new
 //     handle, so a stale handle can neither create a second in-flight
-//     record (one redelivery, not two: pop-scenarios POP-06, CHG-02) nor
-//     hand out a handle that holds no lease (issue 14 item 4: an ACK of
+//     record (one redelivery, not two: docs/SCENARIOS.md POP-06, CHG-02) nor
+//     hand out a handle that holds no lease (otherwise an ACK of
 //     such a handle would answer SUCCESS and the message still come back).
 //     The Java broker writes blindly and answers SUCCESS. Java clients map
 //     any code but SUCCESS to AckStatus.NO_EXIST and keep their handle
@@ -35,7 +35,7 @@ package handler
 //     every ACK behind it wait for one huge batch. On the bulk lane each
 //     batch takes at most --batch-max-bulk-ops CHANGEs, so ACKs accepted
 //     after a burst overtake its queued CHANGEs. Why that reordering is
-//     safe (pop-kv-semantics §7 rules 4, 5, 8, 9):
+//     safe (the KV path's rules, broker/.../pop/PopConsumerService.java):
 //     1. An ACK or CHANGE names a key the client learned from a POP or
 //     CHANGE reply, and those are sent only after the put is durable: a
 //     request that could follow a CHANGE causally (ACK or CHANGE of the

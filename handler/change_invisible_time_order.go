@@ -2,7 +2,7 @@ package handler
 
 // CHANGE_MESSAGE_INVISIBLETIME of an orderly receipt (reviveQid 999),
 // ChangeInvisibleTimeProcessor.processChangeInvisibleTimeForOrderNew
-// (pop-scenarios CHG-05):
+// (docs/SCENARIOS.md CHG-05):
 //   - one writer op (bulk lane, like every CHANGE) sets the deadline of the
 //     offset in the queue's lease to now + invisibleTime
 //     (broker.ApplyOrderChange), so the queue stays blocked until then (or

@@ -1,7 +1,7 @@
 package handler
 
-// changeInvisibleTime scenarios (pop-scenarios §3) and the CHANGE rules of
-// pop-kv-semantics §7.
+// changeInvisibleTime scenarios (docs/SCENARIOS.md CHG-*) and the CHANGE
+// rules of RocketMQ's KV path (broker/.../pop/PopConsumerService.java).
 
 import (
 	"strconv"

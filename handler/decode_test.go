@@ -1,6 +1,6 @@
 package handler
 
-// Protocol decoding / response layout scenarios (pop-scenarios §9).
+// Protocol decoding / response layout scenarios (docs/SCENARIOS.md DEC-*).
 
 import (
 	"testing"

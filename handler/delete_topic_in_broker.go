@@ -7,7 +7,7 @@ package handler
 // Behaviour: removes the topic's configuration, messages, queue extents and
 // consumer offsets, and with them the POP retry topics of every consumer
 // group known to the broker (%RETRY%<group>_<topic> and
-// %RETRY%<group>+<topic>; pop-scenarios RET-05, RocketMQ PR #7209), all in
+// %RETRY%<group>+<topic>; docs/SCENARIOS.md RET-05, RocketMQ PR #7209), all in
 // one write through the writer (background lane). The reply waits until it
 // is fsynced; the routes disappear at that moment. In-flight POP checkpoints
 // for the topic are left to revive, which drops them when the message is

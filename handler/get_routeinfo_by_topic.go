@@ -17,14 +17,14 @@ package handler
 //     logs and retries. The proxy creates what it needs with
 //     UPDATE_AND_CREATE_TOPIC, which makes the route visible before it
 //     answers. %RETRY%<group> exists once the group sent a HEART_BEAT or a
-//     POP (both create it, 1 queue, perm 6; pop-scenarios RET-06), as a Java
+//     POP (both create it, 1 queue, perm 6; docs/SCENARIOS.md RET-06), as a Java
 //     broker creates it on HEART_BEAT. A deleted topic stays deleted.
 //   - The cluster-name and broker-name topics (and TBW102 with
 //     --auto-create-topic) exist as system topics, perm 7.
 //   - The body is compact JSON; brokerAddrs keys are bare numbers (legacy
 //     fastjson form) when the request version is below 401 (V4_9_4) and
 //     acceptStandardJsonOnly is not set, quoted otherwise — what a Java name
-//     server writes (remoting-protocol §5.17). Both clients read both forms.
+//     server writes (namesrv/.../processor/ClientRequestProcessor.java). Both clients read both forms.
 //
 // Response codes: SUCCESS (0) with TopicRouteData; TOPIC_NOT_EXIST (17) for
 // an unknown topic, remark "No topic route info in name server for the

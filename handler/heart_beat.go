@@ -42,7 +42,7 @@ package handler
 //     group registers once an admin creates it).
 //   - Each registered consumer group's retry topic %RETRY%<group> is created
 //     with the group's retryQueueNums queues (default 1), perm 6, so its
-//     route exists (the Java push consumer subscribes it; pop-scenarios
+//     route exists (the Java push consumer subscribes it; docs/SCENARIOS.md
 //     RET-06); an existing retry topic is left as it is. Group and topic
 //     writes go to the writer's background lane; the reply does not wait for
 //     them, and a full lane only logs (the next heartbeat, every 30 s, tries

@@ -17,7 +17,7 @@ package handler
 // maxPollMillis, 60 s). With order=true the retry topics do not count, and a
 // queue blocked for the request by an orderly lease (broker.OrderBlocked:
 // un-acked, invisible, another attemptId) counts as empty although it holds
-// messages (pop-scenarios POLL-04); a request that finds only blocked
+// messages (docs/SCENARIOS.md POLL-04); a request that finds only blocked
 // queues waits on the lease ends (broker.OrderWakeKey), not on appends.
 //
 // Response codes: SUCCESS (0) with hasMsg and pollingFull (a full polling
@@ -116,7 +116,7 @@ func (n *notifyJob) run() {
 		remoting.MarkLongPolling(n.c)
 		keys := n.keys
 		if n.h.Order && n.blockedOnly {
-			// Only a lease end can give it something (pop-scenarios POLL-03).
+			// Only a lease end can give it something (docs/SCENARIOS.md POLL-03).
 			keys, seen = keys[1:], seen[1:]
 		}
 		p := &longpoll.Poll{Keys: keys, DeadlineMillis: n.deadlineMillis, ConnID: n.c.ID(),

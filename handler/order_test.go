@@ -12,7 +12,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-// Orderly (FIFO) POP: pop-kv-semantics §4.6, pop-scenarios ORD-01, ORD-02,
+// Orderly (FIFO) POP: docs/SCENARIOS.md ORD-01, ORD-02,
 // CHG-05, BAT-02, POLL-03, POLL-04.
 
 // orderPopReq is an orderly POP of a with attemptId attempt ("" none).

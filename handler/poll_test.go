@@ -1,6 +1,6 @@
 package handler
 
-// Long polling and NOTIFICATION scenarios (pop-scenarios §6), plus the
+// Long polling and NOTIFICATION scenarios (docs/SCENARIOS.md POLL-*), plus the
 // registry bound and the wake-up sources.
 
 import (

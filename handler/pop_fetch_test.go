@@ -1,6 +1,6 @@
 package handler
 
-// POP fetch path scenarios (pop-scenarios §1).
+// POP fetch path scenarios (docs/SCENARIOS.md POP-*).
 
 import (
 	"context"

@@ -6,7 +6,7 @@ package handler
 // clientId, strategyName, messageModel}.
 //
 // Behaviour (broker/.../processor/QueryAssignmentProcessor.java, with the
-// shim's deliberate differences from client-behaviour §2.1–2.2):
+// shim's deliberate differences from client/.../consumer/RebalanceImpl.java):
 //   - The queue set is every queue of every readable QueueData of the
 //     topic's route, across all brokers (TopicRouteInfoManager's subscribe
 //     info): queues 0..readQueueNums-1 of each, sorted by (topic,

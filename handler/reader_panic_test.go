@@ -1,6 +1,6 @@
 package handler
 
-// A panic in one POP job (issue 14 item 8) is recovered on the reader: the
+// A panic in one POP job is recovered on the reader: the
 // request is answered SYSTEM_ERROR, the queue locks it held are released,
 // nothing is committed, and the broker goes on serving.
 

@@ -1,6 +1,6 @@
 package handler
 
-// Retry-topic scenarios (pop-scenarios §5).
+// Retry-topic scenarios (docs/SCENARIOS.md RET-*).
 
 import (
 	"testing"

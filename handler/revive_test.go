@@ -1,7 +1,7 @@
 package handler
 
-// Revive scenarios (pop-scenarios §4) and the revive rules of
-// pop-kv-semantics §7 (at-least-once, backoff, cap).
+// Revive scenarios (docs/SCENARIOS.md REV-*) and the revive rules of
+// RocketMQ's KV path (at-least-once, backoff, cap; PopConsumerService.java).
 
 import (
 	"github.com/prometheus/client_golang/prometheus/testutil"

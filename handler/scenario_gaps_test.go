@@ -1,6 +1,6 @@
 package handler
 
-// Scenario tests (../shared/reference/pop-scenarios.md) for cases the other
+// Scenario tests (docs/SCENARIOS.md) for cases the other
 // suites covered only in part: retry copies on named queues and under tag
 // filters, CHANGE of a retry copy, stale handles after CHANGE and revive,
 // mixed single/batch ACKs, failed CHANGE and BATCH_ACK writes, and the
@@ -141,7 +141,7 @@ func TestORD_OrderlyPopHoldsNoLockAndOrderlyBatchAckNeedsALease(t *testing.T) {
 	require.ElementsMatch(t, []string{"m-0", "m-1", "m-2"}, bodies(got))
 }
 
-// TestACK03_StaleHandleAfterChange (kv rule 4): an ACK carrying the
+// TestACK03_StaleHandleAfterChange (ACK by exact key): an ACK carrying the
 // handle from before a CHANGE answers SUCCESS but leaves the changed record:
 // the message still comes back after the new deadline, once.
 func TestACK03_StaleHandleAfterChange(t *testing.T) {
@@ -154,7 +154,7 @@ func TestACK03_StaleHandleAfterChange(t *testing.T) {
 	require.Equal(t, []string{"m"}, bodies(got), "the changed record must survive the stale ACK")
 }
 
-// TestACK03_StaleHandleOfRetryCopy (kv rule 4/7): after a revive, ACKing
+// TestACK03_StaleHandleOfRetryCopy (ACK by exact key): after a revive, ACKing
 // the first delivery's handle does not cancel the retry copy's lease.
 func TestACK03_StaleHandleOfRetryCopy(t *testing.T) {
 	h, c, ms := oneInFlight(t, sendOpts{}, 3000)

@@ -147,7 +147,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		retInterval = -1
 	}
 	// Every broker series carries cluster, node_type and node_id, as the
-	// Java broker's exporter adds them (metrics-conventions §2).
+	// Java broker's exporter adds them (BrokerMetricsManager.java).
 	labels := prometheus.Labels{"cluster": cfg.ClusterName, "node_type": "broker", "node_id": cfg.BrokerName}
 	reg := prometheus.WrapRegistererWith(labels, st.Registry)
 	st.Writer, err = batch.New(st.Store, batch.Options{

@@ -1,6 +1,6 @@
 package handler
 
-// Stale and impossible receipt handles (issue 14 items 4 and 6): a CHANGE
+// Stale and impossible receipt handles: a CHANGE
 // that finds no lease hands out no handle, and handles whose fields cannot
 // describe one checkpoint are MESSAGE_ILLEGAL.
 

@@ -1,6 +1,6 @@
 package handler
 
-// System topics (issue 14 item 7), as the Java broker's TopicValidator:
+// System topics, as the Java broker's TopicValidator:
 // producers may not write SCHEDULE_TOPIC_XXXX and the transaction topics;
 // admin requests may not create any system topic.
 

@@ -9,7 +9,7 @@ import (
 // CheckpointKey names one in-flight POP delivery: one queueOffset of one
 // (consumerGroup, topic, queueId), due to become visible again at
 // VisibleAtMillis. Encoded as in RocketMQ's POP KV store
-// (broker/.../pop/PopConsumerRecord.java, pop-kv-semantics §2.2):
+// (broker/.../pop/PopConsumerRecord.java, getKeyBytes):
 //
 //	visibleAt(i64 BE) group '@' topic '@' queueId(u32 BE) '@' queueOffset(u64 BE)
 //
@@ -25,7 +25,7 @@ type CheckpointKey struct {
 	QueueOffset     int64
 }
 
-// AppendTo appends the §2.2 encoding of k to dst and returns the result.
+// AppendTo appends the key encoding of k to dst and returns the result.
 // It does not validate names; PutCheckpoint does.
 func (k CheckpointKey) AppendTo(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(k.VisibleAtMillis))
@@ -38,7 +38,7 @@ func (k CheckpointKey) AppendTo(dst []byte) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(k.QueueOffset))
 }
 
-// Bytes returns a fresh §2.2 encoding of k.
+// Bytes returns a fresh key encoding of k.
 func (k CheckpointKey) Bytes() []byte {
 	return k.AppendTo(make([]byte, 0, 23+len(k.Group)+len(k.Topic)))
 }
@@ -51,7 +51,7 @@ func (k CheckpointKey) validate() error {
 	return checkName("topic", k.Topic)
 }
 
-// DecodeCheckpointKey parses a §2.2 key. It copies the strings, so b may be
+// DecodeCheckpointKey parses a key. It copies the strings, so b may be
 // reused afterwards. Errors wrap ErrBadRecord.
 func DecodeCheckpointKey(b []byte) (CheckpointKey, error) {
 	var k CheckpointKey
@@ -99,7 +99,7 @@ type Checkpoint struct {
 	// PhysicalOffset is the physical offset (Txn.AppendMessage's
 	// physicalOffset, bytes) of the delivered message, so revive can tell
 	// that the queue offset now holds another message (a deleted and
-	// re-created topic, pop-scenarios REV-07). NoPhysicalOffset when
+	// re-created topic, docs/SCENARIOS.md REV-07). NoPhysicalOffset when
 	// unknown. Note that the zero value names physical offset 0: writers
 	// must set the field.
 	PhysicalOffset int64

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The §2.2 layout, byte by byte, for a small key.
+// The key layout, byte by byte, for a small key.
 func TestCheckpointKeyLayout(t *testing.T) {
 	k := CheckpointKey{VisibleAtMillis: 0x0102030405060708, Group: "g", Topic: "t", QueueId: -2, QueueOffset: 9}
 	want := "" +

@@ -32,7 +32,7 @@
 // because "s/phys" is written in the same WriteBatch as the appends.
 //
 // The checkpoint key is the layout of RocketMQ's POP KV store
-// (pop-kv-semantics §2.2): sorted by visibility instant, so revive is a range
+// (PopConsumerRecord.getKeyBytes): sorted by visibility instant, so revive is a range
 // scan (ScanCheckpoints). The value is compact binary (Checkpoint.appendValue).
 //
 // # Writes

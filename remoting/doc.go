@@ -44,7 +44,9 @@
 // ownership, limits). Under TLSEnforcing any other first byte closes the
 // connection. The event loop never waits on a handshake or on crypto.
 //
-// The package also has a small Client (client.go) used by tests, the
-// benchmark and name-server registration; ClientOptions.TLS makes it speak
-// TLS.
+// The remoting client (Dial, the Conn that tests, the benchmark, the smoke
+// tools and name-server registration use) lives in package client, so a
+// client links neither gnet nor the broker; client.go names it here too
+// (Client, ClientOptions, Dial, DialContext) for server-side code and
+// tests. Package client must not import remoting.
 package remoting

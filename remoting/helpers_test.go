@@ -30,10 +30,9 @@ func TestMain(m *testing.M) {
 
 // Request codes used by the tests; none is a real RocketMQ code.
 const (
-	codeEcho      int32 = 9001 // replies at once with the request body
-	codeDeferred  int32 = 9002 // replies later from other goroutines
-	codePanic     int32 = 9003 // handler panics
-	codeServerReq int32 = 9004 // sends a request to the client, then replies
+	codeEcho     int32 = 9001 // replies at once with the request body
+	codeDeferred int32 = 9002 // replies later from other goroutines
+	codePanic    int32 = 9003 // handler panics
 )
 
 func testLogger(t testing.TB) zerolog.Logger {

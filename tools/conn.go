@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
-	"github.com/popshim/popshim/remoting"
 )
 
 // ConnOptions are the connection settings `popshim send` and `popshim
@@ -27,15 +26,15 @@ type ConnOptions struct {
 	TLSCA string
 	// AccessKey and SecretKey, when AccessKey is set, sign every request
 	// as RocketMQ's AclClientRPCHook does (AccessKey and Signature
-	// extFields; HMAC-SHA1, handler/auth.Sign).
+	// extFields; HMAC-SHA1, client.SignRequest).
 	AccessKey, SecretKey string
 }
 
 // clientOptions returns the remoting options of every connection, or an
 // error naming the flag that is wrong (an unreadable --tls-ca file, a
 // --secret-key without --access-key).
-func (c ConnOptions) clientOptions() (remoting.ClientOptions, error) {
-	var co remoting.ClientOptions
+func (c ConnOptions) clientOptions() (client.Options, error) {
+	var co client.Options
 	if c.TLS || c.TLSCA != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if c.TLSCA == "" {
@@ -60,14 +59,7 @@ func (c ConnOptions) clientOptions() (remoting.ClientOptions, error) {
 		return co, nil
 	}
 	ak, sk := c.AccessKey, c.SecretKey
-	co.BeforeRequest = func(req *codec.Command) {
-		if req.ExtFields == nil {
-			req.ExtFields = make(map[string]string, 2)
-		}
-		delete(req.ExtFields, auth.FieldSignature)
-		req.ExtFields[auth.FieldAccessKey] = ak
-		req.ExtFields[auth.FieldSignature] = auth.Sign(req.ExtFields, req.Body, sk)
-	}
+	co.BeforeRequest = func(req *codec.Command) { client.SignRequest(req, ak, sk) }
 	return co, nil
 }
 

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/popshim/popshim/bench"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // ConsumeOptions configures Consume. Zero fields take the documented
@@ -196,7 +195,7 @@ func waitRoute(ctx context.Context, ns *nameServer, o *ConsumeOptions) ([]broker
 // and acks what it returns. A POLLING_TIMEOUT, SYSTEM_BUSY or POLLING_FULL
 // answer returns nothing and no error (after a short pause for the last
 // two), so the caller polls again.
-func popAndAck(ctx context.Context, c *remoting.Client, o *ConsumeOptions, b brokerRoute, want int) ([]Consumed, error) {
+func popAndAck(ctx context.Context, c *client.Conn, o *ConsumeOptions, b brokerRoute, want int) ([]Consumed, error) {
 	poll := o.PollTime
 	if dl, ok := ctx.Deadline(); ok {
 		poll = min(poll, time.Until(dl)-200*time.Millisecond)
@@ -231,7 +230,7 @@ func popAndAck(ctx context.Context, c *remoting.Client, o *ConsumeOptions, b bro
 	if err != nil {
 		return nil, fmt.Errorf("POP reply from %s: %w", b.Addr, err)
 	}
-	receipts, err := bench.ReceiptsFromPop(nil, resp, o.Topic, o.Group, b.Name)
+	receipts, err := client.ReceiptsFromPop(nil, resp, o.Topic, o.Group, b.Name)
 	if err != nil {
 		return nil, fmt.Errorf("POP reply from %s: %w", b.Addr, err)
 	}
@@ -252,7 +251,7 @@ func popAndAck(ctx context.Context, c *remoting.Client, o *ConsumeOptions, b bro
 }
 
 // ack sends ACK_MESSAGE (200051) for r and checks the reply.
-func ack(ctx context.Context, c *remoting.Client, group string, r *bench.Receipt) error {
+func ack(ctx context.Context, c *client.Conn, group string, r *client.Receipt) error {
 	req := codec.NewRequest(codec.RequestAckMessage, 0, make(map[string]string, 6), nil)
 	codec.AckMessageRequestHeader{ConsumerGroup: group, Topic: r.Topic, QueueID: r.QueueID, Offset: r.Offset, ExtraInfo: r.ExtraInfo}.Encode(req)
 	resp, err := invoke(ctx, c, req, requestTimeout)

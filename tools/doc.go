@@ -13,13 +13,16 @@
 //	         (200050) with long polling, queueId -1 or one queue ─
 //	         ACK_MESSAGE (200051) of every message, one line per message
 //
-// Requests go through the remoting Client of package remoting and the typed
+// Requests go through the remoting client of package client (client.Conn,
+// signed by client.SignRequest when an access key is set) and the typed
 // headers of package codec; receipt handles are built by
-// bench.ReceiptsFromPop, the same code the benchmark uses.
+// client.ReceiptsFromPop, the same code the benchmark uses.
 //
-// What it must not do: tools is a client only. It imports no handler
-// package and no store; it never retries a SEND (a smoke test reports what
-// happened instead of hiding it), and its errors say which step failed and
-// against which address, so the CLI can print them as they are. Every
-// function is called from one goroutine (the CLI's).
+// What it must not do: tools is a client only. Of popshim it imports only
+// client and codec: no handler package, no store, no batch writer, not
+// remoting (gnet) and not bench, so it links neither the broker nor RocksDB
+// (client's TestImports checks it). It never retries a SEND (a smoke test
+// reports what happened instead of hiding it), and its errors say which step
+// failed and against which address, so the CLI can print them as they are.
+// Every function is called from one goroutine (the CLI's).
 package tools

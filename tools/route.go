@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // DefaultTopic is the topic whose route a producer borrows for a topic the
@@ -47,20 +47,20 @@ type brokerRoute struct {
 // nameServer is a connection to the first reachable address of --namesrv.
 type nameServer struct {
 	addr string
-	c    *remoting.Client
+	c    *client.Conn
 }
 
 // dialNameServer connects to the first address of addrs ("host:port", or
 // several joined by ';' as namesrvAddr) that accepts a connection. The
 // error names every address tried and says what to check.
-func dialNameServer(ctx context.Context, addrs string, co remoting.ClientOptions) (*nameServer, error) {
+func dialNameServer(ctx context.Context, addrs string, co client.Options) (*nameServer, error) {
 	var errs []error
 	for _, a := range strings.Split(addrs, ";") {
 		a = strings.TrimSpace(a)
 		if a == "" {
 			continue
 		}
-		c, err := remoting.DialContext(ctx, a, co)
+		c, err := client.DialContext(ctx, a, co)
 		if err == nil {
 			return &nameServer{addr: a, c: c}, nil
 		}
@@ -139,7 +139,7 @@ func writeQueues(brokers []brokerRoute, limit int32) []queueRoute {
 }
 
 // invoke sends req on c and waits for the reply, at most timeout.
-func invoke(ctx context.Context, c *remoting.Client, req *codec.Command, timeout time.Duration) (*codec.Command, error) {
+func invoke(ctx context.Context, c *client.Conn, req *codec.Command, timeout time.Duration) (*codec.Command, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return c.Invoke(ctx, req)
@@ -164,21 +164,21 @@ func replyError(resp *codec.Command) error {
 
 // brokerConns holds one connection per broker address, dialled with opts.
 type brokerConns struct {
-	opts remoting.ClientOptions
-	m    map[string]*remoting.Client
+	opts client.Options
+	m    map[string]*client.Conn
 }
 
 // newBrokerConns returns an empty set that dials with co.
-func newBrokerConns(co remoting.ClientOptions) *brokerConns {
-	return &brokerConns{opts: co, m: make(map[string]*remoting.Client)}
+func newBrokerConns(co client.Options) *brokerConns {
+	return &brokerConns{opts: co, m: make(map[string]*client.Conn)}
 }
 
 // get returns the connection to addr, dialling it on first use.
-func (bc *brokerConns) get(ctx context.Context, broker, addr string) (*remoting.Client, error) {
+func (bc *brokerConns) get(ctx context.Context, broker, addr string) (*client.Conn, error) {
 	if c, ok := bc.m[addr]; ok {
 		return c, nil
 	}
-	c, err := remoting.DialContext(ctx, addr, bc.opts)
+	c, err := client.DialContext(ctx, addr, bc.opts)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach broker %s at %s (the address the name server hands out: set --broker-ip on the broker if clients reach it by another address): %w", broker, addr, err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Collector exports the topic and client tables as the Java broker's
-// gauges (metrics-conventions §3), computed at scrape time:
+// gauges (broker/.../metrics/BrokerMetricsConstant.java), computed at scrape time:
 //
 //	rocketmq_topic_number                     topics held (system topics included)
 //	rocketmq_consumer_group_number            subscription groups held (the group table, as Java)

@@ -10,7 +10,7 @@ import (
 
 // Delete removes topic with its messages, queue extents and consumer
 // offsets, and also the POP retry topics of every known consumer group for
-// it (%RETRY%<group>_<topic> and %RETRY%<group>+<topic>, pop-scenarios
+// it (%RETRY%<group>_<topic> and %RETRY%<group>+<topic>, docs/SCENARIOS.md
 // RET-05), in one durable write. knownGroups are consumer groups to consider
 // besides those the store and the table already know (the ClientTable's).
 // The table changes and done runs (the writer's completer goroutine, must not block) once
@@ -68,7 +68,7 @@ func (t *TopicTable) Delete(topic string, knownGroups []string, done func(delete
 // spellings for every consumer group known to the store, to extra, or by a
 // %RETRY%<group> / %DLQ%<group> topic in the table, plus any V2 name in the
 // table whose topic part is topic. A V1 name %RETRY%<g>_<topic> is only
-// taken for a known group g, since "_" is ambiguous (pop-scenarios RET-01).
+// taken for a known group g, since "_" is ambiguous (docs/SCENARIOS.md RET-01).
 func (t *TopicTable) retryTopicsOf(topic string, extra []string) []string {
 	groups := map[string]bool{}
 	for _, g := range extra {

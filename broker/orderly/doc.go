@@ -3,7 +3,7 @@
 // (broker/.../offset/ConsumerOrderInfoManager.java, PopMessageProcessor's
 // order path, AckMessageProcessor.ackOrderlyNew,
 // ChangeInvisibleTimeProcessor.processChangeInvisibleTimeForOrderNew;
-// pop-kv-semantics §4.6, pop-scenarios ORD-*, BAT-02, CHG-05, POLL-03/04):
+// docs/SCENARIOS.md ORD-*, BAT-02, CHG-05, POLL-03, POLL-04):
 //
 //   - Blocked: a queue whose lease holds an un-acked offset whose visibility
 //     deadline has not passed is blocked for every POP but one carrying the

@@ -18,7 +18,7 @@ import (
 // revive attempt (PopConsumerService.REWRITE_INTERVALS_IN_SECONDS).
 var reviveBackoffSeconds = [...]int64{10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
 
-// Scanner contract (pop-kv-semantics §7 rule 10): each pass scans
+// Scanner contract (PopConsumerService.revive): each pass scans
 // [cursor − reviveLookbackMillis, now − reviveSlackMillis).
 const (
 	reviveLookbackMillis = 3000
@@ -32,7 +32,8 @@ const (
 // and deletes the checkpoint (at-least-once: both in one WriteBatch, so a
 // crash leaves either both or neither). A checkpoint acked or changed after
 // the scan is found missing inside the writer and skipped. The pass waits
-// for its op before the next scan (rule 9) and only then moves the cursor.
+// for its op before the next scan (or it would revive a record twice) and
+// only then moves the cursor.
 // The cursor lives in memory; a restart rescans from 0.
 //
 // A checkpoint can become durable with a deadline already behind the
@@ -216,7 +217,7 @@ func (r *Reviver) plan(ck popstore.Checkpoint) reviveItem {
 	}
 	// The checkpoint names the popped message's physical offset: when the
 	// queue offset now holds another message (topic deleted and re-created,
-	// pop-scenarios REV-07), the popped one is gone. Records without it
+	// docs/SCENARIOS.md REV-07), the popped one is gone. Records without it
 	// (format version 1) skip the check.
 	if ck.PhysicalOffset >= 0 && len(rec) >= codec.RecordPhysicalOffsetPos+8 {
 		if m, _, err := codec.UnsafeDecodeMessage(rec); err == nil && m.PhysicalOffset != ck.PhysicalOffset {

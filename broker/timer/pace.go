@@ -6,7 +6,7 @@ import (
 	"github.com/popshim/popshim/batch"
 )
 
-// Pacing of a drain (issue 15: a burst of timers due at once must not raise
+// Pacing of a drain (a burst of timers due at once must not raise
 // ACK latency). While latency-sensitive work reaches the writer, the loop
 // delivers small chunks and rests between them, so that delivery ops hold
 // the single writer for about a share of its time (--timer-drain-share,

@@ -1,10 +1,6 @@
 package auth
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -12,44 +8,6 @@ import (
 
 	"github.com/popshim/popshim/codec"
 )
-
-// recorder is a hash.Hash that keeps what was written, to check the
-// signed content itself.
-type recorder struct{ bytes.Buffer }
-
-func (r *recorder) Sum(b []byte) []byte { return b }
-func (r *recorder) Size() int           { return 0 }
-func (r *recorder) BlockSize() int      { return 1 }
-
-// The vector of RocketMQ's AclSignerTest: HMAC-SHA1("RocketMQ", key
-// "12345678"), base64.
-func TestSign_JavaVector(t *testing.T) {
-	m := hmac.New(sha1.New, []byte("12345678"))
-	m.Write([]byte("RocketMQ"))
-	require.Equal(t, "IUc8rrO/0gDch8CjObLQsW2rsiA=", base64.StdEncoding.EncodeToString(m.Sum(nil)))
-	require.Equal(t, "IUc8rrO/0gDch8CjObLQsW2rsiA=", Sign(map[string]string{"k": "RocketMQ"}, nil, "12345678"))
-}
-
-// The content of DefaultAuthenticationContextBuilderTest.build2: values
-// sorted by key (upper case first), Signature left out.
-func TestSign_ContentAsJavaBuildsIt(t *testing.T) {
-	ext := map[string]string{"topic": "topic-test", "queueId": "0", "bornTimestamp": "117036786441330",
-		"bname": "brokerName-1", "AccessKey": "abc", "Signature": "ZG26exJ5u9q1fwZlO4DCmz2Rs88="}
-	var r recorder
-	writeContent(&r, ext, nil, 441)
-	require.Equal(t, "abcbrokerName-11170367864413300topic-test", r.String())
-	r.Reset()
-	writeContent(&r, ext, []byte("BODY"), 441)
-	require.Equal(t, "abcbrokerName-11170367864413300topic-testBODY", r.String())
-	// _UNIQUE_KEY_QUERY is dropped only for clients at or below V4_9_3.
-	ext[uniqueKeyQueryField] = "X"
-	r.Reset()
-	writeContent(&r, ext, nil, version493)
-	require.Equal(t, "abcbrokerName-11170367864413300topic-test", r.String())
-	r.Reset()
-	writeContent(&r, ext, nil, version493+1)
-	require.Equal(t, "abcXbrokerName-11170367864413300topic-test", r.String())
-}
 
 func TestSign_VerifyRoundTripAndTamper(t *testing.T) {
 	p := newMacPool("secret-1")

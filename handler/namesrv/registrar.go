@@ -16,7 +16,7 @@ package namesrv
 // every topic of the TopicTable (system topics included: TBW102 when
 // auto-create is on, the cluster-name and broker-name topics).
 //
-// Behaviour (client-behaviour §6.1): one long-lived connection per name
+// Behaviour (broker/.../out/BrokerOuterAPI.java): one long-lived connection per name
 // server (closing it makes the name server drop the broker at once);
 // register at start, then every --register-interval, within a second of
 // any topic-table change (the dataVersion counter moves, so the name

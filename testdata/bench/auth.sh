@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost of authentication and authorization (issue 18): the `make bench`
+# Cost of authentication and authorization: the `make bench`
 # ACK/CHANGE workload against popshim with --auth-enabled (the bench client
 # signs every request as AclClientRPCHook does: --access-key/--secret-key)
 # and against popshim without it (unsigned client), interleaved round by

@@ -12,7 +12,7 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
-// Orderly POP across kill -9 (issue 16): the lease of a queue (popped
+// Orderly POP across kill -9: the lease of a queue (popped
 // offsets, popTime, deadlines, attempt counts) is written with the POP's
 // reply, so SIGKILL between a POP and its ACKs, or in the middle of the
 // ACKs, never unblocks a queue before its deadline, never skips a message

@@ -35,7 +35,7 @@ import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 18: popshim with {@code --auth-enabled} and clients signing with the real {@link AclClientRPCHook}
+ * Authentication: popshim with {@code --auth-enabled} and clients signing with the real {@link AclClientRPCHook}
  * (rocketmq-client 5.5.0). A super user from the flags creates a normal user and its ACL through the
  * client's AUTH_CREATE_USER / AUTH_CREATE_ACL calls; with the right secret that user produces, POPs,
  * CHANGEs and ACKs, with or without a SecurityToken. A wrong secret, no signature, an unknown user, a

@@ -1,9 +1,9 @@
-package remoting
+package client
 
 import "github.com/popshim/popshim/codec"
 
 // HeadHandler receives the response to a request sent with
-// Client.InvokePreparedHead: only its head (code, opaque, flag, remark),
+// Conn.InvokePreparedHead: only its head (code, opaque, flag, remark),
 // decoded by codec.CanonicalResponseHead (or copied out of DecodeFrame's
 // Command for other reply shapes) without building a *codec.Command,
 // the ext map or the body. It is for load generators that check only the
@@ -39,14 +39,14 @@ func (e *pendingEntry) fail(err error) {
 // two): 32 bytes each, 32 KiB per client.
 const pendingRingSize = 1024
 
-// pendingTable holds the in-flight requests of a Client by opaque. The
+// pendingTable holds the in-flight requests of a Conn by opaque. The
 // client assigns opaques consecutively (nextOpaque), so with fewer than
 // pendingRingSize requests in flight, request opaque sits alone in ring
 // slot opaque mod pendingRingSize: registering and completing it is an
 // index, not a hash-map insert and delete. A request whose slot is still
 // held by an older one (an unanswered request, or a deeper pipeline) goes
 // to the overflow map, so any number of requests stays correct. Not safe for
-// concurrent use: the Client's mu guards it.
+// concurrent use: the Conn's mu guards it.
 type pendingTable struct {
 	ring []pendingEntry
 	over map[int32]pendingEntry

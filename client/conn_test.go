@@ -1,4 +1,4 @@
-package remoting
+package client_test
 
 import (
 	"context"
@@ -8,24 +8,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
 )
 
 // A handler sends a request to the client (as NOTIFY_CONSUMER_IDS_CHANGED
 // would); the client answers it, the server ignores that answer, and the
 // original request is still answered.
 func TestClientToleratesServerRequests(t *testing.T) {
-	r := NewRouter()
-	r.Handle(codeServerReq, func(c Conn, req *codec.Command) {
+	r := remoting.NewRouter()
+	r.Handle(codeServerReq, func(c remoting.Conn, req *codec.Command) {
 		_ = c.Reply(codec.NewRequest(40, 777, nil, nil)) // server -> client request
 		oneway := codec.NewRequest(40, 778, nil, nil)
 		oneway.Flag = codec.FlagOneway
 		_ = c.Reply(oneway)
 		_ = c.Reply(codec.NewResponse(req, 0, "done"))
 	})
-	s := startServer(t, r, ServerOptions{})
+	s := startServer(t, r, remoting.ServerOptions{})
 	seen := make(chan int32, 2)
-	c, err := DialContext(context.Background(), s.Addr().String(), ClientOptions{
+	c, err := client.DialContext(context.Background(), s.Addr().String(), client.Options{
 		OnRequest: func(req *codec.Command) *codec.Command {
 			seen <- req.Opaque
 			return codec.NewResponse(req, 0, "")
@@ -49,9 +51,9 @@ func TestClientToleratesServerRequests(t *testing.T) {
 // Invoke gives up at the context deadline and forgets the request; a
 // server that goes away fails every pending request of its clients.
 func TestClientContextAndServerLoss(t *testing.T) {
-	r := NewRouter()
-	r.Handle(codeDeferred, func(Conn, *codec.Command) {}) // never answers
-	s := NewServer(ServerOptions{Addr: "127.0.0.1:0", EventLoops: 1}, r, testLogger(t))
+	r := remoting.NewRouter()
+	r.Handle(codeDeferred, func(remoting.Conn, *codec.Command) {}) // never answers
+	s := remoting.NewServer(remoting.ServerOptions{Addr: "127.0.0.1:0", EventLoops: 1}, r, testLogger(t))
 	require.NoError(t, s.Start())
 	c := dialClient(t, s)
 
@@ -59,9 +61,7 @@ func TestClientContextAndServerLoss(t *testing.T) {
 	defer cancel()
 	_, err := c.Invoke(ctx, codec.NewRequest(codeDeferred, 0, nil, nil))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	c.mu.Lock()
-	require.Zero(t, c.pending.n, "a timed-out request leaves no pending entry")
-	c.mu.Unlock()
+	require.Zero(t, client.PendingCount(c), "a timed-out request leaves no pending entry")
 
 	failed := make(chan error, 10)
 	for range 10 {

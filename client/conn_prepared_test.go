@@ -1,4 +1,4 @@
-package remoting
+package client_test
 
 import (
 	"sync"
@@ -7,22 +7,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
 )
 
 // One prepared frame sent many times, pipelined and interleaved with
 // ordinary requests, reaches the server with a distinct ten-digit opaque
 // each time, and every callback gets its own response.
 func TestInvokePreparedAsync(t *testing.T) {
-	r := NewRouter()
+	r := remoting.NewRouter()
 	var mu sync.Mutex
 	seen := map[int32]bool{}
-	r.Handle(codeEcho, func(c Conn, req *codec.Command) {
+	r.Handle(codeEcho, func(c remoting.Conn, req *codec.Command) {
 		mu.Lock()
 		seen[req.Opaque] = true
 		mu.Unlock()
 		echoHandler(c, req)
 	})
-	s := startServer(t, r, ServerOptions{})
+	s := startServer(t, r, remoting.ServerOptions{})
 	c := dialClient(t, s)
 	proto := codec.NewRequest(codeEcho, 0, map[string]string{"k": "v"}, []byte("prepared"))
 	frame, at := codec.AppendPreparedFrame(nil, proto)

@@ -1,7 +1,6 @@
-package remoting
+package client_test
 
 import (
-	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -9,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
 )
 
 // codeOutcome replies with the code named by the request's "want" ext
@@ -18,7 +19,7 @@ import (
 // carries the request's "id", so a client can tell whose reply it got.
 const codeOutcome int32 = 9006
 
-func outcomeHandler(c Conn, req *codec.Command) {
+func outcomeHandler(c remoting.Conn, req *codec.Command) {
 	id := req.ExtFields["id"]
 	var resp *codec.Command
 	switch req.ExtFields["want"] {
@@ -34,8 +35,8 @@ func outcomeHandler(c Conn, req *codec.Command) {
 	_ = c.Reply(resp)
 }
 
-// headRecorder is a HeadHandler that checks it is called once and keeps
-// what it got.
+// headRecorder is a client.HeadHandler that checks it is called once and
+// keeps what it got.
 type headRecorder struct {
 	mu    sync.Mutex
 	calls int
@@ -57,16 +58,16 @@ func (h *headRecorder) HandleHead(head codec.ResponseHead, err error) {
 // interleaved: every handler is called once with its own reply's code,
 // remark and the opaque the server saw.
 func TestInvokePreparedHead(t *testing.T) {
-	r := NewRouter()
+	r := remoting.NewRouter()
 	var mu sync.Mutex
 	opaqueOf := map[string]int32{} // request id -> opaque the server saw
-	r.Handle(codeOutcome, func(c Conn, req *codec.Command) {
+	r.Handle(codeOutcome, func(c remoting.Conn, req *codec.Command) {
 		mu.Lock()
 		opaqueOf[req.ExtFields["id"]] = req.Opaque
 		mu.Unlock()
 		outcomeHandler(c, req)
 	})
-	s := startServer(t, r, ServerOptions{})
+	s := startServer(t, r, remoting.ServerOptions{})
 	c := dialClient(t, s)
 	wants := []string{"ok", "busy", "error"}
 	const n = 600 // more than fit in one read, fewer than the pending ring
@@ -114,15 +115,15 @@ func TestInvokePreparedHead(t *testing.T) {
 		require.NoError(t, h.err)
 		require.Equal(t, want, h.head, "request %d", i)
 	}
-	require.Zero(t, c.pending.n)
+	require.Zero(t, client.PendingCount(c))
 }
 
 // Head handlers still waiting when the client closes get the close error,
 // exactly once each; a closed client refuses new ones without calling them.
 func TestInvokePreparedHeadClose(t *testing.T) {
-	r := NewRouter()
-	r.Handle(codeDeferred, func(Conn, *codec.Command) {}) // never answers
-	s := startServer(t, r, ServerOptions{})
+	r := remoting.NewRouter()
+	r.Handle(codeDeferred, func(remoting.Conn, *codec.Command) {}) // never answers
+	s := startServer(t, r, remoting.ServerOptions{})
 	c := dialClient(t, s)
 	frame, at := codec.AppendPreparedFrame(nil, codec.NewRequest(codeDeferred, 0, nil, nil))
 	const n = 1500 // more than the ring: some wait in the overflow map
@@ -142,47 +143,4 @@ func TestInvokePreparedHeadClose(t *testing.T) {
 	}
 	late := &headRecorder{done: func() { t.Error("handler of a refused request called") }}
 	require.ErrorIs(t, c.InvokePreparedHead(frame, at, late), net.ErrClosed)
-}
-
-// The pending table finds every entry by opaque whether it sits in its ring
-// slot or, because an older request still holds that slot, in the
-// overflow map; drain returns whatever is left, once.
-func TestPendingTable(t *testing.T) {
-	tab := newPendingTable()
-	cb := func(*codec.Command, error) {}
-	const base = codec.MinPreparedOpaque
-	// 3 × the ring: opaques base+i and base+i+ring share a slot.
-	for i := range int32(3 * pendingRingSize) {
-		tab.put(pendingEntry{opaque: base + i, cb: cb})
-	}
-	require.Equal(t, 3*pendingRingSize, tab.n)
-	require.Len(t, tab.over, 2*pendingRingSize)
-	_, ok := tab.take(base + 3*pendingRingSize)
-	require.False(t, ok, "never registered")
-	// Take the newest third first (overflow), then every other of the rest.
-	for i := int32(3*pendingRingSize) - 1; i >= 2*pendingRingSize; i-- {
-		e, ok := tab.take(base + i)
-		require.True(t, ok, "opaque %d", base+i)
-		require.Equal(t, base+i, e.opaque)
-	}
-	for i := int32(0); i < 2*pendingRingSize; i += 2 {
-		e, ok := tab.take(base + i)
-		require.True(t, ok, "opaque %d", base+i)
-		require.Equal(t, base+i, e.opaque)
-		_, again := tab.take(base + i)
-		require.False(t, again, "taken twice")
-	}
-	require.Equal(t, pendingRingSize, tab.n)
-	// A freed ring slot is reused; the opaque that overflowed stays findable.
-	tab.put(pendingEntry{opaque: base + 5*pendingRingSize, cb: cb})
-	left := tab.drain()
-	require.Len(t, left, pendingRingSize+1)
-	seen := map[int32]bool{}
-	for _, e := range left {
-		require.False(t, seen[e.opaque], "drained twice: %d", e.opaque)
-		seen[e.opaque] = true
-		require.True(t, e.opaque == base+5*pendingRingSize || (e.opaque-base)%2 == 1, fmt.Sprint(e.opaque))
-	}
-	require.Zero(t, tab.n)
-	require.Empty(t, tab.drain())
 }

@@ -1,4 +1,4 @@
-package remoting
+package client
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ const readBufferSize = 64 << 10
 // A reply of the usual ACK shape (codec.CanonicalResponseHead) to a
 // request sent with InvokePreparedHead is completed from its head alone;
 // every other frame is decoded once, in full, by DecodeFrame.
-func (c *Client) readLoop() {
+func (c *Conn) readLoop() {
 	defer c.wg.Done()
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
 	var big []byte // frames longer than the read buffer, reused
@@ -66,7 +66,7 @@ func (c *Client) readLoop() {
 
 // handle completes or serves one whole frame; false when the frame did not
 // decode and the client is closed.
-func (c *Client) handle(frame []byte) bool {
+func (c *Conn) handle(frame []byte) bool {
 	if head, ok := codec.CanonicalResponseHead(frame); ok && head.IsResponse() {
 		c.mu.Lock()
 		e, ok := c.pending.take(head.Opaque)
@@ -103,16 +103,16 @@ func (c *Client) handle(frame []byte) bool {
 
 func readErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("remoting: connection closed by peer: %w", net.ErrClosed)
+		return fmt.Errorf("client: connection closed by peer: %w", net.ErrClosed)
 	}
 	if errors.Is(err, syscall.ECONNRESET) {
 		// A reset is the peer closing with unread data: the same loss to callers.
-		return fmt.Errorf("remoting: connection reset by peer: %w: %w", net.ErrClosed, err)
+		return fmt.Errorf("client: connection reset by peer: %w: %w", net.ErrClosed, err)
 	}
-	return fmt.Errorf("remoting: read: %w", err)
+	return fmt.Errorf("client: read: %w", err)
 }
 
-func (c *Client) complete(resp *codec.Command) {
+func (c *Conn) complete(resp *codec.Command) {
 	c.mu.Lock()
 	e, ok := c.pending.take(resp.Opaque)
 	c.mu.Unlock()
@@ -127,7 +127,7 @@ func (c *Client) complete(resp *codec.Command) {
 	e.cb(resp, nil)
 }
 
-func (c *Client) serve(req *codec.Command) {
+func (c *Conn) serve(req *codec.Command) {
 	var resp *codec.Command
 	if c.opts.OnRequest != nil {
 		resp = c.opts.OnRequest(req)
