@@ -20,7 +20,9 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/guard"
 	"github.com/popshim/popshim/handler/namesrv"
+	"github.com/popshim/popshim/metrics"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -168,7 +170,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		func() int { return len(st.Store.GroupNames()) })); err != nil {
 		return nil, fmt.Errorf("handler: table metrics: %w", err)
 	}
-	if err = reg.Register(newConsumerLagCollector(st.Store)); err != nil {
+	if err = reg.Register(metrics.NewConsumerLagCollector(st.Store)); err != nil {
 		return nil, fmt.Errorf("handler: consumer lag metrics: %w", err)
 	}
 	rm, err := remoting.NewMetrics(st.Registry, labels)
@@ -190,7 +192,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	bopts := BrokerServerOptions(cfg, rm)
 	bopts.OnClose = st.Broker.onConnClose
 	bopts.TLS = tlsCfg
-	bopts.Guard = st.Broker.Guard()
+	bopts.Guard = guard.New(st.Broker.Auth, log)
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
@@ -203,7 +205,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		RegisterNameServer(nsRouter, st.Broker)
 		nopts := NamesrvServerOptions(cfg, rm)
 		nopts.TLS = tlsCfg
-		nopts.Guard = st.Broker.Guard()
+		nopts.Guard = guard.New(st.Broker.Auth, log)
 		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
 		if err = st.namesrv.Start(); err != nil {
 			return nil, err
