@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Config is every setting of a popshim process. Build it with Default, bind
@@ -197,7 +196,7 @@ type Config struct {
 	// connection beyond it is closed as soon as it is accepted and counted
 	// in popshim_remoting_connections_refused_total. 0 disables the bound.
 	// RocketMQ has no such bound. --max-conns, default 10000
-	// (remoting.DefaultMaxConns).
+	// (DefaultMaxConns).
 	MaxConns int
 	// EventLoops is the number of gnet event loops per server; 0 means
 	// GOMAXPROCS. --event-loops.
@@ -253,10 +252,6 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
-	// TestSlowStore is a TEST-ONLY hook: an artificial delay added to every
-	// store write, to provoke queueing in handler tests. Hidden flag
-	// --test-slow-store, default 0. Never set it in production.
-	TestSlowStore time.Duration
 }
 
 // EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
@@ -314,9 +309,9 @@ func Default() *Config {
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,
-		MaxConns:                   remoting.DefaultMaxConns,
+		MaxConns:                   DefaultMaxConns,
 		ShutdownTimeout:            10 * time.Second,
-		TLS:                        TLS{HandshakeTimeout: remoting.DefaultTLSHandshakeTimeout},
+		TLS:                        TLS{HandshakeTimeout: DefaultTLSHandshakeTimeout},
 
 		MaxHeartbeatGroups:        1000,
 		MaxHeartbeatSubscriptions: 1000,
@@ -350,37 +345,13 @@ func (c *Config) BrokerAddrWithPort(port int) string {
 	return net.JoinHostPort(c.BrokerIP, strconv.Itoa(port))
 }
 
-// BrokerServerOptions returns the remoting options of the broker listener.
-// m may be nil (no metrics).
-func (c *Config) BrokerServerOptions(m *remoting.Metrics) remoting.ServerOptions {
-	return c.serverOptions("broker", c.Listen, m)
-}
-
-// NamesrvServerOptions returns the remoting options of the embedded name
-// server listener (only meaningful when NamesrvListen is not empty).
-func (c *Config) NamesrvServerOptions(m *remoting.Metrics) remoting.ServerOptions {
-	return c.serverOptions("namesrv", c.NamesrvListen, m)
-}
-
-func (c *Config) serverOptions(name, addr string, m *remoting.Metrics) remoting.ServerOptions {
-	idle := c.IdleTimeout
-	if idle == 0 {
-		idle = -1 // remoting: negative disables, zero means its default
-	}
-	maxConns := c.MaxConns
-	if maxConns == 0 {
-		maxConns = -1 // as for idle: conf 0 disables, remoting spells that negative
-	}
-	return remoting.ServerOptions{
-		Name:          name,
-		Addr:          addr,
-		MaxFrameBytes: c.MaxFrameSize,
-		IdleTimeout:   idle,
-		MaxConns:      maxConns,
-		EventLoops:    c.EventLoops,
-		Metrics:       m,
-
-		TLSMode:             c.TLS.TLSMode(),
-		TLSHandshakeTimeout: c.TLS.HandshakeTimeout,
-	}
-}
+// Defaults shared with the listeners: a remoting.ServerOptions zero value
+// means the same numbers (TestDefaultsMatchRemoting in handler checks it).
+const (
+	// DefaultMaxConns is the default --max-conns: far above what clients
+	// of one broker open, far below what exhausts file descriptors.
+	DefaultMaxConns = 10000
+	// DefaultTLSHandshakeTimeout is the default --tls-handshake-timeout
+	// (Netty SslHandler's 10 s).
+	DefaultTLSHandshakeTimeout = 10 * time.Second
+)

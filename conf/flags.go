@@ -82,8 +82,6 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AuthAdminPassword, "auth-admin-password", c.AuthAdminPassword, "password of --auth-admin-user; never logged or shown by GET_BROKER_CONFIG")
 	fs.StringVar(&c.ACLFile, "acl-file", c.ACLFile, "ACL 1.0 plain_acl.yml; its accounts are checked by the 1.0 rules, reloaded on change; empty = none")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "bound of the graceful shutdown")
-	fs.DurationVar(&c.TestSlowStore, "test-slow-store", c.TestSlowStore, "TEST ONLY: artificial delay added to every store write")
-	_ = fs.MarkHidden("test-slow-store")
 	fs.VisitAll(func(f *pflag.Flag) {
 		f.Usage += " (env " + EnvName(f.Name) + ")"
 	})

@@ -109,9 +109,6 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if c.TestSlowStore < 0 {
-		v.errf("--test-slow-store must be ≥ 0, got %s", c.TestSlowStore)
-	}
 	return v.err()
 }
 

@@ -7,11 +7,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/auth"
+	"github.com/popshim/popshim/handler/guard"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore"
 )
@@ -31,7 +32,7 @@ type Broker struct {
 	*broker.Broker
 
 	// Auth authenticates and authorizes every request before its handler
-	// (guard.go) and serves the AUTH_* admin codes. Never nil; it refuses
+	// (handler/guard) and serves the AUTH_* admin codes. Never nil; it refuses
 	// nothing unless --auth-enabled or --acl-file is set.
 	Auth *auth.Verifier
 
@@ -84,7 +85,7 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 		b.routes = namesrv.NewRouteCache(addrs, namesrv.DefaultRouteRefresh, namesrv.FetchTimeout, log)
 	}
 	// Last: it may start the ACL 1.0 file watcher, which Close stops.
-	if b.Auth, err = newVerifier(cfg, store, w, log); err != nil {
+	if b.Auth, err = guard.NewVerifier(cfg, store, w, log); err != nil {
 		core.Close()
 		return nil, err
 	}

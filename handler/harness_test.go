@@ -18,11 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
@@ -62,20 +60,35 @@ func popConfig(dir string) *conf.Config {
 
 // harness is one running stack plus what is needed to restart it.
 type harness struct {
-	t   *testing.T
-	cfg *conf.Config
-	st  *Stack
+	t    *testing.T
+	cfg  *conf.Config
+	st   *Stack
+	hook popstore.WriteHook // around every synced store write; nil: none
 }
 
 // startHarness starts a stack in a fresh directory; mutate may adjust the
 // configuration first. The stack is closed when the test ends.
 func startHarness(t *testing.T, mutate func(*conf.Config)) *harness {
 	t.Helper()
+	return startHarnessHooked(t, nil, mutate)
+}
+
+// startSlowHarness is startHarness with every store write delayed by d
+// (popstore.DelayHook), to provoke queueing.
+func startSlowHarness(t *testing.T, d time.Duration, mutate func(*conf.Config)) *harness {
+	t.Helper()
+	return startHarnessHooked(t, popstore.DelayHook(d), mutate)
+}
+
+// startHarnessHooked is startHarness with hook around every synced store
+// write (WithWriteHook), also after a restart.
+func startHarnessHooked(t *testing.T, hook popstore.WriteHook, mutate func(*conf.Config)) *harness {
+	t.Helper()
 	cfg := popConfig(t.TempDir())
 	if mutate != nil {
 		mutate(cfg)
 	}
-	h := &harness{t: t, cfg: cfg}
+	h := &harness{t: t, cfg: cfg, hook: hook}
 	h.start()
 	t.Cleanup(h.stop)
 	return h
@@ -83,7 +96,11 @@ func startHarness(t *testing.T, mutate func(*conf.Config)) *harness {
 
 func (h *harness) start() {
 	h.t.Helper()
-	st, err := StartStack(h.cfg, zerolog.Nop())
+	var opts []Option
+	if h.hook != nil {
+		opts = append(opts, WithWriteHook(h.hook))
+	}
+	st, err := StartStack(h.cfg, zerolog.Nop(), opts...)
 	require.NoError(h.t, err)
 	h.st = st
 }
@@ -307,8 +324,8 @@ func newGateHook() *gateHook {
 	return &gateHook{held: make(chan struct{}), release: make(chan struct{})}
 }
 
-// startHookedHarness starts a stack like StartStack but with a WriteHook on
-// the store, for fault-injection tests.
+// startHookedHarness starts a stack with a WriteHook on the store, for
+// fault-injection tests.
 func startHookedHarness(t *testing.T, hook popstore.WriteHook) *harness {
 	t.Helper()
 	return startHookedHarnessWith(t, hook, 0)
@@ -318,27 +335,9 @@ func startHookedHarness(t *testing.T, hook popstore.WriteHook) *harness {
 // maxProduceWait (0: the test config's default, shedding off).
 func startHookedHarnessWith(t *testing.T, hook popstore.WriteHook, maxProduceWait time.Duration) *harness {
 	t.Helper()
-	cfg := popConfig(t.TempDir())
-	if maxProduceWait > 0 {
-		cfg.WaitTimeMillsInSendQueue = int(maxProduceWait.Milliseconds())
-	}
-	h := &harness{t: t, cfg: cfg}
-	log := zerolog.Nop()
-	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
-	var err error
-	st.Store, err = popstore.Open(popstore.Options{Dir: cfg.DataDir, WriteHook: hook, RetentionMillis: -1})
-	require.NoError(t, err)
-	st.Writer, err = batch.New(st.Store, batch.Options{RetentionInterval: -1, MaxProduceWait: maxProduceWait}, st.Registry)
-	require.NoError(t, err)
-	st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, st.Registry)
-	require.NoError(t, err)
-	r := remoting.NewRouter()
-	RegisterBroker(r, st.Broker)
-	st.Broker.Start()
-	st.broker = remoting.NewServer(cfg.BrokerServerOptions(nil), r, log)
-	require.NoError(t, st.broker.Start())
-	st.Broker.Topics.SetBrokerAddr(st.broker.Addr().String())
-	h.st = st
-	t.Cleanup(h.stop)
-	return h
+	return startHarnessHooked(t, hook, func(c *conf.Config) {
+		if maxProduceWait > 0 {
+			c.WaitTimeMillsInSendQueue = int(maxProduceWait.Milliseconds())
+		}
+	})
 }

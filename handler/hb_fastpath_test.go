@@ -66,7 +66,7 @@ func startClockHarness(t *testing.T, clock *fakeClock, mutate func(*conf.Config)
 	r := remoting.NewRouter()
 	RegisterBroker(r, st.Broker)
 	st.Broker.Start()
-	opts := cfg.BrokerServerOptions(nil)
+	opts := BrokerServerOptions(cfg, nil)
 	opts.OnClose = st.Broker.onConnClose
 	st.broker = remoting.NewServer(opts, r, log)
 	require.NoError(t, st.broker.Start())

@@ -18,9 +18,8 @@ import (
 
 func TestQueueMaxBytes_BoundsQueuedSends(t *testing.T) {
 	const bound = 2 << 20
-	h := startHarness(t, func(c *conf.Config) {
+	h := startSlowHarness(t, 100*time.Millisecond, func(c *conf.Config) {
 		c.QueueMaxBytes = bound
-		c.TestSlowStore = 100 * time.Millisecond
 		c.WaitTimeMillsInSendQueue = 0 // count only the byte bound here
 	})
 	h.createTopic("T", 1)

@@ -20,7 +20,9 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler/guard"
 	"github.com/popshim/popshim/handler/namesrv"
+	"github.com/popshim/popshim/metrics"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
@@ -55,6 +57,21 @@ type Stack struct {
 	closeErr  error
 }
 
+// Option adjusts StartStack for tests (the command line never sets one).
+type Option func(*stackOptions)
+
+// stackOptions are what Options set.
+type stackOptions struct {
+	writeHook popstore.WriteHook
+}
+
+// WithWriteHook wraps every synced store write in h
+// (popstore.Options.WriteHook): tests slow the store down
+// (popstore.DelayHook) or inject write faults with it.
+func WithWriteHook(h popstore.WriteHook) Option {
+	return func(o *stackOptions) { o.writeHook = h }
+}
+
 // Serve runs popshim until ctx is done, then shuts down in order and
 // returns. main.go calls exactly this. Start-up errors (store, writer,
 // listeners) are returned at once with everything already started undone;
@@ -85,8 +102,8 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 	return st.Close(sctx)
 }
 
-// StartStack opens the store in cfg.DataDir (with the hidden
-// --test-slow-store delay on every write when set), starts the group-commit
+// StartStack opens the store in cfg.DataDir (with opts' WriteHook around
+// every synced write, for tests that inject slowness or faults), starts the group-commit
 // writer, builds the broker state, starts it, and starts the listeners:
 //
 //   - broker port (--listen): every broker code plus the name-server codes,
@@ -99,7 +116,11 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 //   - REGISTER_BROKER every --register-interval to each --namesrv-addr.
 //
 // On error everything started so far is stopped again.
-func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
+func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack, err error) {
+	var o stackOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
 	defer func() {
 		if err != nil {
@@ -115,10 +136,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if cfg.Retention <= 0 {
 		sopts.RetentionMillis = -1
 	}
-	if cfg.TestSlowStore > 0 {
-		log.Warn().Dur("delay", cfg.TestSlowStore).Msg("TEST ONLY: every store write is delayed (--test-slow-store)")
-		sopts.WriteHook = popstore.DelayHook(cfg.TestSlowStore)
-	}
+	sopts.WriteHook = o.writeHook
 	if st.Store, err = popstore.Open(sopts); err != nil {
 		return nil, err
 	}
@@ -152,7 +170,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 		func() int { return len(st.Store.GroupNames()) })); err != nil {
 		return nil, fmt.Errorf("handler: table metrics: %w", err)
 	}
-	if err = reg.Register(newConsumerLagCollector(st.Store)); err != nil {
+	if err = reg.Register(metrics.NewConsumerLagCollector(st.Store)); err != nil {
 		return nil, fmt.Errorf("handler: consumer lag metrics: %w", err)
 	}
 	rm, err := remoting.NewMetrics(st.Registry, labels)
@@ -171,10 +189,10 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("handler: %w", err)
 	}
-	bopts := cfg.BrokerServerOptions(rm)
+	bopts := BrokerServerOptions(cfg, rm)
 	bopts.OnClose = st.Broker.onConnClose
 	bopts.TLS = tlsCfg
-	bopts.Guard = st.Broker.Guard()
+	bopts.Guard = guard.New(st.Broker.Auth, log)
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
@@ -185,9 +203,9 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
 		RegisterNameServer(nsRouter, st.Broker)
-		nopts := cfg.NamesrvServerOptions(rm)
+		nopts := NamesrvServerOptions(cfg, rm)
 		nopts.TLS = tlsCfg
-		nopts.Guard = st.Broker.Guard()
+		nopts.Guard = guard.New(st.Broker.Auth, log)
 		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
 		if err = st.namesrv.Start(); err != nil {
 			return nil, err

@@ -1,8 +1,8 @@
 package handler
 
 import (
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 

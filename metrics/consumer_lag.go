@@ -1,4 +1,4 @@
-package handler
+package metrics
 
 import (
 	"strconv"
@@ -12,13 +12,13 @@ import (
 )
 
 // MaxLagGroupTopics bounds the scrape-time consumer gauges
-// (consumerLagCollector): the most (consumerGroup, topic) pairs with a
+// (ConsumerLagCollector): the most (consumerGroup, topic) pairs with a
 // committed offset, or with checkpoints in flight, for which they are
 // computed; past it a scrape leaves those series out and exports
 // popshim_consumer_metrics_skipped 1.
 const MaxLagGroupTopics = 2000
 
-// consumerLagCollector exports Java's ConsumerLagCalculator gauges
+// ConsumerLagCollector exports Java's ConsumerLagCalculator gauges
 // (broker/.../metrics/ConsumerLagCalculator.java, BrokerMetricsManager),
 // computed at scrape time on the scraping goroutine from the figures
 // GET_CONSUME_STATS (208) reports:
@@ -40,14 +40,17 @@ const MaxLagGroupTopics = 2000
 // gauges (rocketmq_consumer_lag_latency, rocketmq_consumer_queueing_latency)
 // are not exported: they need a store read per queue and per in-flight
 // message.
-type consumerLagCollector struct {
+type ConsumerLagCollector struct {
 	store                         *popstore.Store
 	ready, inflight, lag, skipped *prometheus.Desc
 }
 
-func newConsumerLagCollector(store *popstore.Store) *consumerLagCollector {
+// NewConsumerLagCollector returns the collector over store's in-memory
+// consumer offsets, max offsets and in-flight counts; register it with the
+// broker's Prometheus registry.
+func NewConsumerLagCollector(store *popstore.Store) *ConsumerLagCollector {
 	labels := []string{"topic", "consumer_group", "is_retry", "is_system"}
-	return &consumerLagCollector{
+	return &ConsumerLagCollector{
 		store:    store,
 		ready:    prometheus.NewDesc("rocketmq_consumer_ready_messages", "Messages stored and not yet popped or pulled (max offset − consumer offset).", labels, nil),
 		inflight: prometheus.NewDesc("rocketmq_consumer_inflight_messages", "Messages popped and not yet acked (in-flight checkpoints).", labels, nil),
@@ -57,7 +60,7 @@ func newConsumerLagCollector(store *popstore.Store) *consumerLagCollector {
 }
 
 // Describe implements prometheus.Collector.
-func (cc *consumerLagCollector) Describe(ch chan<- *prometheus.Desc) {
+func (cc *ConsumerLagCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- cc.ready
 	ch <- cc.inflight
 	ch <- cc.lag
@@ -90,7 +93,7 @@ func isSystemConsumerGroup(g string) bool {
 
 // Collect implements prometheus.Collector (scraping goroutine; in-memory
 // reads only).
-func (cc *consumerLagCollector) Collect(ch chan<- prometheus.Metric) {
+func (cc *ConsumerLagCollector) Collect(ch chan<- prometheus.Metric) {
 	skipped := 0.0
 	defer func() { ch <- prometheus.MustNewConstMetric(cc.skipped, prometheus.GaugeValue, skipped) }()
 	pairs, ok := cc.store.ConsumerOffsetsByGroupTopic(MaxLagGroupTopics)

@@ -1,5 +1,6 @@
-// Package auth owns authentication and authorization of remoting
-// requests, as RocketMQ's ACL 2.0 (auth/ module: AuthenticationPipeline,
+// Package auth owns authentication and authorization of client requests
+// (today remoting frames; the same users and policies serve every
+// protocol), as RocketMQ's ACL 2.0 (auth/ module: AuthenticationPipeline,
 // AuthorizationPipeline, DefaultAuthenticationHandler,
 // AclAuthorizationHandler, DefaultAuthorizationContextBuilder) and, for
 // accounts of an ACL 1.0 plain_acl.yml, as PlainAccessValidator did.
@@ -7,7 +8,7 @@
 // It holds the ACL 2.0 users and ACLs in memory, loaded from popstore's meta
 // column family at start (one JSON document, metaKey) and published as
 // immutable snapshots. Verifier.Check runs on the gnet event loops before
-// any handler: it reads the published snapshot, verifies the HMAC-SHA1
+// any handler (through handler/guard): it reads the published snapshot, verifies the HMAC-SHA1
 // Signature the client's AclClientRPCHook computed over the received
 // extFields and body (rebuilding the signed content with package client's
 // SignedContent, the code clients sign with), and matches the request's
@@ -19,5 +20,6 @@
 //
 // It must not answer the network or wait on storage from Check, and must
 // never log or label a metric with a password, secret key or signature.
-// It imports no other handler package.
+// It imports no protocol server package (remoting, handler, grpc) and
+// not the core (broker).
 package auth
