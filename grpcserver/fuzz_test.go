@@ -43,8 +43,8 @@ func FuzzZlibToGzip(f *testing.F) {
 
 func seedRecord(f *testing.F, sysFlag int32, body []byte, props string) {
 	rec := codec.MessageExt{
-		Message:   codec.Message{Topic: "T", Body: body, Properties: props},
-		QueueID:   1, QueueOffset: 9, PhysicalOffset: 77, SysFlag: sysFlag,
+		Message: codec.Message{Topic: "T", Body: body, Properties: props},
+		QueueID: 1, QueueOffset: 9, PhysicalOffset: 77, SysFlag: sysFlag,
 		BornHost: netip.MustParseAddrPort("192.0.2.1:1"), StoreHost: netip.MustParseAddrPort("[2001:db8::1]:10911"),
 	}
 	b, err := codec.AppendMessage(nil, &rec)
