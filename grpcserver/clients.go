@@ -49,7 +49,7 @@ func (t *telemetryStream) send(c *v2.TelemetryCommand) error {
 
 // clientState is what the endpoint knows of one client id.
 type clientState struct {
-	settings *v2.Settings    // the client's last Settings item, as sent
+	settings *v2.Settings     // the client's last Settings item, as sent
 	stream   *telemetryStream // the open Telemetry stream, nil when none
 }
 
