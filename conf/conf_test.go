@@ -29,6 +29,7 @@ func TestDefaultsAreValid(t *testing.T) {
 	require.Equal(t, ":10911", c.Listen)
 	require.Equal(t, ":9876", c.NamesrvListen)
 	require.Equal(t, ":5557", c.MetricsListen)
+	require.Equal(t, ":8081", c.GRPCListen)
 	require.Equal(t, 8, c.DefaultTopicQueueNums)
 	require.Equal(t, 16777216, c.MaxFrameSize)
 	require.Equal(t, 72*time.Hour, c.Retention)
@@ -244,4 +245,23 @@ func TestLogFormatAuto(t *testing.T) {
 	console := logLine("console", false)
 	require.False(t, isJSON(console))
 	require.NotContains(t, console, "\x1b[", "no colour off a terminal")
+}
+
+// --grpc-listen defaults to the proxy's gRPC port, comes from
+// POPSHIM_GRPC_LISTEN, is turned off by an empty value and may not share a
+// port with another listener.
+func TestGRPCListen(t *testing.T) {
+	c, err := parse(t, nil, map[string]string{"POPSHIM_GRPC_LISTEN": "127.0.0.1:18081"})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:18081", c.GRPCListen)
+	c, err = parse(t, []string{"--grpc-listen="}, map[string]string{"POPSHIM_GRPC_LISTEN": "127.0.0.1:18081"})
+	require.NoError(t, err)
+	require.Empty(t, c.GRPCListen, "an empty flag turns the endpoint off and wins over the environment")
+	c, err = parse(t, nil, map[string]string{"POPSHIM_GRPC_LISTEN": ""})
+	require.NoError(t, err)
+	require.Empty(t, c.GRPCListen)
+	_, err = parse(t, []string{"--grpc-listen=:10911"}, nil)
+	require.ErrorContains(t, err, "--grpc-listen \":10911\" shares a port")
+	_, err = parse(t, []string{"--grpc-listen=nonsense"}, nil)
+	require.ErrorContains(t, err, "grpc-listen")
 }

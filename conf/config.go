@@ -38,6 +38,14 @@ type Config struct {
 	// MetricsListen is the Prometheus /metrics address, host:port
 	// (metricsPromExporterPort 5557); empty disables. --metrics-listen.
 	MetricsListen string
+	// GRPCListen is where popshim serves the RocketMQ 5 gRPC protocol
+	// (apache.rocketmq.v2.MessagingService) to the v5 SDKs directly, with
+	// no rocketmq-proxy (the proxy's grpcServerPort, 8081); empty disables
+	// it. It follows the --tls-* settings of the remoting ports: disabled is
+	// plaintext HTTP/2, permissive serves TLS and plaintext on this port
+	// told apart by the first byte, enforcing TLS only. --grpc-listen,
+	// default ":8081".
+	GRPCListen string
 	// Pprof serves Go's runtime profiles (net/http/pprof: /debug/pprof/
 	// heap, allocs, profile, goroutine, …) on the MetricsListen address.
 	// Off by default: a CPU profile costs CPU and the endpoints reveal
@@ -274,6 +282,7 @@ func Default() *Config {
 		NamesrvListen:               ":9876",
 		RegisterInterval:            30 * time.Second,
 		MetricsListen:               ":5557",
+		GRPCListen:                  ":8081",
 		DataDir:                     "./data",
 		LogLevel:                    "info",
 		LogFormat:                   LogFormatAuto,

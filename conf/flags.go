@@ -30,6 +30,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.NamesrvAddr, "namesrv-addr", c.NamesrvAddr, "external name servers to REGISTER_BROKER with, 'host:port;host:port'; empty = none")
 	fs.DurationVar(&c.RegisterInterval, "register-interval", c.RegisterInterval, "period of REGISTER_BROKER to --namesrv-addr")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "Prometheus /metrics listen address host:port; empty disables")
+	fs.StringVar(&c.GRPCListen, "grpc-listen", c.GRPCListen, "RocketMQ 5 gRPC endpoint (MessagingService for the v5 SDKs) listen address host:port, TLS as --tls-mode; empty disables")
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve Go's runtime profiles under /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "RocksDB data directory (created when missing)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: trace|debug|info|warn|error")

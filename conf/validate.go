@@ -19,6 +19,7 @@ func (c *Config) Validate() error {
 	v.addr("listen", c.Listen, false)
 	v.addr("namesrv-listen", c.NamesrvListen, true)
 	v.addr("metrics-listen", c.MetricsListen, true)
+	v.addr("grpc-listen", c.GRPCListen, true)
 	for _, a := range c.NamesrvAddrs() {
 		v.addr("namesrv-addr", a, false)
 	}
@@ -28,6 +29,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MetricsListen != "" && (samePort(c.Listen, c.MetricsListen) || samePort(c.NamesrvListen, c.MetricsListen)) {
 		v.errf("--metrics-listen %q shares a port with another listener", c.MetricsListen)
+	}
+	if c.GRPCListen != "" && (samePort(c.Listen, c.GRPCListen) || samePort(c.NamesrvListen, c.GRPCListen) || samePort(c.MetricsListen, c.GRPCListen)) {
+		v.errf("--grpc-listen %q shares a port with another listener", c.GRPCListen)
 	}
 	if c.Pprof && c.MetricsListen == "" {
 		v.errf("--pprof needs --metrics-listen (the profiles are served there)")
