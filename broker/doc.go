@@ -39,6 +39,11 @@
 // (broker/clients), long polling (broker/longpoll), revive (broker/revive)
 // and timers (broker/timer).
 //
+// The produce path (send*.go): Send validates a message or batch, routes
+// it (auto-created topic, retry → DLQ, delay level or timer → timer
+// entry) and stores it with one produce-lane op; SendBack stores a
+// consumed message's retry or DLQ copy.
+//
 // # What it must not do
 //
 // Import remoting/, gnet, grpc or handler/, or see a codec.Command: frames
