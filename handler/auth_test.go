@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Protocol tests of authentication and authorization on a real
 // stack: requests signed as RocketMQ's AclClientRPCHook signs them
@@ -19,6 +19,7 @@ import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 const (
@@ -196,7 +197,7 @@ func TestAuth_SecretsNotLoggedNorShown(t *testing.T) {
 	cfg.AuthEnabled = true
 	cfg.AuthAdminUser, cfg.AuthAdminPassword = adminAK, adminSK
 	cfg.LogLevel = "debug"
-	st, err := StartStack(cfg, zerolog.New(&logBuf).Level(zerolog.DebugLevel))
+	st, err := stack.StartStack(cfg, zerolog.New(&logBuf).Level(zerolog.DebugLevel))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st.Close(context.Background())) }()
 	c := dialAddr(t, st.BrokerAddr())

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // bornTime and the long-poll window: a client clock ahead
 // of the broker's never parks a POP or NOTIFICATION past its pollTime.

@@ -101,12 +101,20 @@ func (b *Broker) Close() {
 	})
 }
 
-// onConnClose is the broker server's remoting close hook: the core forgets
+// Registrar is the name-server registration (--namesrv-addr), nil without
+// it; the process starts and closes it.
+func (b *Broker) Registrar() *namesrv.Registrar { return b.registrar }
+
+// Routes is the cache of topic routes held by the --namesrv-addr name
+// servers, nil without them; the process starts and closes it.
+func (b *Broker) Routes() *namesrv.RouteCache { return b.routes }
+
+// OnConnClose is the broker server's remoting close hook: the core forgets
 // the connection's clients and parked polls (broker.Broker.ConnClosed) and
 // the heartbeat it last sent is forgotten (hbCache). Runs on the
 // connection's event loop, after the last handler call for that
 // connection.
-func (b *Broker) onConnClose(connID uint64) {
+func (b *Broker) OnConnClose(connID uint64) {
 	b.hbCache.Forget(connID)
 	b.ConnClosed(connID)
 }

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // CHANGE bursts on the writer's bulk lane (batch.LaneBulk): ACKs overtake
 // queued CHANGEs, and the at-least-once outcome of every message is still

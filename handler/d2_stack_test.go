@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 // d2Config is a configuration for a real stack on loopback with port 0
@@ -32,9 +33,9 @@ func d2Config(dir string) *conf.Config {
 
 // d2Start starts a real stack with cfg and stops it when the test ends
 // (unless the test closed it already).
-func d2Start(t *testing.T, cfg *conf.Config) *Stack {
+func d2Start(t *testing.T, cfg *conf.Config) *stack.Stack {
 	t.Helper()
-	st, err := StartStack(cfg, zerolog.Nop())
+	st, err := stack.StartStack(cfg, zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -46,7 +47,7 @@ func d2Start(t *testing.T, cfg *conf.Config) *Stack {
 
 // d2Stop closes st now (for restart tests); Close is idempotent, so the
 // cleanup's second call only returns the same result.
-func d2Stop(t *testing.T, st *Stack) {
+func d2Stop(t *testing.T, st *stack.Stack) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Test harness for protocol-level tests of the handlers: a real popshim
 // stack (StartStack: RocksDB in t.TempDir(), the group-commit writer, gnet
@@ -22,8 +22,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 // testBrokerName is the broker name of harness stacks (receipt field 5).
@@ -62,8 +64,8 @@ func popConfig(dir string) *conf.Config {
 type harness struct {
 	t    *testing.T
 	cfg  *conf.Config
-	st   *Stack
-	hook popstore.WriteHook // around every synced store write; nil: none
+	st   *stack.Stack
+	opts []stack.Option // given to every start, also after a restart
 }
 
 // startHarness starts a stack in a fresh directory; mutate may adjust the
@@ -84,11 +86,22 @@ func startSlowHarness(t *testing.T, d time.Duration, mutate func(*conf.Config)) 
 // write (WithWriteHook), also after a restart.
 func startHarnessHooked(t *testing.T, hook popstore.WriteHook, mutate func(*conf.Config)) *harness {
 	t.Helper()
+	var opts []stack.Option
+	if hook != nil {
+		opts = append(opts, stack.WithWriteHook(hook))
+	}
+	return startHarnessWith(t, mutate, opts...)
+}
+
+// startHarnessWith is startHarness with stack options, also after a
+// restart.
+func startHarnessWith(t *testing.T, mutate func(*conf.Config), opts ...stack.Option) *harness {
+	t.Helper()
 	cfg := popConfig(t.TempDir())
 	if mutate != nil {
 		mutate(cfg)
 	}
-	h := &harness{t: t, cfg: cfg, hook: hook}
+	h := &harness{t: t, cfg: cfg, opts: opts}
 	h.start()
 	t.Cleanup(h.stop)
 	return h
@@ -96,11 +109,7 @@ func startHarnessHooked(t *testing.T, hook popstore.WriteHook, mutate func(*conf
 
 func (h *harness) start() {
 	h.t.Helper()
-	var opts []Option
-	if h.hook != nil {
-		opts = append(opts, WithWriteHook(h.hook))
-	}
-	st, err := StartStack(h.cfg, zerolog.Nop(), opts...)
+	st, err := stack.StartStack(h.cfg, zerolog.Nop(), h.opts...)
 	require.NoError(h.t, err)
 	h.st = st
 }
@@ -125,7 +134,7 @@ func (h *harness) restart() {
 }
 
 // b returns the running broker state.
-func (h *harness) b() *Broker { return h.st.Broker }
+func (h *harness) b() *handler.Broker { return h.st.Broker }
 
 // addr returns the broker listen address.
 func (h *harness) addr() string { return h.st.BrokerAddr() }
@@ -221,7 +230,7 @@ func TestChildStack(t *testing.T) {
 	if dir == "" {
 		t.Skip("only runs as a child process of a kill -9 test")
 	}
-	st, err := StartStack(popConfig(dir), zerolog.Nop())
+	st, err := stack.StartStack(popConfig(dir), zerolog.Nop())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child stack:", err)
 		os.Exit(3)

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 // BenchmarkHeartbeat measures pipelined HEART_BEAT round trips over one
@@ -22,7 +23,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 	for _, mode := range []string{"unchanged", "alternating"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := popConfig(b.TempDir())
-			st, err := StartStack(cfg, zerolog.Nop())
+			st, err := stack.StartStack(cfg, zerolog.Nop())
 			if err != nil {
 				b.Fatal(err)
 			}

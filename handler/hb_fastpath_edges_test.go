@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Edges of the HEART_BEAT fast path: what is never remembered (refused,
 // malformed, oversized heartbeats), that a closed connection leaves no
@@ -23,7 +23,7 @@ import (
 
 // cacheEntries is how many connections have a remembered heartbeat.
 func cacheEntries(h *harness) int {
-	n, _ := h.b().hbCache.Stats()
+	n, _ := h.b().HBCache().Stats()
 	return n
 }
 

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // HEART_BEAT bounds and name checks over real TCP (heart_beat.go): counts
 // above --max-heartbeat-groups, --max-heartbeat-subscriptions and

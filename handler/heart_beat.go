@@ -74,7 +74,7 @@ package handler
 //     entries, ensure the group configuration and retry topic, and send the
 //     same reply. The
 //     entry is replaced by each accepted heartbeat, dropped by a refused or
-//     oversized one and when the connection closes (onConnClose).
+//     oversized one and when the connection closes (OnConnClose).
 //
 // Response codes: SUCCESS (0); SYSTEM_ERROR (1) when the body is not a
 // heartbeat or names no clientID; INVALID_PARAMETER (29), the code RocketMQ

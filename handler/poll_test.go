@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Long polling and NOTIFICATION scenarios (docs/SCENARIOS.md POLL-*), plus the
 // registry bound and the wake-up sources.

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Client-side helpers of the POP tests: requests built as the Java client
 // builds them, and POP responses parsed with the Java client's algorithm

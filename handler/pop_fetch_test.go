@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // POP fetch path scenarios (docs/SCENARIOS.md POP-*).
 

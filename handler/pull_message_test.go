@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // PULL_MESSAGE (11) and CONSUMER_SEND_MSG_BACK (36).
 

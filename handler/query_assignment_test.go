@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"encoding/json"
@@ -8,19 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/remoting"
 )
 
 func TestAllocateAvg(t *testing.T) {
 	// 8 queues over 3 consumers: 3, 3, 2 (the first queues%consumers get one more).
-	assert.Equal(t, []int{0, 1, 2}, allocateAvg(8, 3, 0))
-	assert.Equal(t, []int{3, 4, 5}, allocateAvg(8, 3, 1))
-	assert.Equal(t, []int{6, 7}, allocateAvg(8, 3, 2))
+	assert.Equal(t, []int{0, 1, 2}, handler.AllocateAvg(8, 3, 0))
+	assert.Equal(t, []int{3, 4, 5}, handler.AllocateAvg(8, 3, 1))
+	assert.Equal(t, []int{6, 7}, handler.AllocateAvg(8, 3, 2))
 	// More consumers than queues: one each, the rest none.
-	assert.Equal(t, []int{1}, allocateAvg(2, 3, 1))
-	assert.Empty(t, allocateAvg(2, 3, 2))
-	assert.Nil(t, allocateAvg(4, 2, 5))
-	assert.Equal(t, []int{1, 4, 7}, allocateAvgByCircle(8, 3, 1))
+	assert.Equal(t, []int{1}, handler.AllocateAvg(2, 3, 1))
+	assert.Empty(t, handler.AllocateAvg(2, 3, 2))
+	assert.Nil(t, handler.AllocateAvg(4, 2, 5))
+	assert.Equal(t, []int{1, 4, 7}, handler.AllocateAvgByCircle(8, 3, 1))
 }
 
 func queryAssignment(t *testing.T, c *remoting.Client, topic, group, client, strategy string) *codec.QueryAssignmentResponseBody {

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // The writer's byte bound over real TCP: a flood of large SENDs against a
 // slow store never queues more than --queue-max-bytes; the excess answers

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 // fakeNamesrv records REGISTER_BROKER / UNREGISTER_BROKER requests.
@@ -64,7 +65,7 @@ func TestRegistrarRegistersAndUnregisters(t *testing.T) {
 	cfg := d2Config(t.TempDir())
 	cfg.NamesrvAddr = nsAddr
 	cfg.RegisterInterval = time.Hour // only the first round and topic changes
-	st, err := StartStack(cfg, zerolog.Nop())
+	st, err := stack.StartStack(cfg, zerolog.Nop())
 	require.NoError(t, err)
 
 	var regs []*codec.Command

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // INVOKE_BROKER_TO_RESET_OFFSET (222), as mqadmin resetOffsetByTime sends
 // it: a POP consumer that consumed everything receives the messages again

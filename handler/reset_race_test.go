@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // An admin consume-offset reset (UPDATE_CONSUMER_OFFSET) racing a POP: the
 // POP read the offset before the reset, and its offset advance reaches the

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Durability across restarts: offsets, checkpoints and pending
 // redeliveries survive a clean restart and a kill -9.

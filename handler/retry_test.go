@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Retry-topic scenarios (docs/SCENARIOS.md RET-*).
 

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // A revive pass holds the retry copies of one chunk at a time, not of the
 // whole pass: a pass can cover up to reviveBatch (16384) checkpoints, and

@@ -1,13 +1,14 @@
-package handler
+package handler_test
 
 // Revive scenarios (docs/SCENARIOS.md REV-*) and the revive rules of
 // RocketMQ's KV path (at-least-once, backoff, cap; PopConsumerService.java).
 
 import (
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/stretchr/testify/require"
 

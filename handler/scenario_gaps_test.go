@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Scenario tests (docs/SCENARIOS.md) for cases the other
 // suites covered only in part: retry copies on named queues and under tag

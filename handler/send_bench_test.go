@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 // BenchmarkSendMessage measures pipelined produce round trips over one real
@@ -27,7 +28,7 @@ func BenchmarkSendMessage(b *testing.B) {
 	for _, mode := range []string{"single", "batch8", "delayed"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := popConfig(b.TempDir())
-			st, err := StartStack(cfg, zerolog.Nop())
+			st, err := stack.StartStack(cfg, zerolog.Nop())
 			if err != nil {
 				b.Fatal(err)
 			}

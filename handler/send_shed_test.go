@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // --wait-time-mills-in-send-queue over real TCP on 127.0.0.1: while the
 // writer is held (gateHook), SENDs that wait in the produce lane longer

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // The event loop never waits on storage: with every store write slowed
 // down (startSlowHarness: a WriteHook delays every store write), HEART_BEAT replies on the same

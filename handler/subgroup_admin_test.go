@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Subscription-group admin codes over TCP: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
 // (200) and its list (225), GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201),

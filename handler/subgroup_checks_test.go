@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // The group checks of the consuming request codes: --auto-create-subscription-group
 // on and off, consumeEnable=false, retryMaxTimes and retryQueueNums.

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Delay-level and timer messages (broker/timer) over real TCP: each
 // property and its boundaries, invisibility before the due time, delivery

@@ -1,4 +1,4 @@
-package handler
+package stack
 
 import (
 	"github.com/popshim/popshim/conf"

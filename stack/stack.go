@@ -1,4 +1,15 @@
-package handler
+// Package stack is the popshim process: it turns the configuration into
+// running components (the RocksDB store, the group-commit writer, the core
+// broker.Broker behind its remoting adapter handler.Broker, the broker and
+// name-server listeners, name-server registration) in start-up order, stops
+// them in the reverse order, and serves /metrics and pprof over HTTP.
+// Serve is what `popshim serve` runs; tests start a Stack through
+// stack/stacktest.
+//
+// It owns wiring and lifecycle only. It must not hold broker logic (the
+// core's), decode a request (the adapters'), or be imported by anything but
+// main and test fixtures.
+package stack
 
 import (
 	"context"
@@ -20,6 +31,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/handler/guard"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/metrics"
@@ -39,7 +51,7 @@ type Stack struct {
 	Registry *prometheus.Registry
 	Store    *popstore.Store
 	Writer   *batch.Writer
-	Broker   *Broker
+	Broker   *handler.Broker
 
 	broker    *remoting.Server
 	namesrv   *remoting.Server // nil when the embedded name server is off or shares the broker port
@@ -62,7 +74,8 @@ type Option func(*stackOptions)
 
 // stackOptions are what Options set.
 type stackOptions struct {
-	writeHook popstore.WriteHook
+	writeHook    popstore.WriteHook
+	beforeListen func(*handler.Broker)
 }
 
 // WithWriteHook wraps every synced store write in h
@@ -70,6 +83,13 @@ type stackOptions struct {
 // (popstore.DelayHook) or inject write faults with it.
 func WithWriteHook(h popstore.WriteHook) Option {
 	return func(o *stackOptions) { o.writeHook = h }
+}
+
+// WithBeforeListen calls f with the broker state after it is built and
+// started and before any listener accepts a connection: tests replace a
+// clock (clients.ClientTable.SetClock) there.
+func WithBeforeListen(f func(*handler.Broker)) Option {
+	return func(o *stackOptions) { o.beforeListen = f }
 }
 
 // Serve runs popshim until ctx is done, then shuts down in order and
@@ -163,34 +183,37 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	if err != nil {
 		return nil, err
 	}
-	if st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, reg); err != nil {
+	if st.Broker, err = handler.NewBroker(cfg, log, st.Store, st.Writer, reg); err != nil {
 		return nil, err
 	}
 	if err = reg.Register(clients.NewCollector(st.Broker.Clients, func() int { return len(st.Broker.Topics.All()) },
 		func() int { return len(st.Store.GroupNames()) })); err != nil {
-		return nil, fmt.Errorf("handler: table metrics: %w", err)
+		return nil, fmt.Errorf("stack: table metrics: %w", err)
 	}
 	if err = reg.Register(metrics.NewConsumerLagCollector(st.Store)); err != nil {
-		return nil, fmt.Errorf("handler: consumer lag metrics: %w", err)
+		return nil, fmt.Errorf("stack: consumer lag metrics: %w", err)
 	}
 	rm, err := remoting.NewMetrics(st.Registry, labels)
 	if err != nil {
-		return nil, fmt.Errorf("handler: remoting metrics: %w", err)
+		return nil, fmt.Errorf("stack: remoting metrics: %w", err)
 	}
 	brokerRouter := remoting.NewRouter()
-	RegisterBroker(brokerRouter, st.Broker)
-	RegisterNameServer(brokerRouter, st.Broker)
+	handler.RegisterBroker(brokerRouter, st.Broker)
+	handler.RegisterNameServer(brokerRouter, st.Broker)
 	if _, port, perr := net.SplitHostPort(cfg.Listen); perr == nil && port != "0" {
 		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddr())
 	}
 	st.Broker.Start()
+	if o.beforeListen != nil {
+		o.beforeListen(st.Broker)
+	}
 
 	tlsCfg, err := cfg.TLS.ServerConfig()
 	if err != nil {
-		return nil, fmt.Errorf("handler: %w", err)
+		return nil, fmt.Errorf("stack: %w", err)
 	}
 	bopts := BrokerServerOptions(cfg, rm)
-	bopts.OnClose = st.Broker.onConnClose
+	bopts.OnClose = st.Broker.OnConnClose
 	bopts.TLS = tlsCfg
 	bopts.Guard = guard.New(st.Broker.Auth, log)
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
@@ -202,7 +225,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	}
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
-		RegisterNameServer(nsRouter, st.Broker)
+		handler.RegisterNameServer(nsRouter, st.Broker)
 		nopts := NamesrvServerOptions(cfg, rm)
 		nopts.TLS = tlsCfg
 		nopts.Guard = guard.New(st.Broker.Auth, log)
@@ -213,7 +236,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	}
 	if cfg.MetricsListen != "" {
 		if st.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
-			return nil, fmt.Errorf("handler: metrics listen %s: %w", cfg.MetricsListen, err)
+			return nil, fmt.Errorf("stack: metrics listen %s: %w", cfg.MetricsListen, err)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(st.Registry, promhttp.HandlerOpts{Registry: st.Registry}))
@@ -236,8 +259,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 			}
 		}(st.metrics, st.metricsLn, st.metricsWG)
 	}
-	if st.Broker.registrar != nil {
-		st.registrar, st.routes = st.Broker.registrar, st.Broker.routes
+	if st.Broker.Registrar() != nil {
+		st.registrar, st.routes = st.Broker.Registrar(), st.Broker.Routes()
 		st.registrar.Start()
 		st.routes.Start()
 	}
@@ -256,6 +279,10 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	ev.Strs("registerWith", cfg.NamesrvAddrs()).Msg("popshim serving")
 	return st, nil
 }
+
+// BrokerServer is the broker port's remoting server (nil before it is
+// built): tests watch its drain state during shutdown.
+func (st *Stack) BrokerServer() *remoting.Server { return st.broker }
 
 // BrokerAddr is the bound broker listen address ("" before it is bound).
 func (st *Stack) BrokerAddr() string { return addrString(st.broker) }
