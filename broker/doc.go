@@ -39,6 +39,16 @@
 // (broker/clients), long polling (broker/longpoll), revive (broker/revive)
 // and timers (broker/timer).
 //
+// It also owns the client-registration, assignment and metadata
+// operations: Heartbeat (with RefreshHeartbeat for a protocol's fast path
+// of an unchanged repeat), UnregisterClient, ConsumerList, Assignment and
+// Route (over the RouteSource an adapter installs for the name servers of
+// --namesrv-addr), SetMessageRequestMode, CreateTopic(s) and DeleteTopic
+// (a created topic is registered through the adapter's topic registrar
+// before the answer), UpdateSubscriptionGroups and
+// DeleteSubscriptionGroups. Read-only admin codes read the exported tables
+// directly.
+//
 // # What it must not do
 //
 // Import remoting/, gnet, grpc or handler/, or see a codec.Command: frames
