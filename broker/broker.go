@@ -74,6 +74,7 @@ type Broker struct {
 	// times without sleeping.
 	skewMillis atomic.Int64
 	hostCache  atomic.Pointer[cachedHost] // StoreHost's parse of the advertised address
+	hooks      hooks                      // installed by protocol adapters (hooks.go)
 
 	startOnce sync.Once
 	closeOnce sync.Once

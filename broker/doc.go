@@ -44,6 +44,16 @@
 // entry) and stores it with one produce-lane op; SendBack stores a
 // consumed message's retry or DLQ copy.
 //
+// It also owns the client-registration, assignment and metadata
+// operations: Heartbeat (with RefreshHeartbeat for a protocol's fast path
+// of an unchanged repeat), UnregisterClient, ConsumerList, Assignment and
+// Route (over the RouteSource an adapter installs for the name servers of
+// --namesrv-addr), SetMessageRequestMode, CreateTopic(s) and DeleteTopic
+// (a created topic is registered through the adapter's topic registrar
+// before the answer), UpdateSubscriptionGroups and
+// DeleteSubscriptionGroups. Read-only admin codes read the exported tables
+// directly.
+//
 // # What it must not do
 //
 // Import remoting/, gnet, grpc or handler/, or see a codec.Command: frames

@@ -83,6 +83,8 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
 		b.registrar = namesrv.NewRegistrar(b.self, b.Topics, addrs, cfg.RegisterInterval, log)
 		b.routes = namesrv.NewRouteCache(addrs, namesrv.DefaultRouteRefresh, namesrv.FetchTimeout, log)
+		core.SetRouteSource(b.routes)
+		core.SetTopicRegistrar(func(done func()) { b.registrar.RegisterNow(createRegisterTimeout, done) })
 	}
 	// Last: it may start the ACL 1.0 file watcher, which Close stops.
 	if b.Auth, err = guard.NewVerifier(cfg, store, w, log); err != nil {

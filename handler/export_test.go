@@ -31,10 +31,8 @@ type (
 
 // Helpers whose results the tests compare with.
 var (
-	NoRouteRemark       = noRouteRemark
-	ZeroRuntimeKeys     = zeroRuntimeKeys
-	AllocateAvg         = allocateAvg
-	AllocateAvgByCircle = allocateAvgByCircle
+	NoRouteRemark   = noRouteRemark
+	ZeroRuntimeKeys = zeroRuntimeKeys
 )
 
 // Self is this broker's name-server identity (routes, registrations).

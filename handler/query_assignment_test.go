@@ -7,21 +7,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/remoting"
 )
 
 func TestAllocateAvg(t *testing.T) {
 	// 8 queues over 3 consumers: 3, 3, 2 (the first queues%consumers get one more).
-	assert.Equal(t, []int{0, 1, 2}, handler.AllocateAvg(8, 3, 0))
-	assert.Equal(t, []int{3, 4, 5}, handler.AllocateAvg(8, 3, 1))
-	assert.Equal(t, []int{6, 7}, handler.AllocateAvg(8, 3, 2))
+	assert.Equal(t, []int{0, 1, 2}, broker.AllocateAvg(8, 3, 0))
+	assert.Equal(t, []int{3, 4, 5}, broker.AllocateAvg(8, 3, 1))
+	assert.Equal(t, []int{6, 7}, broker.AllocateAvg(8, 3, 2))
 	// More consumers than queues: one each, the rest none.
-	assert.Equal(t, []int{1}, handler.AllocateAvg(2, 3, 1))
-	assert.Empty(t, handler.AllocateAvg(2, 3, 2))
-	assert.Nil(t, handler.AllocateAvg(4, 2, 5))
-	assert.Equal(t, []int{1, 4, 7}, handler.AllocateAvgByCircle(8, 3, 1))
+	assert.Equal(t, []int{1}, broker.AllocateAvg(2, 3, 1))
+	assert.Empty(t, broker.AllocateAvg(2, 3, 2))
+	assert.Nil(t, broker.AllocateAvg(4, 2, 5))
+	assert.Equal(t, []int{1, 4, 7}, broker.AllocateAvgByCircle(8, 3, 1))
 }
 
 func queryAssignment(t *testing.T, c *remoting.Client, topic, group, client, strategy string) *codec.QueryAssignmentResponseBody {

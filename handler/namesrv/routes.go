@@ -1,8 +1,8 @@
 package namesrv
 
 // The route cache: topic routes as the external name servers
-// (--namesrv-addr) know them, for QUERY_ASSIGNMENT (400), which assigns
-// over every broker of a topic (broker/.../topic/TopicRouteInfoManager.java
+// (--namesrv-addr) know them, the core's broker.RouteSource for
+// QUERY_ASSIGNMENT (400), which assigns over every broker of a topic (broker/.../topic/TopicRouteInfoManager.java
 // keeps the same cache in a Java broker).
 //
 // Behaviour:
@@ -33,6 +33,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -55,18 +56,10 @@ var (
 	errCacheClosed = errors.New("namesrv: route cache closed")
 )
 
-// RouteResult is the outcome of a route fetch.
-type RouteResult struct {
-	// Route is the topic's route as the name servers answered it; valid
-	// when Found.
-	Route codec.TopicRouteData
-	// Found is false when the name servers answered TOPIC_NOT_EXIST (17)
-	// or none answered (then Err is set).
-	Found bool
-	// Err is why no name server answered (dial error, timeout, unexpected
-	// response code); nil for SUCCESS and TOPIC_NOT_EXIST.
-	Err error
-}
+// RouteResult is the outcome of a route fetch: the core's
+// broker.RouteResult (Route, Found, Err), so that RouteCache is the
+// core's broker.RouteSource.
+type RouteResult = broker.RouteResult
 
 // routeEntry is one cached topic. REQUIRES: RouteCache.mu held for every
 // field.
