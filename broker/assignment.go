@@ -2,7 +2,8 @@ package broker
 
 // Assignment: QUERY_ASSIGNMENT (400) of remoting, QueryAssignment of gRPC;
 // broker/.../processor/QueryAssignmentProcessor.java, with popshim's
-// deliberate differences from client-behaviour §2.1–2.2.
+// deliberate differences from the Java client's AllocateMessageQueueAveragely
+// and AllocateMessageQueueAveragelyByCircle.
 //
 // Request (AssignmentRequest; body/QueryAssignmentRequestBody.java): topic,
 // consumerGroup, clientId (all required), strategyName, messageModel.

@@ -32,7 +32,7 @@
 // POP job that reads from the consumer offset, filters by tag, builds
 // checkpoints and the offset advance, submits them to the writer and
 // answers when durable or parks in broker/longpoll), receipt-handle checks
-// (CheckReceipt), orderly leases (pop_order*.go, the rules in
+// (CheckReceipt), orderly leases (pop_order*.go, ack_order.go, change_order.go, the rules in
 // broker/orderly), the settings derived from the configuration, the
 // message-flow Prometheus series, and the wiring of the subsystems: topic
 // and subscription-group tables (broker/meta), the client registry
