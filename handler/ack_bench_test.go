@@ -1,16 +1,14 @@
-package handler
+package handler_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // BenchmarkAckPipelined measures pipelined ACK_MESSAGE round trips over
@@ -22,15 +20,7 @@ import (
 // client's share is the same whatever the server does).
 func BenchmarkAckPipelined(b *testing.B) {
 	cfg := popConfig(b.TempDir())
-	st, err := StartStack(cfg, zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = st.Close(ctx)
-	}()
+	st := stacktest.Start(b, cfg)
 	created := make(chan error, 1)
 	if err := st.Broker.Topics.Create(popstore.TopicMeta{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6},
 		func(err error) { created <- err }); err != nil {

@@ -8,7 +8,6 @@ package handler_test
 // D2's tests reuse it.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +25,7 @@ import (
 	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // testBrokerName is the broker name of harness stacks (receipt field 5).
@@ -39,24 +39,11 @@ const waitFor = 20 * time.Second
 // popConfig returns a configuration for a harness stack in dir: loopback
 // port 0 everywhere, no metrics listener, small pools, fast revive passes.
 func popConfig(dir string) *conf.Config {
-	cfg := conf.Default()
-	cfg.Listen = "127.0.0.1:0"
+	cfg := stacktest.Config(dir)
 	cfg.NamesrvListen = ""
 	cfg.MetricsListen = ""
-	cfg.DataDir = dir
-	cfg.BrokerIP = "127.0.0.1"
 	cfg.BrokerName = testBrokerName
 	cfg.ClusterName = "ClusterPop"
-	cfg.EventLoops = 1
-	cfg.PopReaderWorkers = 2
-	cfg.SyncWorkers = 2
-	cfg.ReviveInterval = 20 * time.Millisecond
-	cfg.RetentionInterval = -1
-	// No time shedding of SENDs and no disk guard by default: a slow -race
-	// run or a nearly full CI disk must not turn SENDs into refusals; the
-	// fault tests turn them on.
-	cfg.WaitTimeMillsInSendQueue = 0
-	cfg.DiskSpaceWarningLevelRatio = 0
 	return cfg
 }
 
@@ -103,25 +90,21 @@ func startHarnessWith(t *testing.T, mutate func(*conf.Config), opts ...stack.Opt
 	}
 	h := &harness{t: t, cfg: cfg, opts: opts}
 	h.start()
-	t.Cleanup(h.stop)
 	return h
 }
 
 func (h *harness) start() {
 	h.t.Helper()
-	st, err := stack.StartStack(h.cfg, zerolog.Nop(), h.opts...)
-	require.NoError(h.t, err)
-	h.st = st
+	h.st = stacktest.Start(h.t, h.cfg, h.opts...)
 }
 
-// stop closes the stack gracefully (idempotent).
+// stop closes the stack gracefully (idempotent); stacktest closes it at
+// test end anyway.
 func (h *harness) stop() {
 	if h.st == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(h.t, h.st.Close(ctx))
+	stacktest.Stop(h.t, h.st)
 	h.st = nil
 }
 

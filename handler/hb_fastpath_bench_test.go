@@ -1,16 +1,12 @@
 package handler_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
-	"github.com/popshim/popshim/stack"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // BenchmarkHeartbeat measures pipelined HEART_BEAT round trips over one
@@ -23,15 +19,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 	for _, mode := range []string{"unchanged", "alternating"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := popConfig(b.TempDir())
-			st, err := stack.StartStack(cfg, zerolog.Nop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = st.Close(ctx)
-			}()
+			st := stacktest.Start(b, cfg)
 			c, err := remoting.Dial(st.BrokerAddr())
 			if err != nil {
 				b.Fatal(err)

@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
-	"github.com/popshim/popshim/stack"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // BenchmarkSendMessage measures pipelined produce round trips over one real
@@ -28,15 +26,7 @@ func BenchmarkSendMessage(b *testing.B) {
 	for _, mode := range []string{"single", "batch8", "delayed"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := popConfig(b.TempDir())
-			st, err := stack.StartStack(cfg, zerolog.Nop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = st.Close(ctx)
-			}()
+			st := stacktest.Start(b, cfg)
 			c, err := remoting.Dial(st.BrokerAddr())
 			if err != nil {
 				b.Fatal(err)

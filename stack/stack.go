@@ -21,6 +21,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,6 +68,7 @@ type Stack struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	closing   atomic.Bool // set when Close starts
 }
 
 // Option adjusts StartStack for tests (the command line never sets one).
@@ -350,9 +352,16 @@ func addrString(s *remoting.Server) string {
 // always get at least minReplyFlush (1 s) to write replies already queued. Safe on a partly started
 // stack; later calls return the first call's result.
 func (st *Stack) Close(ctx context.Context) error {
-	st.closeOnce.Do(func() { st.closeErr = st.close(ctx) })
+	st.closeOnce.Do(func() {
+		st.closing.Store(true)
+		st.closeErr = st.close(ctx)
+	})
 	return st.closeErr
 }
+
+// Closed reports whether Close was called (it may still be running). Any
+// goroutine.
+func (st *Stack) Closed() bool { return st.closing.Load() }
 
 // minReplyFlush is the least time the listeners get to flush queued
 // replies at shutdown, whatever is left of --shutdown-timeout.

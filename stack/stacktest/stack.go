@@ -40,9 +40,9 @@ func Config(dir string) *conf.Config {
 }
 
 // Start runs an in-process popshim with cfg (Config(t.TempDir()) when nil)
-// and opts, and closes it when t ends (Close must return nil; a stack the
-// test stopped already returns its first result again). Logs at error
-// level go to stderr. Call from the test goroutine.
+// and opts, and closes it when t ends, requiring a clean shutdown, unless
+// the test closed it itself (Stack.Closed; such a test checks Close's
+// result). Logs at error level go to stderr. Call from the test goroutine.
 func Start(t testing.TB, cfg *conf.Config, opts ...stack.Option) *stack.Stack {
 	t.Helper()
 	if cfg == nil {
@@ -50,7 +50,11 @@ func Start(t testing.TB, cfg *conf.Config, opts ...stack.Option) *stack.Stack {
 	}
 	st, err := stack.StartStack(cfg, zerolog.New(os.Stderr).Level(zerolog.ErrorLevel), opts...)
 	require.NoError(t, err)
-	t.Cleanup(func() { Stop(t, st) })
+	t.Cleanup(func() {
+		if !st.Closed() {
+			Stop(t, st)
+		}
+	})
 	return st
 }
 
