@@ -91,6 +91,8 @@ package broker
 // passing, wakes it.
 
 import (
+	"errors"
+
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/codec"
@@ -224,10 +226,10 @@ func (b *Broker) CheckConsumeGroup(group string) *Error {
 // → SUBSCRIPTION_PARSE_FAILED (23). Any goroutine.
 func ParseFilter(expType, exp string) (*longpoll.TagFilter, *Error) {
 	filter, err := longpoll.ParseTagFilter(expType, exp)
-	switch err {
-	case nil:
+	switch {
+	case err == nil:
 		return filter, nil
-	case longpoll.ErrSQL92:
+	case errors.Is(err, longpoll.ErrSQL92):
 		return nil, &Error{Code: codec.RequestCodeNotSupported, Remark: err.Error()}
 	}
 	return nil, Errorf(codec.SubscriptionParseFailed, "parse the consumer's subscription failed: %s %q", err, expType)

@@ -159,9 +159,9 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 		}
 	}
 	filter, err := longpoll.ParseTagFilter(expType, exp)
-	switch err {
-	case nil:
-	case longpoll.ErrSQL92:
+	switch {
+	case err == nil:
+	case errors.Is(err, longpoll.ErrSQL92):
 		refuse(&Error{Code: codec.RequestCodeNotSupported, Remark: err.Error()})
 		return
 	default:

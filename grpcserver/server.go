@@ -3,6 +3,7 @@ package grpcserver
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -111,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 // closed when Serve returns. Blocks; call it on its own goroutine.
 func (s *Server) Serve(lis net.Listener) error {
 	err := s.grpc.Serve(lis)
-	if err == grpc.ErrServerStopped {
+	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}
 	select {
