@@ -17,6 +17,7 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/remoting/tlstest"
 )
 
@@ -327,10 +328,10 @@ func TestTLSOptionsValidate(t *testing.T) {
 		require.Error(t, NewServer(o, r, testLogger(t)).Start(), "%+v", o.TLSMode)
 	}
 	for _, name := range []string{"disabled", "permissive", "enforcing"} {
-		mode, err := ParseTLSMode(name)
+		mode, err := conf.ParseTLSMode(name)
 		require.NoError(t, err)
 		require.Equal(t, name, mode.String())
 	}
-	_, err := ParseTLSMode("PERMISSIVE")
+	_, err := conf.ParseTLSMode("PERMISSIVE")
 	require.Error(t, err)
 }
