@@ -183,6 +183,19 @@ type Config struct {
 	// --timer-drain-share; no Java equivalent (its timer has its own
 	// threads and CommitLog appends).
 	TimerDrainShare float64
+	// TransactionTimeout is how long after it was stored a half message
+	// (transactional SEND) is first checked with CHECK_TRANSACTION_STATE
+	// unless it carries CHECK_IMMUNITY_TIME_IN_SECONDS (transactionTimeOut,
+	// 6 s). --transaction-timeout.
+	TransactionTimeout time.Duration
+	// TransactionCheckInterval is the pause between two checks of one
+	// undecided half message and the longest the check-back loop sleeps
+	// (transactionCheckInterval, 30 s). --transaction-check-interval.
+	TransactionCheckInterval time.Duration
+	// TransactionCheckMax is how many checks a half message gets before it
+	// is moved to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
+	// --transaction-check-max.
+	TransactionCheckMax int
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -311,6 +324,9 @@ func Default() *Config {
 		MessageDelayLevel:          "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		TimerMaxDelaySec:           3 * 24 * 3600,
 		TimerDrainShare:            0.25,
+		TransactionTimeout:         6 * time.Second,
+		TransactionCheckInterval:   30 * time.Second,
+		TransactionCheckMax:        15,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,
