@@ -179,6 +179,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger) (_ *Stack, err error) {
 	if err = st.broker.Start(); err != nil {
 		return nil, err
 	}
+	st.Broker.serveTransactionChecks(st.broker)
 	if tcp, ok := st.broker.Addr().(*net.TCPAddr); ok {
 		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddrWithPort(tcp.Port))
 	}
