@@ -186,9 +186,9 @@ func (b *Broker) Start() {
 	})
 }
 
-// Close stops the revive, timer and transaction loops (waiting for their current pass,
-// whose writes still go through the writer), answers every parked long
-// poll with its timeout, and stops the reader pool. Call before closing
+// Close stops the revive, timer and transaction loops (waiting for their
+// current pass, whose writes still go through the writer), answers every
+// parked long poll with its timeout, and stops the reader pool. Call before closing
 // the writer. Idempotent; safe if Start was never called.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {

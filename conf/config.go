@@ -183,18 +183,15 @@ type Config struct {
 	// --timer-drain-share; no Java equivalent (its timer has its own
 	// threads and CommitLog appends).
 	TimerDrainShare float64
-	// TransactionTimeout is how long after it was stored a half message
-	// (transactional SEND) is first checked with CHECK_TRANSACTION_STATE
-	// unless it carries CHECK_IMMUNITY_TIME_IN_SECONDS (transactionTimeOut,
-	// 6 s). --transaction-timeout.
+	// TransactionTimeout: a half message without CHECK_IMMUNITY_TIME_IN_SECONDS is
+	// first checked this long after it was stored (transactionTimeOut, 6 s).
+	// --transaction-timeout; --transaction-check-interval and -max below.
 	TransactionTimeout time.Duration
-	// TransactionCheckInterval is the pause between two checks of one
-	// undecided half message and the longest the check-back loop sleeps
-	// (transactionCheckInterval, 30 s). --transaction-check-interval.
+	// TransactionCheckInterval is the pause between two checks of one half
+	// message (transactionCheckInterval, 30 s).
 	TransactionCheckInterval time.Duration
-	// TransactionCheckMax is how many checks a half message gets before it
-	// is moved to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
-	// --transaction-check-max.
+	// TransactionCheckMax: checks of a half message before it moves to
+	// TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
 	TransactionCheckMax int
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
