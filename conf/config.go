@@ -190,6 +190,16 @@ type Config struct {
 	// --timer-drain-share; no Java equivalent (its timer has its own
 	// threads and CommitLog appends).
 	TimerDrainShare float64
+	// TransactionTimeout: a half message without CHECK_IMMUNITY_TIME_IN_SECONDS is
+	// first checked this long after it was stored (transactionTimeOut, 6 s).
+	// --transaction-timeout; --transaction-check-interval and -max below.
+	TransactionTimeout time.Duration
+	// TransactionCheckInterval is the pause between two checks of one half
+	// message (transactionCheckInterval, 30 s).
+	TransactionCheckInterval time.Duration
+	// TransactionCheckMax: checks of a half message before it moves to
+	// TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
+	TransactionCheckMax int
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -315,6 +325,9 @@ func Default() *Config {
 		MessageDelayLevel:          "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		TimerMaxDelaySec:           3 * 24 * 3600,
 		TimerDrainShare:            0.25,
+		TransactionTimeout:         6 * time.Second,
+		TransactionCheckInterval:   30 * time.Second,
+		TransactionCheckMax:        15,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,

@@ -89,6 +89,11 @@ func (c *Config) Validate() error {
 	if c.TimerMaxDelaySec < 1 || c.TimerMaxDelaySec > 100*365*24*3600 {
 		v.errf("--timer-max-delay-sec %d: want 1 to 3153600000 seconds", c.TimerMaxDelaySec)
 	}
+	if c.TransactionTimeout < 0 {
+		v.errf("--transaction-timeout must be ≥ 0, got %s", c.TransactionTimeout)
+	}
+	v.positiveDur("transaction-check-interval", c.TransactionCheckInterval, time.Millisecond)
+	v.intRange("transaction-check-max", c.TransactionCheckMax, 1, 1<<20)
 	v.intRange("pop-reader-workers", c.PopReaderWorkers, 1, 1024)
 	v.intRange("pop-reader-queue", c.PopReaderQueue, 1, 1<<24)
 	if c.IdleTimeout < 0 {

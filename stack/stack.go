@@ -222,6 +222,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	if err = st.broker.Start(); err != nil {
 		return nil, err
 	}
+	st.Broker.ServeTransactionChecks(st.broker)
 	if tcp, ok := st.broker.Addr().(*net.TCPAddr); ok {
 		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddrWithPort(tcp.Port))
 	}
