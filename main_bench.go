@@ -31,7 +31,7 @@ func benchCommand() *cobra.Command {
 		benchMode("produce", "SEND_MESSAGE_V2 throughput", bench.RunProduce),
 		benchMode("timer", "Timer delivery: N TIMER_DELIVER_MS messages due at once, drain rate and lateness (needs --metrics-url); --rate R adds a concurrent ACK stream, its latency during and outside the drain", bench.RunTimer),
 		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
-		benchRawStorage(), benchCompare(), benchPlot(), benchCurve())
+		benchRawStorage(), benchCompare(), benchCost(), benchPlot(), benchCurve())
 	return cmd
 }
 
@@ -93,6 +93,24 @@ func benchCompare() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func benchCost() *cobra.Command {
+	var anchor string
+	cmd := &cobra.Command{
+		Use: "cost REPORT.json...", Short: "Print the cost tables of a cost series (make bench-cost): server CPU µs per message, disk bytes per payload byte, ACK latency against the disk",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rs, err := bench.ReadReports(args)
+			if err != nil {
+				return err
+			}
+			bench.NewCostSeries(rs, anchor).WriteMarkdown(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&anchor, "anchor", "", "label the others are divided by; empty: the first label starting with rocketmq")
+	return cmd
 }
 
 func benchPlot() *cobra.Command {
