@@ -118,7 +118,22 @@ warm_up() {
     --conns "$conns" --inflight 32 --settle-max 0 --quiet >/dev/null 2>&1 || true
   "$bin" bench produce --addr "$addr" --broker-name "$bname" --conns "$conns" --random-body --body-size 1024 \
     --duration "$warmup" --quiet >/dev/null 2>&1 || true
-  sleep 5
+  wait_idle "$spid" 120
+}
+
+# wait_idle PID SECONDS: wait until PID used less than 10 % of a core over
+# a second (the flushes and compactions of the warm-up are done), at most
+# SECONDS, so the first measured run is not charged with them.
+wait_idle() {
+  local t0 t1 i
+  t0=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  for i in $(seq 1 "$2"); do
+    sleep 1
+    t1=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    [ $(( (t1 - t0) * 100 / $(getconf CLK_TCK) )) -lt 10 ] && return 0
+    t0=$t1
+  done
+  echo "cost: pid $1 still busy after ${2}s; measuring anyway" >&2
 }
 
 stop_target() {
@@ -167,7 +182,8 @@ for round in $(seq 1 "$rounds"); do
     if [ -n "$sustained" ]; then
       start_target "$t"
       run_workload "$t" "$round" sustained-1k
-      du -sb "$work/popshim/data" "${home:-$work/none}/store" 2>/dev/null | sed "s/^/cost: $t data: /" || true
+      if [ -n "$(popshim_path "$t")" ]; then d=$work/popshim/data; else d=$home/store; fi
+      du -sb "$d" | sed "s/^/cost: $t data: /"
       stop_target "$t"
     fi
   done
