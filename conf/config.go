@@ -200,6 +200,11 @@ type Config struct {
 	// TransactionCheckMax: checks of a half message before it moves to
 	// TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
 	TransactionCheckMax int
+	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE's reply in its
+	// topic as well as pushing it (storeReplyMessageEnable, true).
+	StoreReplyMessageEnable bool
+	// RecallMessageEnable serves RECALL_MESSAGE (recallMessageEnable, false).
+	RecallMessageEnable bool
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -328,6 +333,7 @@ func Default() *Config {
 		TransactionTimeout:         6 * time.Second,
 		TransactionCheckInterval:   30 * time.Second,
 		TransactionCheckMax:        15,
+		StoreReplyMessageEnable:    true,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,

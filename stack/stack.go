@@ -223,6 +223,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		return nil, err
 	}
 	st.Broker.ServeTransactionChecks(st.broker)
+	st.Broker.ServeReplies(st.broker)
 	if tcp, ok := st.broker.Addr().(*net.TCPAddr); ok {
 		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddrWithPort(tcp.Port))
 	}
