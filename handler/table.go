@@ -17,6 +17,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestSendBatchMessage, b.handleSendBatchMessage)
 	r.Handle(codec.RequestSendReplyMessage, b.handleSendReplyMessage)
 	r.Handle(codec.RequestSendReplyMessageV2, b.handleSendReplyMessage)
+	r.Handle(codec.RequestRecallMessage, b.handleRecallMessage)
 	r.Handle(codec.RequestPullMessage, b.handlePullMessage)
 	r.Handle(codec.RequestLitePullMessage, b.handlePullMessage)
 	r.Handle(codec.RequestConsumerSendMsgBack, b.handleConsumerSendMsgBack)
