@@ -132,6 +132,13 @@ type Config struct {
 	// memory under a flood of large messages stays near this bound.
 	// --queue-max-bytes, default 256 MiB.
 	QueueMaxBytes int64
+	// ReadMaxBytes is remoting.ServerOptions.MaxReadBytes of each
+	// listener: the bytes of large frames (over 64 KiB) being read or not
+	// yet answered; a connection whose next frame would pass it is not
+	// read until answers make room. 0 (default): QueueMaxBytes + 64 MiB,
+	// so the writer queue can still fill and answer SYSTEM_BUSY; negative:
+	// no bound. --read-max-bytes.
+	ReadMaxBytes int64
 	// MemoryLimit is the Go runtime's soft memory limit, bytes
 	// (runtime/debug.SetMemoryLimit): the GC works harder as the heap nears
 	// it, so the garbage of refused large SENDs cannot grow the heap to
@@ -270,6 +277,19 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
+}
+
+// EffectiveReadMaxBytes returns the read budget of each remoting listener
+// (remoting.ServerOptions.MaxReadBytes): -1 for none, else ReadMaxBytes or
+// its default, QueueMaxBytes + 64 MiB.
+func (c *Config) EffectiveReadMaxBytes() int64 {
+	switch {
+	case c.ReadMaxBytes < 0:
+		return -1
+	case c.ReadMaxBytes > 0:
+		return c.ReadMaxBytes
+	}
+	return c.QueueMaxBytes + 64<<20
 }
 
 // EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for

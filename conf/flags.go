@@ -53,6 +53,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BatchMaxBytes, "batch-max-bytes", c.BatchMaxBytes, "most bytes per group-commit WriteBatch")
 	fs.IntVar(&c.QueueCapacity, "queue-capacity", c.QueueCapacity, "bound of each writer lane, mutations; full answers SYSTEM_BUSY")
 	fs.Int64Var(&c.QueueMaxBytes, "queue-max-bytes", c.QueueMaxBytes, "bound of the bytes queued in all writer lanes; past it SYSTEM_BUSY")
+	fs.Int64Var(&c.ReadMaxBytes, "read-max-bytes", c.ReadMaxBytes, "bound of the bytes of large frames (over 64 KiB) each listener holds while reading them and until they are answered; past it connections sending one are not read; 0 = --queue-max-bytes + 64 MiB, negative = none")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "Go soft memory limit, bytes; 0 = 2 × --queue-max-bytes + 512 MiB, negative = none (GOMEMLIMIT wins)")
 	fs.IntVar(&c.WaitTimeMillsInSendQueue, "wait-time-mills-in-send-queue", c.WaitTimeMillsInSendQueue, "a SEND queued longer than this (ms) answers SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE] unwritten (waitTimeMillsInSendQueue); 0 disables")
 	fs.Float64Var(&c.DiskSpaceWarningLevelRatio, "disk-space-warning-level-ratio", c.DiskSpaceWarningLevelRatio, "above this used fraction of the data filesystem SENDs answer SERVICE_NOT_AVAILABLE (diskSpaceWarningLevelRatio); 0 disables")
