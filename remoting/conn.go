@@ -101,9 +101,9 @@ type conn struct {
 	epfd       int    // loop: epoll of the connection's event loop; -1 when reads cannot be paused
 	readPaused bool   // loop: EPOLLIN is removed from the connection's registration
 	pausedBuf  int    // loop: bytes gnet holds for this connection, as of its last pause
-	big        []byte // loop: the large frame being read, of its exact size; nil when none
-	bigN       int    // loop: bytes of big filled so far
-	bigHeld    int64  // loop: budget reserved for big (0 when the budget is off)
+	big        []byte // loop: the bytes of the large frame being read so far; nil when none
+	bigSize    int    // loop: that frame's size
+	bigHeld    int64  // loop: budget reserved for it (0 when the budget is off)
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {

@@ -12,16 +12,18 @@ import (
 // gnet's inbound buffer, which grows by doubling and would hold up to twice
 // the frame plus the copies made while growing. Once its 4-byte length is
 // buffered and the read budget admitted it (readBudget.acquire), the loop
-// allocates a buffer of the frame's exact size and moves every byte gnet
-// reads into it; the decoded Command's Body is the tail of that buffer, so
-// the body is copied once, from gnet's read buffer. When the budget has no
-// room, the connection's reads are paused until it has (readpause_linux.go)
-// and the bytes already read stay in gnet's buffer.
+// moves every byte gnet reads into a buffer of its own: LargeFrameBytes at
+// first, so a peer that trickles a frame in costs what it sent, then one
+// buffer of the frame's exact size. The decoded Command's Body is the tail
+// of that buffer, so a body is copied once from gnet's read buffer (and
+// its first 64 KiB once more). When the budget has no room, the
+// connection's reads are paused until it has (readpause_linux.go) and the
+// bytes already read stay in gnet's buffer.
 
 // startLarge begins reading a large frame of size bytes on c, with held
 // bytes of budget reserved for it. Loop goroutine.
 func (c *conn) startLarge(size int, held int64) {
-	c.big, c.bigN, c.bigHeld = make([]byte, size), 0, held
+	c.big, c.bigSize, c.bigHeld = make([]byte, 0, min(size, LargeFrameBytes)), size, held
 }
 
 // readLarge moves buffered bytes into c.big. It reports done=true when
@@ -29,13 +31,18 @@ func (c *conn) startLarge(size int, held int64) {
 // frame); otherwise the caller returns the action: gnet.None while more
 // bytes are needed, or the malformed-frame action.
 func (s *Server) readLarge(c *conn, gc gnet.Conn) (a gnet.Action, done bool) {
-	n, _ := gc.Read(c.big[c.bigN:])
-	c.bigN += n
-	if c.bigN < len(c.big) {
-		return gnet.None, false
+	for len(c.big) < c.bigSize {
+		if len(c.big) == cap(c.big) {
+			c.big = append(make([]byte, 0, c.bigSize), c.big...)
+		}
+		n, _ := gc.Read(c.big[len(c.big):cap(c.big)])
+		if n == 0 {
+			return gnet.None, false
+		}
+		c.big = c.big[:len(c.big)+n]
 	}
 	frame, held := c.big, c.bigHeld
-	c.big, c.bigN, c.bigHeld = nil, 0, 0
+	c.big, c.bigSize, c.bigHeld = nil, 0, 0
 	req, err := decodeOwned(frame)
 	if err != nil {
 		s.budget.release(held)
@@ -183,7 +190,7 @@ func (r *request) releaseHeld() {
 func (s *Server) closeReads(c *conn) {
 	s.unpaused(c)
 	held := c.bigHeld
-	c.big, c.bigN, c.bigHeld = nil, 0, 0
+	c.big, c.bigSize, c.bigHeld = nil, 0, 0
 	c.mu.Lock()
 	for r := range c.heldReqs {
 		held += r.held.Swap(0)
