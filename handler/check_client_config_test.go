@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -89,4 +90,22 @@ func TestSQL92OverRemoting(t *testing.T) {
 		got = append(got, string(m.Body))
 	}
 	require.Equal(t, []string{"m0", "m2", "m3"}, got)
+}
+
+// TestSQL92OnRetryCopy: a revived copy keeps its properties, so an SQL92
+// POP gets its own message back from the retry topic (reconsumeTimes 1),
+// while a revived message its selector rejects is not delivered to it.
+func TestSQL92OnRetryCopy(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "hit", sendOpts{props: map[string]string{"n": "7"}})
+	send(t, c, "T", 0, "miss", sendOpts{props: map[string]string{"n": "1"}})
+	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 2, invisible: 3000})
+	require.Len(t, ms, 2)
+	h.advance(4 * time.Second)
+	h.reviveNow()
+	got := popAll(t, c, popArgs{group: "G", topic: "T", queueID: -1, max: 32, invisible: 60000, expType: "SQL92", exp: "n > 5"}, 5)
+	require.Equal(t, []string{"hit"}, bodies(got))
+	require.Equal(t, int32(1), got[0].m.ReconsumeTimes)
 }
