@@ -17,7 +17,7 @@ const (
 // ErrSQL92 marks an SQL92 subscription given to ParseTagFilter: the caller
 // decides whether SQL92 is served (--enable-property-filter) and compiles
 // it (broker/filter, then SQLFilter).
-var ErrSQL92 = errors.New("SQL92 filtering is not supported by popshim, use TAG expressions")
+var ErrSQL92 = errors.New("an SQL92 subscription is not a TAG expression")
 
 // ErrBadExpType marks an expression type that is neither TAG nor SQL92.
 var ErrBadExpType = errors.New("unknown expression type")
