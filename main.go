@@ -1,6 +1,6 @@
 // Command popshim is a RocketMQ-compatible broker for the POP consumption
 // path. This file only wires commands: configuration lives in conf/, the
-// server in handler.Serve.
+// server in stack.Serve.
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler"
+	"github.com/popshim/popshim/stack"
 )
 
 // version is stamped by the Makefile: -ldflags "-X main.version=<git describe>".
@@ -62,7 +62,7 @@ func serveCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log.Info().Str("version", version).Msg("popshim starting")
-			return handler.Serve(ctx, cfg, log)
+			return stack.Serve(ctx, cfg, log)
 		},
 	}
 	cfg.BindFlags(cmd.Flags())

@@ -102,9 +102,10 @@ func (l *lanes) push(op *Op) error {
 	op.seq = l.seq
 	op.queued = monoNanos()
 	op.err = nil
-	l.q[op.Lane].push(op)
+	lane := op.Lane // op is the writer's once unlocked: it may complete and be reused
+	l.q[lane].push(op)
 	l.mu.Unlock()
-	l.accepted[op.Lane].Add(1)
+	l.accepted[lane].Add(1)
 	l.wake()
 	return nil
 }

@@ -97,7 +97,8 @@ type Op struct {
 	// writer's completer goroutine, in accept order, possibly while the next
 	// batch is being applied and written; in sync mode on the worker that
 	// wrote it. It must not block (encode the reply and hand it to the
-	// connection). nil Done is allowed.
+	// connection). nil Done is allowed. Once Done returns the writer does
+	// not touch the op again: its owner may reuse it (a pooled job).
 	Done func(err error)
 	// Job, when set, replaces Apply and Done (both must then be nil): the
 	// writer calls Job.Apply and Job.Done under the same rules. It lets a

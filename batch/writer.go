@@ -191,9 +191,11 @@ func (w *Writer) Close() error {
 // with it every other waiting request, survives.
 func (w *Writer) complete(op *Op, err error) {
 	w.m.mutationsN.Add(1)
-	var shed *QueueTimeoutError
-	if err != nil && !errors.As(err, &shed) { // shed ops count as rejects
-		w.m.failedN.Add(1)
+	if err != nil {
+		var shed *QueueTimeoutError // escapes: declared here, it costs nothing on success
+		if !errors.As(err, &shed) { // shed ops count as rejects
+			w.m.failedN.Add(1)
+		}
 	}
 	if op.Done == nil && op.Job == nil {
 		return

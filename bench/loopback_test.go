@@ -12,19 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler"
-	"github.com/popshim/popshim/handler/stacktest"
+	"github.com/popshim/popshim/stack"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // startPopshim runs an in-process popshim (stacktest.Start) in the given
 // write mode.
-func startPopshim(t *testing.T, mode string) *handler.Stack {
+func startPopshim(t *testing.T, mode string) *stack.Stack {
 	t.Helper()
-	return stacktest.Start(t, func(c *conf.Config) { c.PopWriteMode = mode })
+	return stacktest.StartEdited(t, func(c *conf.Config) { c.PopWriteMode = mode })
 }
 
 // countCheckpoints returns the checkpoints (in-flight deliveries) stored.
-func countCheckpoints(t *testing.T, st *handler.Stack) int {
+func countCheckpoints(t *testing.T, st *stack.Stack) int {
 	t.Helper()
 	cks, err := st.Store.ScanCheckpoints(0, math.MaxInt64, 1<<20)
 	require.NoError(t, err)

@@ -56,9 +56,10 @@ type StorageResult struct {
 // popshim code): back-to-back synced WriteBatches of o.BatchOps Deletes,
 // then o.FsyncSamples single-mutation synced writes, then o.FsyncSamples
 // 4 KiB write+fdatasync probes on a plain file. Everything lives in a fresh
-// temporary directory under o.Dir, removed at the end. Errors: directory,
-// RocksDB open or write, fdatasync failures, output files.
-func RunRawStorage(ctx context.Context, o StorageOptions) (*Report, error) {
+// temporary directory under o.Dir, removed at the end. Errors: directory
+// (creating it, or removing it at the end: then the report is returned
+// too), RocksDB open or write, fdatasync failures, output files.
+func RunRawStorage(ctx context.Context, o StorageOptions) (_ *Report, err error) {
 	if o.BatchOps <= 0 {
 		o.BatchOps = 4096
 	}
@@ -78,7 +79,11 @@ func RunRawStorage(ctx context.Context, o StorageOptions) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: raw storage dir: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("bench: remove raw storage dir: %w", rerr))
+		}
+	}()
 	cpu := startCPU(0)
 	t0 := time.Now()
 	res := &StorageResult{BatchOps: o.BatchOps}

@@ -67,7 +67,7 @@ func scrapeTimers(ctx context.Context, url string) (timerCounters, error) {
 	if err != nil {
 		return timerCounters{}, fmt.Errorf("bench: scrape %s: %w", url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read side: nothing to lose
 	return parseTimers(resp.Body)
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/stacktest"
 	"github.com/popshim/popshim/remoting/tlstest"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // --tls: the ACK workload runs over TLS against a popshim that enforces
@@ -18,7 +18,7 @@ import (
 // prepare), and every ACK succeeds once.
 func TestRunAckOverTLS(t *testing.T) {
 	m := tlstest.New(t)
-	st := stacktest.Start(t, func(c *conf.Config) {
+	st := stacktest.StartEdited(t, func(c *conf.Config) {
 		c.TLS = conf.TLS{Mode: "enforcing", CertFile: m.ServerCertFile, KeyFile: m.ServerKeyFile, HandshakeTimeout: 10 * time.Second}
 	})
 	var out bytes.Buffer

@@ -32,12 +32,29 @@
 // POP job that reads from the consumer offset, filters by tag, builds
 // checkpoints and the offset advance, submits them to the writer and
 // answers when durable or parks in broker/longpoll), receipt-handle checks
-// (CheckReceipt), orderly leases (pop_order*.go, the rules in
+// (CheckReceipt), orderly leases (pop_order*.go, ack_order.go, change_order.go, the rules in
 // broker/orderly), the settings derived from the configuration, the
 // message-flow Prometheus series, and the wiring of the subsystems: topic
 // and subscription-group tables (broker/meta), the client registry
-// (broker/clients), long polling (broker/longpoll), revive (broker/revive)
-// and timers (broker/timer).
+// (broker/clients), long polling (broker/longpoll), revive (broker/revive),
+// timers (broker/timer) and transactional messages (transaction*.go: the
+// half-message entry point of SEND and END_TRANSACTION; the check-back loop
+// in broker/transaction).
+//
+// The produce path (send*.go): Send validates a message or batch, routes
+// it (auto-created topic, retry → DLQ, delay level or timer → timer
+// entry) and stores it with one produce-lane op; SendBack stores a
+// consumed message's retry or DLQ copy.
+//
+// It also owns the client-registration, assignment and metadata
+// operations: Heartbeat (with RefreshHeartbeat for a protocol's fast path
+// of an unchanged repeat), UnregisterClient, ConsumerList, Assignment and
+// Route (over the RouteSource an adapter installs for the name servers of
+// --namesrv-addr), SetMessageRequestMode, CreateTopic(s) and DeleteTopic
+// (a created topic is registered through the adapter's topic registrar
+// before the answer), UpdateSubscriptionGroups and
+// DeleteSubscriptionGroups. Read-only admin codes read the exported tables
+// directly.
 //
 // # What it must not do
 //

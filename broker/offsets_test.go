@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/popshim/popshim/broker"
@@ -35,15 +34,6 @@ func queryOffset(f *brokertest.Fixture, group, topic string, queueID int32, setZ
 	return f.Broker.QueryConsumerOffset(r)
 }
 
-// wantCode fails unless err is an *broker.Error with code and remark.
-func wantCode(t *testing.T, err error, code int32, remark string) {
-	t.Helper()
-	var e *broker.Error
-	if !errors.As(err, &e) || e.Code != code || e.Remark != remark {
-		t.Fatalf("err = %v, want code %d %q", err, code, remark)
-	}
-}
-
 // TestCoreConsumerOffsetSurvivesRestart commits an offset, queries it,
 // restarts the core over the same directory and queries it again.
 func TestCoreConsumerOffsetSurvivesRestart(t *testing.T) {
@@ -55,7 +45,7 @@ func TestCoreConsumerOffsetSurvivesRestart(t *testing.T) {
 		t.Fatalf("before commit (setZero): %d %v, want 0", off, e)
 	}
 	off, e := queryOffset(f, "GroupO", "TopicO", 1, false)
-	wantCode(t, e, codec.QueryNotFound, broker.QueryNotFoundRemark)
+	wantCodeRemark(t, e, codec.QueryNotFound, broker.QueryNotFoundRemark)
 	if off != 0 {
 		t.Fatalf("not found offset %d", off)
 	}
@@ -82,10 +72,10 @@ func TestCoreUpdateConsumerOffsetRefusals(t *testing.T) {
 	createTopic(t, f, "TopicU", 1)
 	putGroup(t, f, codec.NewSubscriptionGroupConfig("GroupU"))
 
-	wantCode(t, tryUpdateOffset(t, f, "NoSuchGroup", "TopicU", 0, 1), codec.SubscriptionGroupNotExist, "Group NoSuchGroup not exist!")
-	wantCode(t, tryUpdateOffset(t, f, "GroupU", "NoSuchTopic", 0, 1), codec.TopicNotExist, "Topic NoSuchTopic not exist!")
-	wantCode(t, tryUpdateOffset(t, f, "GroupU", "TopicU", 1, 1), codec.InvalidParameter, "queueId 1 out of range for topic TopicU")
-	wantCode(t, tryUpdateOffset(t, f, "GroupU", "TopicU", 0, -1), codec.InvalidParameter, "commitOffset must not be negative")
+	wantCodeRemark(t, tryUpdateOffset(t, f, "NoSuchGroup", "TopicU", 0, 1), codec.SubscriptionGroupNotExist, "Group NoSuchGroup not exist!")
+	wantCodeRemark(t, tryUpdateOffset(t, f, "GroupU", "NoSuchTopic", 0, 1), codec.TopicNotExist, "Topic NoSuchTopic not exist!")
+	wantCodeRemark(t, tryUpdateOffset(t, f, "GroupU", "TopicU", 1, 1), codec.InvalidParameter, "queueId 1 out of range for topic TopicU")
+	wantCodeRemark(t, tryUpdateOffset(t, f, "GroupU", "TopicU", 0, -1), codec.InvalidParameter, "commitOffset must not be negative")
 	if _, ok := f.Store.ConsumerOffset("GroupU", "TopicU", 0); ok {
 		t.Fatalf("a refused update wrote an offset")
 	}
@@ -149,17 +139,17 @@ func TestCoreResetOffsetByTimestamp(t *testing.T) {
 	}
 	r.Offset, r.HasOffset = 9, true
 	_, err = resetOffset(t, f, r)
-	wantCode(t, err, codec.SystemError, "Target offset 9 not in consume queue range [0-4]")
+	wantCodeRemark(t, err, codec.SystemError, "Target offset 9 not in consume queue range [0-4]")
 	if off, e := queryOffset(f, "GroupZ", "TopicZ", 0, false); e != nil || off != 4 {
 		t.Fatalf("after a refused reset: %d %v, want 4", off, e)
 	}
 
 	r.Group = "NoSuchGroup"
 	_, err = resetOffset(t, f, r)
-	wantCode(t, err, codec.SubscriptionGroupNotExist, "Group NoSuchGroup does not exist")
+	wantCodeRemark(t, err, codec.SubscriptionGroupNotExist, "Group NoSuchGroup does not exist")
 	r.Topic = "NoSuchTopic"
 	_, err = resetOffset(t, f, r)
-	wantCode(t, err, codec.TopicNotExist, "Topic NoSuchTopic does not exist")
+	wantCodeRemark(t, err, codec.TopicNotExist, "Topic NoSuchTopic does not exist")
 }
 
 // TestCoreSearchOffset searches by store time with both boundaries, and

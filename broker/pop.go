@@ -96,6 +96,7 @@ import (
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
 )
 
 // PopTimeoutSlackMillis (ms) is RocketMQ's isTimeoutTooMuch slack: a request
@@ -164,13 +165,9 @@ func (b *Broker) Pop(r PopRequest, done func(PopResult, error)) {
 		refuse(e)
 		return
 	}
-	meta, ok := b.Topics.Get(h.Topic)
-	if !ok {
-		refuse(Errorf(codec.TopicNotExist, "topic[%s] not exist, apply first please!", h.Topic))
-		return
-	}
-	if meta.Perm&codec.PermRead == 0 {
-		refuse(Errorf(codec.NoPermission, "the topic[%s] pop message is forbidden", h.Topic))
+	meta, e := b.readableTopic(h.Topic, "pop message")
+	if e != nil {
+		refuse(e)
 		return
 	}
 	if h.QueueID >= meta.ReadQueueNums || h.QueueID < longpoll.AnyQueue {
@@ -195,6 +192,22 @@ func (b *Broker) Pop(r PopRequest, done func(PopResult, error)) {
 		job.EndTaking()
 		refuse(errBusy)
 	}
+}
+
+// readableTopic is the topic a consuming request reads: TOPIC_NOT_EXIST
+// (17) "topic[<t>] not exist, apply first please!" when unknown,
+// NO_PERMISSION (16) "the topic[<t>] <what> is forbidden" when its perm
+// lacks read (what: "pop message", "pulling message", "peeking message", as
+// the Java processors word it). Memory only.
+func (b *Broker) readableTopic(topic, what string) (popstore.TopicMeta, *Error) {
+	meta, ok := b.Topics.Get(topic)
+	if !ok {
+		return meta, Errorf(codec.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
+	}
+	if meta.Perm&codec.PermRead == 0 {
+		return meta, Errorf(codec.NoPermission, "the topic[%s] %s is forbidden", topic, what)
+	}
+	return meta, nil
 }
 
 // CheckConsumeGroup refuses a consumerGroup a consuming request (POP,

@@ -22,8 +22,8 @@ type propMsg struct {
 	props map[string]string
 }
 
-// msg builds a propMsg from body and name, value pairs.
-func msg(body string, kv ...string) propMsg {
+// pmsg builds a propMsg from body and name, value pairs.
+func pmsg(body string, kv ...string) propMsg {
 	m := propMsg{body: body, props: map[string]string{}}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m.props[kv[i]] = kv[i+1]
@@ -79,9 +79,9 @@ func sqlPopReq(group, topic, sql string, max int32) broker.PopRequest {
 	return r
 }
 
-// popBodies runs r and returns the bodies it got; POLLING_TIMEOUT is no
+// sqlPop runs r and returns the bodies it got; POLLING_TIMEOUT is no
 // message.
-func popBodies(t *testing.T, f *brokertest.Fixture, r broker.PopRequest) []string {
+func sqlPop(t *testing.T, f *brokertest.Fixture, r broker.PopRequest) []string {
 	t.Helper()
 	res, err := brokertest.Await(t, func(done func(broker.PopResult, error)) { f.Broker.Pop(r, done) })
 	var e *broker.Error
@@ -103,19 +103,19 @@ func TestCorePopSQL92(t *testing.T) {
 	f := brokertest.Start(t, nil, nil)
 	createTopic(t, f, "TopicS", 1)
 	appendProps(t, f, "TopicS", 0,
-		msg("m0", "a", "7", "b", "x"),
-		msg("m1", "a", "3", "b", "x"),
-		msg("m2", "a", "9"),
-		msg("m3", "a", "6", "b", "y"),
-		msg("m4", "a", "six", "b", "x"),
-		msg("m5", "b", "x"),
-		msg("m6", "a", "12", "b", "x", "TAGS", "TagA"),
-		msg("m7"),
+		pmsg("m0", "a", "7", "b", "x"),
+		pmsg("m1", "a", "3", "b", "x"),
+		pmsg("m2", "a", "9"),
+		pmsg("m3", "a", "6", "b", "y"),
+		pmsg("m4", "a", "six", "b", "x"),
+		pmsg("m5", "b", "x"),
+		pmsg("m6", "a", "12", "b", "x", "TAGS", "TagA"),
+		pmsg("m7"),
 	)
 	sel := "a > 5 AND b = 'x'"
 	var got []string
 	for range 4 {
-		got = append(got, popBodies(t, f, sqlPopReq("GroupS", "TopicS", sel, 1))...)
+		got = append(got, sqlPop(t, f, sqlPopReq("GroupS", "TopicS", sel, 1))...)
 	}
 	if !slices.Equal(got, []string{"m0", "m6"}) {
 		t.Fatalf("popped %v, want [m0 m6]", got)
@@ -124,14 +124,14 @@ func TestCorePopSQL92(t *testing.T) {
 		t.Fatalf("consume offset %d %v, want 8: rejected messages are consumed", off, ok)
 	}
 	// TAGS is a property like any other.
-	if b := popBodies(t, f, sqlPopReq("GroupTag", "TopicS", "TAGS = 'TagA' OR a IS NULL", 32)); !slices.Equal(b, []string{"m5", "m6", "m7"}) {
+	if b := sqlPop(t, f, sqlPopReq("GroupTag", "TopicS", "TAGS = 'TagA' OR a IS NULL", 32)); !slices.Equal(b, []string{"m5", "m6", "m7"}) {
 		t.Fatalf("TAGS selector popped %v, want [m5 m6 m7]", b)
 	}
-	if b := popBodies(t, f, popReq("GroupAll", "TopicS", 32)); len(b) != 8 {
+	if b := sqlPop(t, f, popReq("GroupAll", "TopicS", 32)); len(b) != 8 {
 		t.Fatalf("unfiltered group popped %v, want all 8", b)
 	}
 	// Empty SQL92 expression: every message (PopMessageProcessor's "*").
-	if b := popBodies(t, f, sqlPopReq("GroupEmpty", "TopicS", " ", 32)); len(b) != 8 {
+	if b := sqlPop(t, f, sqlPopReq("GroupEmpty", "TopicS", " ", 32)); len(b) != 8 {
 		t.Fatalf("empty selector popped %v, want all 8", b)
 	}
 }
@@ -146,17 +146,17 @@ func TestCorePopSQL92ScanBound(t *testing.T) {
 	createTopic(t, f, "TopicB", 1)
 	var msgs []propMsg
 	for i := range 180 {
-		msgs = append(msgs, msg("skip"+strconv.Itoa(i), "n", strconv.Itoa(i)))
+		msgs = append(msgs, pmsg("skip"+strconv.Itoa(i), "n", strconv.Itoa(i)))
 	}
-	msgs = append(msgs, msg("wanted", "n", "180", "hit", "1"))
+	msgs = append(msgs, pmsg("wanted", "n", "180", "hit", "1"))
 	appendProps(t, f, "TopicB", 0, msgs...)
-	if b := popBodies(t, f, sqlPopReq("GroupB", "TopicB", "hit = 1", 4)); !slices.Equal(b, []string{"wanted"}) {
+	if b := sqlPop(t, f, sqlPopReq("GroupB", "TopicB", "hit = 1", 4)); !slices.Equal(b, []string{"wanted"}) {
 		t.Fatalf("popped %v, want [wanted]", b)
 	}
 	if off, _ := f.Broker.Store.ConsumerOffset("GroupB", "TopicB", 0); off != 181 {
 		t.Fatalf("consume offset %d, want 181", off)
 	}
-	if b := popBodies(t, f, sqlPopReq("GroupB", "TopicB", "hit = 1", 4)); b != nil {
+	if b := sqlPop(t, f, sqlPopReq("GroupB", "TopicB", "hit = 1", 4)); b != nil {
 		t.Fatalf("second pop %v, want nothing", b)
 	}
 }
@@ -201,12 +201,12 @@ func TestCorePopSQL92LongPoll(t *testing.T) {
 	if w := <-parked; w != "blue" {
 		t.Fatalf("parked %s", w)
 	}
-	appendProps(t, f, "TopicL", 0, msg("b1", "color", "blue", "size", "3"))
+	appendProps(t, f, "TopicL", 0, pmsg("b1", "color", "blue", "size", "3"))
 	a := <-got
 	if a.err != nil || a.who != "blue" || !slices.Equal(a.bodies, []string{"b1"}) {
 		t.Fatalf("first answer %+v, want blue with [b1]", a)
 	}
-	appendProps(t, f, "TopicL", 0, msg("r1", "color", "red"))
+	appendProps(t, f, "TopicL", 0, pmsg("r1", "color", "red"))
 	a = <-got
 	if a.err != nil || a.who != "red" || !slices.Equal(a.bodies, []string{"r1"}) {
 		t.Fatalf("second answer %+v, want red with [r1]", a)
@@ -233,8 +233,8 @@ func TestCorePopSQL92WokenPastRejected(t *testing.T) {
 	got := make(chan answer, 1)
 	f.Broker.Pop(r, func(res broker.PopResult, err error) { got <- answer{res, err} })
 	<-parked
-	appendProps(t, f, "TopicW", 0, msg("no", "k", "no"))
-	appendProps(t, f, "TopicW", 0, msg("yes", "k", "yes"))
+	appendProps(t, f, "TopicW", 0, pmsg("no", "k", "no"))
+	appendProps(t, f, "TopicW", 0, pmsg("yes", "k", "yes"))
 	a := <-got
 	if a.err != nil {
 		t.Fatal(a.err)
@@ -260,10 +260,10 @@ func TestCorePullSQL92(t *testing.T) {
 	f := brokertest.Start(t, nil, nil)
 	createTopic(t, f, "TopicP", 1)
 	appendProps(t, f, "TopicP", 0,
-		msg("p0", "price", "10.5"),
-		msg("p1", "price", "99.9", "region", "eu"),
-		msg("p2", "price", "100"),
-		msg("p3", "region", "eu"),
+		pmsg("p0", "price", "10.5"),
+		pmsg("p1", "price", "99.9", "region", "eu"),
+		pmsg("p2", "price", "100"),
+		pmsg("p3", "region", "eu"),
 	)
 	res, err := pull(t, f, sqlPullReq("GroupP", "TopicP", "price BETWEEN 10.0 AND 100.0", 0))
 	wantPull(t, res, err, codec.Success, "FOUND", 4, 0, 4)
@@ -301,7 +301,7 @@ func TestCorePullSQL92LongPoll(t *testing.T) {
 	got := make(chan answer, 1)
 	f.Broker.Pull(r, func(res broker.PullResult, err error) { got <- answer{res, err} })
 	<-parked
-	appendProps(t, f, "TopicQ", 0, msg("hit", "v", "ok-1"))
+	appendProps(t, f, "TopicQ", 0, pmsg("hit", "v", "ok-1"))
 	a := <-got
 	wantPull(t, a.r, a.err, codec.Success, "FOUND", 1, 0, 1)
 	if b := bodiesOf(t, a.r.Body); !slices.Equal(b, []string{"hit"}) {
@@ -318,17 +318,17 @@ func TestCoreSQL92Refusals(t *testing.T) {
 	cfg.EnablePropertyFilter = false
 	f := brokertest.Start(t, cfg, nil)
 	createTopic(t, f, "TopicR", 1)
-	appendProps(t, f, "TopicR", 0, msg("r0", "TAGS", "TagA", "a", "1"))
+	appendProps(t, f, "TopicR", 0, pmsg("r0", "TAGS", "TagA", "a", "1"))
 	const remark = "The broker does not support consumer to filter message by SQL92"
 	_, err := brokertest.Await(t, func(done func(broker.PopResult, error)) {
 		f.Broker.Pop(sqlPopReq("GroupR", "TopicR", "a = 1", 1), done)
 	})
-	wantError(t, err, codec.SystemError, remark)
+	wantSQLError(t, err, codec.SystemError, remark)
 	_, err = pull(t, f, sqlPullReq("GroupR", "TopicR", "a = 1", 0))
-	wantError(t, err, codec.SystemError, remark)
+	wantSQLError(t, err, codec.SystemError, remark)
 	tagged := popReq("GroupR", "TopicR", 1)
 	tagged.ExpType, tagged.Exp = "TAG", "TagA"
-	if b := popBodies(t, f, tagged); !slices.Equal(b, []string{"r0"}) {
+	if b := sqlPop(t, f, tagged); !slices.Equal(b, []string{"r0"}) {
 		t.Fatalf("TAG pop with the flag off: %v", b)
 	}
 	if e := f.Broker.CheckPropertyFilter("SQL92"); e == nil || e.Code != codec.SystemError || e.Remark != remark {
@@ -341,9 +341,9 @@ func TestCoreSQL92Refusals(t *testing.T) {
 		_, err = brokertest.Await(t, func(done func(broker.PopResult, error)) {
 			g.Broker.Pop(sqlPopReq("GroupR", "TopicR", sel, 1), done)
 		})
-		wantError(t, err, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: SQL92 expression: line 1, column ")
+		wantSQLError(t, err, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: SQL92 expression: line 1, column ")
 		_, err = pull(t, g, sqlPullReq("GroupR", "TopicR", sel, 0))
-		wantError(t, err, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: SQL92 expression: line 1, column ")
+		wantSQLError(t, err, codec.SubscriptionParseFailed, "parse the consumer's subscription failed: SQL92 expression: line 1, column ")
 	}
 	if _, e := g.Broker.ParseFilter("XPATH", "a"); e == nil || e.Code != codec.SubscriptionParseFailed {
 		t.Fatalf("unknown type: %v", e)
@@ -353,9 +353,9 @@ func TestCoreSQL92Refusals(t *testing.T) {
 	}
 }
 
-// wantError checks err is a *broker.Error with code and a remark starting
+// wantSQLError checks err is a *broker.Error with code and a remark starting
 // with prefix.
-func wantError(t *testing.T, err error, code int32, prefix string) {
+func wantSQLError(t *testing.T, err error, code int32, prefix string) {
 	t.Helper()
 	var e *broker.Error
 	if !errors.As(err, &e) || e.Code != code || !strings.HasPrefix(e.Remark, prefix) {

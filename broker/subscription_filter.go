@@ -22,6 +22,7 @@ package broker
 // the consumer's subscription failed: <why>".
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/popshim/popshim/broker/filter"
@@ -40,10 +41,10 @@ import (
 // goroutine; memory only.
 func (b *Broker) ParseFilter(expType, exp string) (*longpoll.Filter, *Error) {
 	f, err := longpoll.ParseTagFilter(expType, exp)
-	switch err {
-	case nil:
+	switch {
+	case err == nil:
 		return f, nil
-	case longpoll.ErrSQL92:
+	case errors.Is(err, longpoll.ErrSQL92):
 		return b.compileSQL92(expType, exp)
 	}
 	return nil, Errorf(codec.SubscriptionParseFailed, "parse the consumer's subscription failed: %s %q", err, expType)

@@ -60,7 +60,7 @@ func SignRequest(req *codec.Command, accessKey, secretKey string) {
 // broker's DefaultAuthenticationContextBuilder rebuilds it from what it
 // received: every extField but Signature, sorted by key, values only,
 // concatenated, then the body. It is the one implementation of that
-// content, used by Sign and by the broker's verifier (handler/auth),
+// content, used by Sign and by the broker's verifier (auth),
 // which keeps one SignedContent per pooled HMAC state so a verification
 // allocates nothing. The zero value is ready to use; one goroutine at a
 // time.

@@ -51,7 +51,7 @@ func TestAllocsAck(t *testing.T) {
 	ext := map[string]string{"consumerGroup": "G", "topic": "T", "queueId": "1", "offset": "42", "extraInfo": "40 1700000000000 60000 3 0 broker-a 1 42"}
 	if n := testing.AllocsPerRun(200, func() {
 		h, _ := DecodeAckMessageRequestHeader(ext)
-		ParseExtraInfo(h.ExtraInfo)
+		_, _ = ParseExtraInfo(h.ExtraInfo)
 	}); n != 0 {
 		t.Fatalf("typed ACK header + receipt: %.0f allocations, want 0", n)
 	}

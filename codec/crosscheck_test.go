@@ -21,8 +21,12 @@ func goHost(h netip.AddrPort) string { return fmt.Sprintf("%s:%d", h.Addr().Unma
 func TestCrossCheckGoClientDecodesRecords(t *testing.T) {
 	var zbuf bytes.Buffer
 	zw := zlib.NewWriter(&zbuf)
-	zw.Write(bytes.Repeat([]byte("compressed body "), 50))
-	zw.Close()
+	if _, err := zw.Write(bytes.Repeat([]byte("compressed body "), 50)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil { // flushes the compressed stream
+		t.Fatal(err)
+	}
 
 	base := sampleMessage()
 	base.SysFlag = 0

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// ErrBadExtraInfo: a receipt handle (extraInfo / POP_CK) cannot be decoded.
-// Handlers answer it with a non-success code naming the bad field and must
-// not act on any part of the handle.
+// ErrBadExtraInfo reports that a receipt handle (extraInfo / POP_CK)
+// cannot be decoded. Handlers answer it with a non-success code naming the
+// bad field and must not act on any part of the handle.
 var ErrBadExtraInfo = errors.New("codec: invalid receipt handle")
 
 // PopOrderReviveQueue is the reviveQid of orderly pops (KeyBuilder.POP_ORDER_REVIVE_QUEUE).
@@ -125,7 +125,7 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 	}
 }
 
-// ErrForeignReceipt: a receipt handle names another broker.
+// ErrForeignReceipt reports that a receipt handle names another broker.
 var ErrForeignReceipt = errors.New("codec: receipt handle belongs to another broker")
 
 // CheckBroker returns an error wrapping ErrForeignReceipt when the handle

@@ -40,7 +40,8 @@ const (
 	MaxPropertiesLen = 32767
 )
 
-// ErrBadMessage: a stored record or batch entry is malformed or cannot be encoded.
+// ErrBadMessage reports that a stored record or batch entry is malformed
+// or cannot be encoded.
 var ErrBadMessage = errors.New("codec: malformed message record")
 
 // RecordStoreTimestampPos returns the position of storeTimestamp (int64,

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// ErrBadMsgID: a message id string cannot be decoded.
+// ErrBadMsgID reports that a message id string cannot be decoded.
 var ErrBadMsgID = errors.New("codec: malformed message id")
 
 const upperHex = "0123456789ABCDEF"

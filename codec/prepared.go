@@ -1,7 +1,5 @@
 package codec
 
-import "math"
-
 // MinPreparedOpaque is the smallest opaque a prepared frame can carry. Every
 // opaque in [MinPreparedOpaque, math.MaxInt32] has exactly ten decimal
 // digits, so a frame encoded once can take any of them by overwriting ten
@@ -22,10 +20,10 @@ func AppendPreparedFrame(dst []byte, c *Command) ([]byte, int) {
 
 // PatchOpaque writes opaque as ten ASCII digits at frame[at:at+10], the
 // place AppendPreparedFrame reported. opaque must be in
-// [MinPreparedOpaque, math.MaxInt32]; anything else panics (a caller bug:
-// it would change the header length).
+// [MinPreparedOpaque, math.MaxInt32] (an int32 has no larger value); a
+// smaller one panics (a caller bug: it would change the header length).
 func PatchOpaque(frame []byte, at int, opaque int32) {
-	if opaque < MinPreparedOpaque || opaque > math.MaxInt32 {
+	if opaque < MinPreparedOpaque {
 		panic("codec: PatchOpaque: opaque outside the ten-digit range")
 	}
 	d := frame[at : at+10]

@@ -20,7 +20,7 @@ import (
 // map. DecodeProperties / AppendProperties convert to and from a map, with
 // keys sorted on output so the encoding is deterministic.
 
-// ErrInvalidProperty: a property name or value cannot be encoded.
+// ErrInvalidProperty reports that a property name or value cannot be encoded.
 var ErrInvalidProperty = fmt.Errorf("codec: invalid message property")
 
 // propertyPairs calls fn for each valid pair of s, in order, until fn

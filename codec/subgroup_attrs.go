@@ -10,11 +10,11 @@ import (
 	"strings"
 )
 
-// ErrBadAttribute: an attribute operation of an UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
-// (200) body cannot be applied (unknown key, bad prefix, duplicate, value
-// out of range, removal of a missing key). A Java broker answers such a
-// body with SYSTEM_ERROR and the exception text; INVALID_PARAMETER (29) is
-// the more accurate code.
+// ErrBadAttribute reports that an attribute operation of an
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) body cannot be applied (unknown
+// key, bad prefix, duplicate, value out of range, removal of a missing
+// key). A Java broker answers such a body with SYSTEM_ERROR and the
+// exception text; INVALID_PARAMETER (29) is the more accurate code.
 var ErrBadAttribute = errors.New("codec: invalid subscription group attribute")
 
 // groupAttribute is one entry of SubscriptionGroupAttributes.ALL

@@ -110,7 +110,7 @@ func ParsePopRetryTopicV2(retryTopic string) (group, topic string, ok bool) {
 // ReviveLogTopic returns rmq_sys_REVIVE_LOG_<cluster>.
 func ReviveLogTopic(cluster string) string { return ReviveLogTopicPrefix + cluster }
 
-// ErrBadName: a topic or group name breaks TopicValidator's rules.
+// ErrBadName reports that a topic or group name breaks TopicValidator's rules.
 var ErrBadName = errors.New("codec: invalid topic or group name")
 
 func validName(s string) int {

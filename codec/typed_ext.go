@@ -15,7 +15,7 @@ package codec
 // typedFields are the keys kept in slots, in slot order, which is the
 // order of their keys (Java's String.compareTo, byte order for ASCII):
 // AppendFields lists a typed header already sorted, as the signature
-// check of handler/auth needs it. AccessKey, SecurityToken and Signature
+// check of auth needs it. AccessKey, SecurityToken and Signature
 // are what AclClientRPCHook adds to a signed request
 // (client/.../acl/common/SessionCredentials.java), so a signed ACK keeps
 // the typed decode.
@@ -29,7 +29,7 @@ type typedExt struct {
 	// extra: a ROCKETMQ (binary) header carried a key the slots do not
 	// keep (a namespace, any field a newer client adds); the frame decoder then decodes it again
 	// into ExtFields, so that whoever reads every field (the signature
-	// check of handler/auth) sees them all. A JSON header switches to the
+	// check of auth) sees them all. A JSON header switches to the
 	// map in the same pass (jsonScanner.extFields).
 	extra bool
 }
@@ -146,7 +146,7 @@ type ExtField struct{ Key, Value string }
 
 // AppendFields appends every header field of c to dst and returns it: for
 // a typed header in key order (typedFields), for ExtFields in map order.
-// The signature check (handler/auth) sorts what it gets, so a typed header
+// The signature check (auth) sorts what it gets, so a typed header
 // costs it no reordering and no map. Any goroutine; c is only read.
 func (c *Command) AppendFields(dst []ExtField) []ExtField {
 	r := c.fields()

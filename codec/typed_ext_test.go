@@ -56,12 +56,15 @@ func checkTypedMatchesMap(t *testing.T, frame []byte) (typed *Command) {
 	}
 	ah, aerr := DecodeAckMessageRequest(got)
 	wh, werr := DecodeAckMessageRequestHeader(want.ExtFields)
-	if ah != wh || !reflect.DeepEqual(aerr, werr) {
+	// DeepEqual on purpose: both decoders must build the same error value,
+	// wrapped chain included, not merely one that matches errors.Is.
+	if ah != wh || !reflect.DeepEqual(aerr, werr) { //nolint:govet // deepequalerrors: see above
 		t.Fatalf("%q: ACK typed %+v %v, map %+v %v", frame, ah, aerr, wh, werr)
 	}
 	ch, cerr := DecodeChangeInvisibleTimeRequest(got)
 	wc, wcerr := DecodeChangeInvisibleTimeRequestHeader(want.ExtFields)
-	if ch != wc || !reflect.DeepEqual(cerr, wcerr) {
+	if ch != wc || !reflect.DeepEqual(cerr, wcerr) { //nolint:govet // deepequalerrors: as for ACK
+
 		t.Fatalf("%q: CHANGE typed %+v %v, map %+v %v", frame, ch, cerr, wc, wcerr)
 	}
 	// AppendFields lists every field either way; a typed header in key order.

@@ -29,6 +29,7 @@ func TestDefaultsAreValid(t *testing.T) {
 	require.Equal(t, ":10911", c.Listen)
 	require.Equal(t, ":9876", c.NamesrvListen)
 	require.Equal(t, ":5557", c.MetricsListen)
+	require.Equal(t, ":8081", c.GRPCListen)
 	require.Equal(t, 8, c.DefaultTopicQueueNums)
 	require.Equal(t, 16777216, c.MaxFrameSize)
 	require.Equal(t, 72*time.Hour, c.Retention)
@@ -46,7 +47,6 @@ func TestEnvOverridesDefaultButNotFlag(t *testing.T) {
 		"POPSHIM_RETENTION":                      "1h",
 		"POPSHIM_NAMESRV_ADDR":                   "10.0.0.1:9876;10.0.0.2:9876",
 		"POPSHIM_BROKER_IP":                      "192.0.2.7",
-		"POPSHIM_TEST_SLOW_STORE":                "5ms",
 		"POPSHIM_BACKGROUND_SHARE":               "0.5",
 	})
 	require.NoError(t, err)
@@ -57,7 +57,6 @@ func TestEnvOverridesDefaultButNotFlag(t *testing.T) {
 	require.Equal(t, time.Hour, c.Retention)
 	require.Equal(t, []string{"10.0.0.1:9876", "10.0.0.2:9876"}, c.NamesrvAddrs())
 	require.Equal(t, "192.0.2.7:10911", c.BrokerAddr())
-	require.Equal(t, 5*time.Millisecond, c.TestSlowStore)
 	require.Equal(t, 0.5, c.BackgroundShare)
 }
 
@@ -136,43 +135,8 @@ func TestEveryFlagHasEnvInUsageAndTestHookIsHidden(t *testing.T) {
 		require.Contains(t, f.Usage, EnvName(f.Name), f.Name)
 	})
 	require.GreaterOrEqual(t, n, 30)
-	require.True(t, fs.Lookup("test-slow-store").Hidden)
+	require.Nil(t, fs.Lookup("test-slow-store"), "store delays are a test option of StartStack (WithWriteHook), not a flag")
 	require.Equal(t, "POPSHIM_DATA_DIR", EnvName("data-dir"))
-}
-
-func TestServerOptionsFromConfig(t *testing.T) {
-	c, err := parse(t, []string{"--idle-timeout=0", "--max-frame-size=2048", "--max-message-size=1024"}, nil)
-	require.NoError(t, err)
-	o := c.BrokerServerOptions(nil)
-	require.Equal(t, ":10911", o.Addr)
-	require.Equal(t, 2048, o.MaxFrameBytes)
-	require.Negative(t, o.IdleTimeout, "conf 0 disables; remoting spells that negative")
-	require.Equal(t, "namesrv", c.NamesrvServerOptions(nil).Name)
-}
-
-// --max-conns reaches both listeners; 0 disables (negative in remoting);
-// negative values are refused.
-func TestMaxConnsFlag(t *testing.T) {
-	c, err := parse(t, nil, nil)
-	require.NoError(t, err)
-	require.Equal(t, 10000, c.MaxConns)
-	require.Equal(t, 10000, c.BrokerServerOptions(nil).MaxConns)
-	require.Equal(t, 10000, c.NamesrvServerOptions(nil).MaxConns)
-
-	c, err = parse(t, []string{"--max-conns=7"}, map[string]string{"POPSHIM_MAX_CONNS": "9"})
-	require.NoError(t, err)
-	require.Equal(t, 7, c.BrokerServerOptions(nil).MaxConns, "the flag wins over the env var")
-	require.Equal(t, 7, c.NamesrvServerOptions(nil).MaxConns)
-
-	c, err = parse(t, nil, map[string]string{"POPSHIM_MAX_CONNS": "0"})
-	require.NoError(t, err)
-	require.Negative(t, c.BrokerServerOptions(nil).MaxConns, "conf 0 disables; remoting spells that negative")
-	require.Negative(t, c.NamesrvServerOptions(nil).MaxConns)
-
-	_, err = parse(t, []string{"--max-conns=-1"}, nil)
-	require.ErrorContains(t, err, "--max-conns must be in [0,")
-	_, err = parse(t, []string{"--max-conns=16777217"}, nil)
-	require.ErrorContains(t, err, "--max-conns must be in [0,")
 }
 
 func TestConsoleLogHasNoColourWhenNotATerminal(t *testing.T) {
@@ -281,4 +245,23 @@ func TestLogFormatAuto(t *testing.T) {
 	console := logLine("console", false)
 	require.False(t, isJSON(console))
 	require.NotContains(t, console, "\x1b[", "no colour off a terminal")
+}
+
+// --grpc-listen defaults to the proxy's gRPC port, comes from
+// POPSHIM_GRPC_LISTEN, is turned off by an empty value and may not share a
+// port with another listener.
+func TestGRPCListen(t *testing.T) {
+	c, err := parse(t, nil, map[string]string{"POPSHIM_GRPC_LISTEN": "127.0.0.1:18081"})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:18081", c.GRPCListen)
+	c, err = parse(t, []string{"--grpc-listen="}, map[string]string{"POPSHIM_GRPC_LISTEN": "127.0.0.1:18081"})
+	require.NoError(t, err)
+	require.Empty(t, c.GRPCListen, "an empty flag turns the endpoint off and wins over the environment")
+	c, err = parse(t, nil, map[string]string{"POPSHIM_GRPC_LISTEN": ""})
+	require.NoError(t, err)
+	require.Empty(t, c.GRPCListen)
+	_, err = parse(t, []string{"--grpc-listen=:10911"}, nil)
+	require.ErrorContains(t, err, "--grpc-listen \":10911\" shares a port")
+	_, err = parse(t, []string{"--grpc-listen=nonsense"}, nil)
+	require.ErrorContains(t, err, "grpc-listen")
 }

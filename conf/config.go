@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Config is every setting of a popshim process. Build it with Default, bind
@@ -39,6 +38,14 @@ type Config struct {
 	// MetricsListen is the Prometheus /metrics address, host:port
 	// (metricsPromExporterPort 5557); empty disables. --metrics-listen.
 	MetricsListen string
+	// GRPCListen is where popshim serves the RocketMQ 5 gRPC protocol
+	// (apache.rocketmq.v2.MessagingService) to the v5 SDKs directly, with
+	// no rocketmq-proxy (the proxy's grpcServerPort, 8081); empty disables
+	// it. It follows the --tls-* settings of the remoting ports: disabled is
+	// plaintext HTTP/2, permissive serves TLS and plaintext on this port
+	// told apart by the first byte, enforcing TLS only. --grpc-listen,
+	// default ":8081".
+	GRPCListen string
 	// Pprof serves Go's runtime profiles (net/http/pprof: /debug/pprof/
 	// heap, allocs, profile, goroutine, …) on the MetricsListen address.
 	// Off by default: a CPU profile costs CPU and the endpoints reveal
@@ -201,6 +208,16 @@ type Config struct {
 	// --timer-drain-share; no Java equivalent (its timer has its own
 	// threads and CommitLog appends).
 	TimerDrainShare float64
+	// TransactionTimeout: a half message without CHECK_IMMUNITY_TIME_IN_SECONDS is
+	// first checked this long after it was stored (transactionTimeOut, 6 s).
+	// --transaction-timeout; --transaction-check-interval and -max below.
+	TransactionTimeout time.Duration
+	// TransactionCheckInterval is the pause between two checks of one half
+	// message (transactionCheckInterval, 30 s).
+	TransactionCheckInterval time.Duration
+	// TransactionCheckMax: checks of a half message before it moves to
+	// TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
+	TransactionCheckMax int
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -215,7 +232,7 @@ type Config struct {
 	// connection beyond it is closed as soon as it is accepted and counted
 	// in popshim_remoting_connections_refused_total. 0 disables the bound.
 	// RocketMQ has no such bound. --max-conns, default 10000
-	// (remoting.DefaultMaxConns).
+	// (DefaultMaxConns).
 	MaxConns int
 	// EventLoops is the number of gnet event loops per server; 0 means
 	// GOMAXPROCS. --event-loops.
@@ -271,10 +288,6 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown (drain the writer, answer
 	// parked polls, close connections). --shutdown-timeout, default 10s.
 	ShutdownTimeout time.Duration
-	// TestSlowStore is a TEST-ONLY hook: an artificial delay added to every
-	// store write, to provoke queueing in handler tests. Hidden flag
-	// --test-slow-store, default 0. Never set it in production.
-	TestSlowStore time.Duration
 }
 
 // EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
@@ -297,6 +310,7 @@ func Default() *Config {
 		NamesrvListen:               ":9876",
 		RegisterInterval:            30 * time.Second,
 		MetricsListen:               ":5557",
+		GRPCListen:                  ":8081",
 		DataDir:                     "./data",
 		LogLevel:                    "info",
 		LogFormat:                   LogFormatAuto,
@@ -330,12 +344,15 @@ func Default() *Config {
 		MessageDelayLevel:          "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		TimerMaxDelaySec:           3 * 24 * 3600,
 		TimerDrainShare:            0.25,
+		TransactionTimeout:         6 * time.Second,
+		TransactionCheckInterval:   30 * time.Second,
+		TransactionCheckMax:        15,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,
-		MaxConns:                   remoting.DefaultMaxConns,
+		MaxConns:                   DefaultMaxConns,
 		ShutdownTimeout:            10 * time.Second,
-		TLS:                        TLS{HandshakeTimeout: remoting.DefaultTLSHandshakeTimeout},
+		TLS:                        TLS{HandshakeTimeout: DefaultTLSHandshakeTimeout},
 
 		MaxHeartbeatGroups:        1000,
 		MaxHeartbeatSubscriptions: 1000,
@@ -369,37 +386,13 @@ func (c *Config) BrokerAddrWithPort(port int) string {
 	return net.JoinHostPort(c.BrokerIP, strconv.Itoa(port))
 }
 
-// BrokerServerOptions returns the remoting options of the broker listener.
-// m may be nil (no metrics).
-func (c *Config) BrokerServerOptions(m *remoting.Metrics) remoting.ServerOptions {
-	return c.serverOptions("broker", c.Listen, m)
-}
-
-// NamesrvServerOptions returns the remoting options of the embedded name
-// server listener (only meaningful when NamesrvListen is not empty).
-func (c *Config) NamesrvServerOptions(m *remoting.Metrics) remoting.ServerOptions {
-	return c.serverOptions("namesrv", c.NamesrvListen, m)
-}
-
-func (c *Config) serverOptions(name, addr string, m *remoting.Metrics) remoting.ServerOptions {
-	idle := c.IdleTimeout
-	if idle == 0 {
-		idle = -1 // remoting: negative disables, zero means its default
-	}
-	maxConns := c.MaxConns
-	if maxConns == 0 {
-		maxConns = -1 // as for idle: conf 0 disables, remoting spells that negative
-	}
-	return remoting.ServerOptions{
-		Name:          name,
-		Addr:          addr,
-		MaxFrameBytes: c.MaxFrameSize,
-		IdleTimeout:   idle,
-		MaxConns:      maxConns,
-		EventLoops:    c.EventLoops,
-		Metrics:       m,
-
-		TLSMode:             c.TLS.TLSMode(),
-		TLSHandshakeTimeout: c.TLS.HandshakeTimeout,
-	}
-}
+// Defaults shared with the listeners: a remoting.ServerOptions zero value
+// means the same numbers (TestDefaultsMatchRemoting in handler checks it).
+const (
+	// DefaultMaxConns is the default --max-conns: far above what clients
+	// of one broker open, far below what exhausts file descriptors.
+	DefaultMaxConns = 10000
+	// DefaultTLSHandshakeTimeout is the default --tls-handshake-timeout
+	// (Netty SslHandler's 10 s).
+	DefaultTLSHandshakeTimeout = 10 * time.Second
+)

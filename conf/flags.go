@@ -30,6 +30,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.NamesrvAddr, "namesrv-addr", c.NamesrvAddr, "external name servers to REGISTER_BROKER with, 'host:port;host:port'; empty = none")
 	fs.DurationVar(&c.RegisterInterval, "register-interval", c.RegisterInterval, "period of REGISTER_BROKER to --namesrv-addr")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "Prometheus /metrics listen address host:port; empty disables")
+	fs.StringVar(&c.GRPCListen, "grpc-listen", c.GRPCListen, "RocketMQ 5 gRPC endpoint (MessagingService for the v5 SDKs) listen address host:port, TLS as --tls-mode; empty disables")
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve Go's runtime profiles under /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "RocksDB data directory (created when missing)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: trace|debug|info|warn|error")
@@ -66,6 +67,9 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.MessageDelayLevel, "message-delay-level", c.MessageDelayLevel, "delays of DELAY levels 1..N, space-separated, unit s, m, h or d (messageDelayLevel); a higher level is the last")
 	fs.Float64Var(&c.TimerDrainShare, "timer-drain-share", c.TimerDrainShare, "share of the writer's time a large timer drain may take while ACKs, CHANGEs or SENDs arrive (0 < share ≤ 1; 1: no pacing); smaller keeps ACK latency flatter and drains slower")
 	fs.Int64Var(&c.TimerMaxDelaySec, "timer-max-delay-sec", c.TimerMaxDelaySec, "how far ahead a timer message (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) may be due; beyond it SEND answers MESSAGE_ILLEGAL (timerMaxDelaySec)")
+	fs.DurationVar(&c.TransactionTimeout, "transaction-timeout", c.TransactionTimeout, "how long after it was stored a transactional half message is first checked with CHECK_TRANSACTION_STATE, unless it sets CHECK_IMMUNITY_TIME_IN_SECONDS (transactionTimeOut)")
+	fs.DurationVar(&c.TransactionCheckInterval, "transaction-check-interval", c.TransactionCheckInterval, "pause between two checks of one undecided half message (transactionCheckInterval)")
+	fs.IntVar(&c.TransactionCheckMax, "transaction-check-max", c.TransactionCheckMax, "checks of a half message before it moves to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)")
 	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
 	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close connections without traffic for this long; 0 disables")
@@ -83,8 +87,6 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AuthAdminPassword, "auth-admin-password", c.AuthAdminPassword, "password of --auth-admin-user; never logged or shown by GET_BROKER_CONFIG")
 	fs.StringVar(&c.ACLFile, "acl-file", c.ACLFile, "ACL 1.0 plain_acl.yml; its accounts are checked by the 1.0 rules, reloaded on change; empty = none")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "bound of the graceful shutdown")
-	fs.DurationVar(&c.TestSlowStore, "test-slow-store", c.TestSlowStore, "TEST ONLY: artificial delay added to every store write")
-	_ = fs.MarkHidden("test-slow-store")
 	fs.VisitAll(func(f *pflag.Flag) {
 		f.Usage += " (env " + EnvName(f.Name) + ")"
 	})

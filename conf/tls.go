@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
-	"github.com/popshim/popshim/remoting"
 )
 
 // TLS is the TLS setting of both remoting listeners (broker and embedded
@@ -52,17 +50,55 @@ func (c *Config) bindTLSFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.TLS.HandshakeTimeout, "tls-handshake-timeout", c.TLS.HandshakeTimeout, "close a client whose TLS handshake takes longer")
 }
 
-// TLSMode is the effective remoting.TLSMode: Mode, or permissive when Mode
-// is empty and a certificate is set, else disabled. An unknown Mode is
-// reported by Validate; here it reads as disabled.
-func (t TLS) TLSMode() remoting.TLSMode {
+// TLSMode is Java's tls.server.mode for a listener (remoting and gRPC).
+type TLSMode uint8
+
+const (
+	// TLSDisabled serves plaintext only.
+	TLSDisabled TLSMode = iota
+	// TLSPermissive serves TLS and plaintext clients on one port (told
+	// apart by the first byte, 0x16 for a TLS handshake).
+	TLSPermissive
+	// TLSEnforcing serves TLS clients only.
+	TLSEnforcing
+)
+
+// String is the Java spelling: "disabled", "permissive", "enforcing".
+func (m TLSMode) String() string {
+	switch m {
+	case TLSPermissive:
+		return "permissive"
+	case TLSEnforcing:
+		return "enforcing"
+	}
+	return "disabled"
+}
+
+// ParseTLSMode reads a mode in Java's spelling (disabled, permissive,
+// enforcing). Any other string is an error naming the accepted values.
+func ParseTLSMode(s string) (TLSMode, error) {
+	switch s {
+	case "disabled":
+		return TLSDisabled, nil
+	case "permissive":
+		return TLSPermissive, nil
+	case "enforcing":
+		return TLSEnforcing, nil
+	}
+	return TLSDisabled, fmt.Errorf("unknown TLS mode %q: want disabled, permissive or enforcing", s)
+}
+
+// TLSMode is the effective mode: Mode, or permissive when Mode is empty
+// and a certificate is set, else disabled. An unknown Mode is reported by
+// Validate; here it reads as disabled.
+func (t TLS) TLSMode() TLSMode {
 	if t.Mode == "" {
 		if t.CertFile != "" {
-			return remoting.TLSPermissive
+			return TLSPermissive
 		}
-		return remoting.TLSDisabled
+		return TLSDisabled
 	}
-	m, _ := remoting.ParseTLSMode(t.Mode)
+	m, _ := ParseTLSMode(t.Mode)
 	return m
 }
 
@@ -71,7 +107,7 @@ func (t TLS) TLSMode() remoting.TLSMode {
 // Errors name the flag and file at fault. Reads only the files named by
 // the flags.
 func (t TLS) ServerConfig() (*tls.Config, error) {
-	if t.TLSMode() == remoting.TLSDisabled {
+	if t.TLSMode() == TLSDisabled {
 		return nil, nil
 	}
 	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
@@ -105,7 +141,7 @@ func (t TLS) ServerConfig() (*tls.Config, error) {
 func (c *Config) validateTLS(v *validator) {
 	t := c.TLS
 	if t.Mode != "" {
-		if _, err := remoting.ParseTLSMode(t.Mode); err != nil {
+		if _, err := ParseTLSMode(t.Mode); err != nil {
 			v.errf("--tls-mode: %v", err)
 			return
 		}
@@ -120,7 +156,7 @@ func (c *Config) validateTLS(v *validator) {
 		v.errf("--tls-cert and --tls-key go together")
 		return
 	}
-	on := t.TLSMode() != remoting.TLSDisabled
+	on := t.TLSMode() != TLSDisabled
 	switch {
 	case on && t.CertFile == "":
 		v.errf("--tls-mode %s needs --tls-cert and --tls-key", t.Mode)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/remoting/tlstest"
 )
 
@@ -19,7 +18,7 @@ func TestTLSFlags(t *testing.T) {
 	m := tlstest.New(t)
 	c, err := parse(t, nil, nil)
 	require.NoError(t, err)
-	require.Equal(t, remoting.TLSDisabled, c.BrokerServerOptions(nil).TLSMode)
+	require.Equal(t, TLSDisabled, c.TLS.TLSMode())
 	cfg, err := c.TLS.ServerConfig()
 	require.NoError(t, err)
 	require.Nil(t, cfg)
@@ -27,9 +26,9 @@ func TestTLSFlags(t *testing.T) {
 	certs := []string{"--tls-cert=" + m.ServerCertFile, "--tls-key=" + m.ServerKeyFile}
 	c, err = parse(t, certs, nil)
 	require.NoError(t, err)
-	require.Equal(t, remoting.TLSPermissive, c.BrokerServerOptions(nil).TLSMode)
-	require.Equal(t, remoting.TLSPermissive, c.NamesrvServerOptions(nil).TLSMode)
-	require.Equal(t, remoting.DefaultTLSHandshakeTimeout, c.BrokerServerOptions(nil).TLSHandshakeTimeout)
+	require.Equal(t, TLSPermissive, c.TLS.TLSMode())
+	require.Equal(t, TLSPermissive, c.TLS.TLSMode())
+	require.Equal(t, DefaultTLSHandshakeTimeout, c.TLS.HandshakeTimeout)
 	cfg, err = c.TLS.ServerConfig()
 	require.NoError(t, err)
 	require.Len(t, cfg.Certificates, 1)
@@ -38,7 +37,7 @@ func TestTLSFlags(t *testing.T) {
 	c, err = parse(t, append(certs, "--tls-ca="+m.CAFile, "--tls-client-auth=require"),
 		map[string]string{"POPSHIM_TLS_MODE": "enforcing"})
 	require.NoError(t, err)
-	require.Equal(t, remoting.TLSEnforcing, c.BrokerServerOptions(nil).TLSMode)
+	require.Equal(t, TLSEnforcing, c.TLS.TLSMode())
 	cfg, err = c.TLS.ServerConfig()
 	require.NoError(t, err)
 	require.Equal(t, tls.RequireAndVerifyClientCert, cfg.ClientAuth)
@@ -46,7 +45,7 @@ func TestTLSFlags(t *testing.T) {
 
 	c, err = parse(t, append(certs, "--tls-mode=disabled"), nil)
 	require.NoError(t, err)
-	require.Equal(t, remoting.TLSDisabled, c.BrokerServerOptions(nil).TLSMode)
+	require.Equal(t, TLSDisabled, c.TLS.TLSMode())
 }
 
 func TestTLSFlagsInvalid(t *testing.T) {

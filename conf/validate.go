@@ -19,6 +19,7 @@ func (c *Config) Validate() error {
 	v.addr("listen", c.Listen, false)
 	v.addr("namesrv-listen", c.NamesrvListen, true)
 	v.addr("metrics-listen", c.MetricsListen, true)
+	v.addr("grpc-listen", c.GRPCListen, true)
 	for _, a := range c.NamesrvAddrs() {
 		v.addr("namesrv-addr", a, false)
 	}
@@ -28,6 +29,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MetricsListen != "" && (samePort(c.Listen, c.MetricsListen) || samePort(c.NamesrvListen, c.MetricsListen)) {
 		v.errf("--metrics-listen %q shares a port with another listener", c.MetricsListen)
+	}
+	if c.GRPCListen != "" && (samePort(c.Listen, c.GRPCListen) || samePort(c.NamesrvListen, c.GRPCListen) || samePort(c.MetricsListen, c.GRPCListen)) {
+		v.errf("--grpc-listen %q shares a port with another listener", c.GRPCListen)
 	}
 	if c.Pprof && c.MetricsListen == "" {
 		v.errf("--pprof needs --metrics-listen (the profiles are served there)")
@@ -85,6 +89,11 @@ func (c *Config) Validate() error {
 	if c.TimerMaxDelaySec < 1 || c.TimerMaxDelaySec > 100*365*24*3600 {
 		v.errf("--timer-max-delay-sec %d: want 1 to 3153600000 seconds", c.TimerMaxDelaySec)
 	}
+	if c.TransactionTimeout < 0 {
+		v.errf("--transaction-timeout must be ≥ 0, got %s", c.TransactionTimeout)
+	}
+	v.positiveDur("transaction-check-interval", c.TransactionCheckInterval, time.Millisecond)
+	v.intRange("transaction-check-max", c.TransactionCheckMax, 1, 1<<20)
 	v.intRange("pop-reader-workers", c.PopReaderWorkers, 1, 1024)
 	v.intRange("pop-reader-queue", c.PopReaderQueue, 1, 1<<24)
 	if c.IdleTimeout < 0 {
@@ -108,9 +117,6 @@ func (c *Config) Validate() error {
 				}
 			}
 		}
-	}
-	if c.TestSlowStore < 0 {
-		v.errf("--test-slow-store must be ≥ 0, got %s", c.TestSlowStore)
 	}
 	return v.err()
 }

@@ -17,9 +17,8 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler"
-	"github.com/popshim/popshim/handler/stacktest"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
+	"github.com/popshim/popshim/stack/stacktest"
 	"github.com/popshim/popshim/tools"
 )
 
@@ -184,22 +183,22 @@ func TestDashboardMetricsAreExported(t *testing.T) {
 }
 
 // startBroker runs an in-process popshim (stacktest.Start).
-func startBroker(t *testing.T) *handler.Stack {
+func startBroker(t *testing.T) *stack.Stack {
 	t.Helper()
-	return stacktest.Start(t, nil)
+	return stacktest.StartEdited(t, nil)
 }
 
 // drive sends 4 messages through the name server, pops them from one
 // queue at a time until all are held, acks all but one and changes the
 // invisible time of that one.
-func drive(t *testing.T, st *handler.Stack) {
+func drive(t *testing.T, st *stack.Stack) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const topic, group = "DashTopic", "dash_g"
 	_, err := tools.Send(ctx, tools.SendOptions{Namesrv: st.NamesrvAddr(), Topic: topic, Count: 4, Tags: "TagA"})
 	require.NoError(t, err)
-	c, err := remoting.Dial(st.BrokerAddr())
+	c, err := client.Dial(st.BrokerAddr())
 	require.NoError(t, err)
 	defer c.Close()
 	var receipts []client.Receipt

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // ACK scenarios (docs/SCENARIOS.md ACK-*).
 

@@ -20,8 +20,8 @@ package handler
 // null or illegal.", ...); SYSTEM_BUSY (2).
 
 import (
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

@@ -16,8 +16,8 @@ package handler
 // the write fails; SYSTEM_BUSY (2).
 
 import (
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 

@@ -14,8 +14,8 @@ package handler
 // fails; SYSTEM_BUSY (2).
 
 import (
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 

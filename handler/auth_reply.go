@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
 )

@@ -15,8 +15,8 @@ package handler
 // makes a super user or the write fails; SYSTEM_BUSY (2).
 
 import (
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 

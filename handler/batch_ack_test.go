@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // BATCH_ACK scenarios (docs/SCENARIOS.md BAT-01).
 

@@ -7,11 +7,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/auth"
+	"github.com/popshim/popshim/handler/guard"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore"
 )
@@ -31,7 +32,7 @@ type Broker struct {
 	*broker.Broker
 
 	// Auth authenticates and authorizes every request before its handler
-	// (guard.go) and serves the AUTH_* admin codes. Never nil; it refuses
+	// (handler/guard) and serves the AUTH_* admin codes. Never nil; it refuses
 	// nothing unless --auth-enabled or --acl-file is set.
 	Auth *auth.Verifier
 
@@ -82,9 +83,11 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
 		b.registrar = namesrv.NewRegistrar(b.self, b.Topics, addrs, cfg.RegisterInterval, log)
 		b.routes = namesrv.NewRouteCache(addrs, namesrv.DefaultRouteRefresh, namesrv.FetchTimeout, log)
+		core.SetRouteSource(b.routes)
+		core.SetTopicRegistrar(func(done func()) { b.registrar.RegisterNow(createRegisterTimeout, done) })
 	}
 	// Last: it may start the ACL 1.0 file watcher, which Close stops.
-	if b.Auth, err = newVerifier(cfg, store, w, log); err != nil {
+	if b.Auth, err = guard.NewVerifier(cfg, store, w, log); err != nil {
 		core.Close()
 		return nil, err
 	}
@@ -100,12 +103,20 @@ func (b *Broker) Close() {
 	})
 }
 
-// onConnClose is the broker server's remoting close hook: the core forgets
+// Registrar is the name-server registration (--namesrv-addr), nil without
+// it; the process starts and closes it.
+func (b *Broker) Registrar() *namesrv.Registrar { return b.registrar }
+
+// Routes is the cache of topic routes held by the --namesrv-addr name
+// servers, nil without them; the process starts and closes it.
+func (b *Broker) Routes() *namesrv.RouteCache { return b.routes }
+
+// OnConnClose is the broker server's remoting close hook: the core forgets
 // the connection's clients and parked polls (broker.Broker.ConnClosed) and
 // the heartbeat it last sent is forgotten (hbCache). Runs on the
 // connection's event loop, after the last handler call for that
 // connection.
-func (b *Broker) onConnClose(connID uint64) {
+func (b *Broker) OnConnClose(connID uint64) {
 	b.hbCache.Forget(connID)
 	b.ConnClosed(connID)
 }

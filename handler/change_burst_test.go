@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // CHANGE bursts on the writer's bulk lane (batch.LaneBulk): ACKs overtake
 // queued CHANGEs, and the at-least-once outcome of every message is still
@@ -53,9 +53,8 @@ func (l *replyLog) callback(name string) func(*codec.Command, error) {
 //   - role 3, changed, then acked with the new handle from the CHANGE
 //     reply: never redelivered.
 func TestCHG_BurstOvertakenByAcks(t *testing.T) {
-	h := startHarness(t, func(c *conf.Config) {
+	h := startSlowHarness(t, 2*time.Millisecond, func(c *conf.Config) {
 		c.BatchMaxBulkOps = 2
-		c.TestSlowStore = 2 * time.Millisecond
 	})
 	h.createTopic("T", 2)
 	c := h.dial()

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // changeInvisibleTime scenarios (docs/SCENARIOS.md CHG-*) and the CHANGE
 // rules of RocketMQ's KV path (broker/.../pop/PopConsumerService.java).

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"encoding/json"
@@ -8,14 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 )
 
 // checkClient sends CHECK_CLIENT_CONFIG with the Java client's body for
 // one subscription (sub nil: no subscriptionData).
-func checkClient(t *testing.T, c *remoting.Client, sub *codec.SubscriptionData) *codec.Command {
+func checkClient(t *testing.T, c *client.Conn, sub *codec.SubscriptionData) *codec.Command {
 	t.Helper()
 	body, err := json.Marshal(codec.CheckClientRequestBody{ClientID: "10.0.0.1@sql", Group: "GS", SubscriptionData: sub})
 	require.NoError(t, err)

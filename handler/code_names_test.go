@@ -1,9 +1,10 @@
-package handler
+package handler_test
 
 import (
 	"testing"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -12,9 +13,9 @@ import (
 // labelled by number in rocketmq_rpc_latency and by UNKNOWN_<n> in logs.
 func TestRegisteredCodesNamed(t *testing.T) {
 	n := 0
-	for _, reg := range []func(*remoting.Router, *Broker){RegisterBroker, RegisterNameServer} {
+	for _, reg := range []func(*remoting.Router, *handler.Broker){handler.RegisterBroker, handler.RegisterNameServer} {
 		r := remoting.NewRouter()
-		reg(r, nil) // method values on a nil *Broker are never called here
+		reg(r, nil) // method values on a nil *handler.Broker are never called here
 		for _, c := range r.Codes() {
 			n++
 			if _, ok := codec.LookupRequestName(c); !ok {

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -43,8 +44,8 @@ func TestCompatibilityDocMatchesTable(t *testing.T) {
 		t.Fatalf("parsed only %d rows from docs/COMPATIBILITY.md; table format changed?", len(status))
 	}
 	registered := map[int32]bool{}
-	// Method values on a nil *Broker are never called here.
-	for _, reg := range []func(*remoting.Router, *Broker){RegisterBroker, RegisterNameServer} {
+	// Method values on a nil *handler.Broker are never called here.
+	for _, reg := range []func(*remoting.Router, *handler.Broker){handler.RegisterBroker, handler.RegisterNameServer} {
 		r := remoting.NewRouter()
 		reg(r, nil)
 		for _, c := range r.Codes() {

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Protocol decoding / response layout scenarios (docs/SCENARIOS.md DEC-*).
 

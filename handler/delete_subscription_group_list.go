@@ -1,20 +1,20 @@
 package handler
 
-// DELETE_SUBSCRIPTION_GROUP_LIST (5003),
-// broker/.../processor/AdminBrokerProcessor.java deleteSubscriptionGroupList
-// (5.5).
+// DELETE_SUBSCRIPTION_GROUP_LIST (5003): the remoting adapter of
+// broker.Broker.DeleteSubscriptionGroups, where the behaviour and the
+// response codes are listed
+// (AdminBrokerProcessor.deleteSubscriptionGroupList, 5.5): as
+// DELETE_SUBSCRIPTIONGROUP (207) for every name, in one write.
 //
 // Header: none. Body: {"groupNameList":[...],"cleanOffset":bool}
-// (codec.DecodeDeleteSubscriptionGroupList).
+// (codec.DecodeDeleteSubscriptionGroupList); an undecodable body →
+// SYSTEM_ERROR (1) "delete subscription group list body: <cause>"; an
+// empty or absent list → INVALID_PARAMETER (29) (the core's refusal).
 //
-// Behaviour: as DELETE_SUBSCRIPTIONGROUP (207) for every name, in one
-// write; missing groups are not an error.
-//
-// Response codes: SUCCESS (0); INVALID_PARAMETER (29) when the list is
-// empty or absent; SYSTEM_ERROR (1) for an undecodable body or a failed
-// write; SYSTEM_BUSY (2).
+// Reply: the bare code and remark, once the deletion is durable.
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -26,11 +26,6 @@ func (b *Broker) handleDeleteSubscriptionGroupList(c remoting.Conn, req *codec.C
 		reply.Code(c, req, codec.SystemError, "delete subscription group list body: "+err.Error())
 		return
 	}
-	if len(body.GroupNameList) == 0 {
-		reply.Code(c, req, codec.InvalidParameter, "groupNameList is empty")
-		return
-	}
-	if err := b.Groups.Delete(body.GroupNameList, body.CleanOffset, func(err error) { reply.Done(c, req, err) }); err != nil {
-		reply.SubmitError(c, req, err)
-	}
+	b.DeleteSubscriptionGroups(broker.DeleteSubscriptionGroupsRequest{Groups: body.GroupNameList, CleanOffset: body.CleanOffset},
+		func(err error) { replyOutcome(c, req, err) })
 }

@@ -1,27 +1,18 @@
 package handler
 
-// DELETE_SUBSCRIPTIONGROUP (207),
-// broker/.../processor/AdminBrokerProcessor.java deleteSubscriptionGroup.
+// DELETE_SUBSCRIPTIONGROUP (207): the remoting adapter of
+// broker.Broker.DeleteSubscriptionGroups, where the behaviour and the
+// response codes are listed (AdminBrokerProcessor.deleteSubscriptionGroup).
 //
 // Header (DeleteSubscriptionGroupRequestHeader.java): groupName
 // (required), cleanOffset (optional, default false; mqadmin deleteSubGroup
-// -r true).
+// -r true). An undecodable header → SYSTEM_ERROR (1) naming the field.
 //
-// Behaviour:
-//   - The group's configuration is removed; with cleanOffset its committed
-//     consume offsets on every topic go in the same write. Its checkpoints,
-//     %RETRY% and %DLQ% topics stay, as on a Java broker (mqadmin
-//     deleteSubGroup -c deletes those topics with separate requests).
-//   - A missing group is not an error: SUCCESS all the same.
-//   - The reply waits until the write is fsynced. With
-//     --auto-create-subscription-group on, the next HEART_BEAT, POP, PULL or
-//     GET_SUBSCRIPTIONGROUP_CONFIG of the group creates it again with the
-//     defaults, as in RocketMQ.
-//
-// Response codes: SUCCESS (0); SYSTEM_ERROR (1) for a missing groupName or
-// a failed write; SYSTEM_BUSY (2) when the lane is full.
+// Reply: the bare code and remark, once the deletion is durable; a missing
+// group is SUCCESS all the same.
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -33,7 +24,6 @@ func (b *Broker) handleDeleteSubscriptionGroup(c remoting.Conn, req *codec.Comma
 		reply.HeaderError(c, req, err)
 		return
 	}
-	if err := b.Groups.Delete([]string{h.GroupName}, h.CleanOffset, func(err error) { reply.Done(c, req, err) }); err != nil {
-		reply.SubmitError(c, req, err)
-	}
+	b.DeleteSubscriptionGroups(broker.DeleteSubscriptionGroupsRequest{Groups: []string{h.GroupName}, CleanOffset: h.CleanOffset},
+		func(err error) { replyOutcome(c, req, err) })
 }

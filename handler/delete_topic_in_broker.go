@@ -1,23 +1,16 @@
 package handler
 
-// DELETE_TOPIC_IN_BROKER (215).
+// DELETE_TOPIC_IN_BROKER (215): the remoting adapter of
+// broker.Broker.DeleteTopic, where the behaviour and the response codes
+// are listed (AdminBrokerProcessor.deleteTopic).
 //
-// Header: topic (required) (DeleteTopicRequestHeader.java).
+// Header: topic (required) (DeleteTopicRequestHeader.java); an
+// undecodable header → SYSTEM_ERROR (1) naming the field.
 //
-// Behaviour: removes the topic's configuration, messages, queue extents and
-// consumer offsets, and with them the POP retry topics of every consumer
-// group known to the broker (%RETRY%<group>_<topic> and
-// %RETRY%<group>+<topic>; docs/SCENARIOS.md RET-05, RocketMQ PR #7209), all in
-// one write through the writer (background lane). The reply waits until it
-// is fsynced; the routes disappear at that moment. In-flight POP checkpoints
-// for the topic are left to revive, which drops them when the message is
-// gone. System topics are refused. Deleting an unknown topic succeeds.
-//
-// Response codes: SUCCESS (0); INVALID_PARAMETER (29) for a system topic;
-// SYSTEM_BUSY (2) when the lane is full; SYSTEM_ERROR (1) naming a missing
-// field, for an invalid name, or for a failed write.
+// Reply: the bare code and remark, once the deletion is durable.
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -29,11 +22,5 @@ func (b *Broker) handleDeleteTopicInBroker(c remoting.Conn, req *codec.Command) 
 		reply.HeaderError(c, req, err)
 		return
 	}
-	if b.refuseAdminTopic(c, req, h.Topic) {
-		return
-	}
-	err = b.Topics.Delete(h.Topic, b.Clients.ConsumerGroups(), func(_ []string, err error) { reply.Done(c, req, err) })
-	if err != nil {
-		reply.SubmitError(c, req, err)
-	}
+	b.DeleteTopic(broker.DeleteTopicRequest{Topic: h.Topic}, func(err error) { replyOutcome(c, req, err) })
 }

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Faults of the store's disk, over real TCP on 127.0.0.1: a full disk
 // fails writes without killing the process, SENDs are refused with
@@ -19,11 +19,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore/popstoretest"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 // metricSum returns the sum of every series of one metric (0 if absent).
@@ -50,7 +51,7 @@ func bigBody(i int) []byte {
 }
 
 // sendBig sends bigBody(i) to T/0 and returns the response.
-func sendBig(t *testing.T, c *remoting.Client, i int) *codec.Command {
+func sendBig(t *testing.T, c *client.Conn, i int) *codec.Command {
 	t.Helper()
 	return call(t, c, sendReq("T", 0, bigBody(i), sendOpts{}))
 }
@@ -115,10 +116,10 @@ func TestDiskFull_RefuseRecoverNoLoss(t *testing.T) {
 	}
 	require.Equal(t, 10, refused, "SENDs refused with SERVICE_NOT_AVAILABLE")
 	require.False(t, h.b().Writer.Writable())
-	require.Equal(t, codec.PermRead, h.b().self.AdvertisedPerm(codec.PermRead|codec.PermWrite), "registrations drop PermWrite")
+	require.Equal(t, codec.PermRead, h.b().Self().AdvertisedPerm(codec.PermRead|codec.PermWrite), "registrations drop PermWrite")
 	tm, ok := h.b().Topics.Get("T")
 	require.True(t, ok)
-	require.Equal(t, tm.Perm, h.b().self.RouteOf(tm).QueueDatas[0].Perm,
+	require.Equal(t, tm.Perm, h.b().Self().RouteOf(tm).QueueDatas[0].Perm,
 		"the embedded route keeps PermWrite: producers of a one-broker setup get SERVICE_NOT_AVAILABLE, not 'No route info'")
 	require.Equal(t, codec.SystemError, ack(t, c, "G", "T", ms[0]), "ACK refused while the store is not writable")
 	require.GreaterOrEqual(t, metricSum(t, h, "popshim_writer_failed_mutations_total"), float64(refused+1),
@@ -126,7 +127,7 @@ func TestDiskFull_RefuseRecoverNoLoss(t *testing.T) {
 
 	require.NoError(t, os.Remove(ballast))
 	eventually(t, h.b().Writer.Writable, "the probe reopens the store")
-	require.Equal(t, codec.PermRead|codec.PermWrite, h.b().self.AdvertisedPerm(codec.PermRead|codec.PermWrite))
+	require.Equal(t, codec.PermRead|codec.PermWrite, h.b().Self().AdvertisedPerm(codec.PermRead|codec.PermWrite))
 	resp := sendBig(t, c, next)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	sh, err := codec.DecodeSendMessageResponseHeader(resp.ExtFields)
@@ -213,7 +214,7 @@ func TestDiskFull_RegistrarDropsPermWrite(t *testing.T) {
 	cfg.NamesrvAddr = nsAddr
 	cfg.RegisterInterval = time.Hour
 	cfg.DiskSpaceWarningLevelRatio = 0.6
-	st, err := StartStack(cfg, zerolog.Nop())
+	st, err := stack.StartStack(cfg, zerolog.Nop())
 	require.NoError(t, err)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)

@@ -63,6 +63,12 @@ var brokerConfigJavaNames = map[string]struct {
 	"register-interval":  {"registerNameServerPeriod", durationIn(time.Millisecond)},
 	"revive-interval":    {"reviveInterval", durationIn(time.Millisecond)},
 	"retention-interval": {"cleanResourceInterval", durationIn(time.Millisecond)},
+
+	// Transactional messages (BrokerConfig), Java in ms.
+	"transaction-timeout":        {"transactionTimeOut", durationIn(time.Millisecond)},
+	"transaction-check-interval": {"transactionCheckInterval", durationIn(time.Millisecond)},
+	"transaction-check-max":      {"transactionCheckMax", nil},
+
 	// NettyServerConfig, part of Java's broker configuration text.
 	"idle-timeout": {"serverChannelMaxIdleTimeSeconds", durationIn(time.Second)},
 	"metrics-listen": {"metricsPromExporterPort", func(v string) string {

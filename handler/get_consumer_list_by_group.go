@@ -1,19 +1,16 @@
 package handler
 
-// GET_CONSUMER_LIST_BY_GROUP (38).
+// GET_CONSUMER_LIST_BY_GROUP (38): the remoting adapter of
+// broker.Broker.ConsumerList, where the behaviour and the response codes
+// are listed (ConsumerManageProcessor.getConsumerListByGroup).
 //
-// Header: consumerGroup (required) (GetConsumerListByGroupRequestHeader.java).
+// Header: consumerGroup (required) (GetConsumerListByGroupRequestHeader.java);
+// an undecodable header → SYSTEM_ERROR (1) naming the field.
 //
-// Behaviour: answers the clientIDs of the group's live members (heartbeat
-// within 120 s), sorted, as {"consumerIdList":[...]}. Push consumers with
-// client-side rebalance (the Go client, Java with clientRebalance=true)
-// allocate queues from it.
-//
-// Response codes: SUCCESS (0) with the body; SYSTEM_ERROR (1) "no consumer
-// for this group, <group>" when the group has no live member (as
-// ConsumerManageProcessor answers); SYSTEM_ERROR (1) naming a missing field.
+// Reply: SUCCESS (0) with the body {"consumerIdList":[...]}.
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -25,12 +22,13 @@ func (b *Broker) handleGetConsumerListByGroup(c remoting.Conn, req *codec.Comman
 		reply.HeaderError(c, req, err)
 		return
 	}
-	ids := b.Clients.ConsumerIDs(h.ConsumerGroup)
-	if len(ids) == 0 {
-		reply.Code(c, req, codec.SystemError, "no consumer for this group, "+h.ConsumerGroup)
-		return
-	}
-	resp := codec.NewResponse(req, codec.Success, "")
-	resp.Body = codec.EncodeConsumerListBody(ids)
-	reply.Respond(c, req, resp)
+	b.ConsumerList(broker.ConsumerListRequest{ConsumerGroup: h.ConsumerGroup}, func(ids []string, err error) {
+		if err != nil {
+			reply.Err(c, req, err)
+			return
+		}
+		resp := codec.NewResponse(req, codec.Success, "")
+		resp.Body = codec.EncodeConsumerListBody(ids)
+		reply.Respond(c, req, resp)
+	})
 }

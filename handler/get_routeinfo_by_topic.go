@@ -13,7 +13,7 @@ package handler
 //   - A route look-up never creates a topic, as an Apache name server never
 //     does. An unknown topic answers TOPIC_NOT_EXIST; a producer then falls
 //     back to TBW102's route (present with --auto-create-topic, perm 7) and
-//     the topic is created by its first SEND (send_message.go); a consumer
+//     the topic is created by its first SEND (broker.Broker.Send); a consumer
 //     logs and retries. The proxy creates what it needs with
 //     UPDATE_AND_CREATE_TOPIC, which makes the route visible before it
 //     answers. %RETRY%<group> exists once the group sent a HEART_BEAT or a

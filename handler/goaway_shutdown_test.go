@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -18,7 +19,7 @@ import (
 // 0, and sends SEND "in-flight" whose write (one writer batch) is held in
 // the store; it returns once the write is held. Release it with
 // close(g.release).
-func startHeldSend(t *testing.T) (h *harness, c *remoting.Client, g *gateHook, inflight pending) {
+func startHeldSend(t *testing.T) (h *harness, c *client.Conn, g *gateHook, inflight pending) {
 	t.Helper()
 	g = newGateHook()
 	h = startHookedHarness(t, g.hook)
@@ -43,7 +44,7 @@ func withVersion(req *codec.Command, v int32) *codec.Command {
 }
 
 // TestGoAway_ShutdownAnswersByClientVersion: a SEND's batch is held in the
-// writer while Stack.Close runs. Meanwhile requests from clients above
+// writer while stack.Stack.Close runs. Meanwhile requests from clients above
 // V5_3_1 are answered GO_AWAY (1500) and not executed, an old client's
 // read is served as usual and its SEND, refused by the closed writer, gets
 // SYSTEM_BUSY (2) with a remark; the held SEND still gets SUCCESS, and it
@@ -64,7 +65,7 @@ func TestGoAway_ShutdownAnswersByClientVersion(t *testing.T) {
 		defer cancel()
 		closed <- st.Close(ctx)
 	}()
-	eventually(t, st.broker.Draining, "Close did not start draining the broker listener")
+	eventually(t, st.BrokerServer().Draining, "Close did not start draining the broker listener")
 	// Writer.Close stops accepting before it waits for the held batch.
 	eventually(t, func() bool {
 		return errors.Is(st.Writer.Submit(&batch.Op{Lane: batch.LaneBackground}), batch.ErrClosed)

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Test harness for protocol-level tests of the handlers: a real popshim
 // stack (StartStack: RocksDB in t.TempDir(), the group-commit writer, gnet
@@ -8,7 +8,6 @@ package handler
 // D2's tests reuse it.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,14 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // testBrokerName is the broker name of harness stacks (receipt field 5).
@@ -39,63 +39,72 @@ const waitFor = 20 * time.Second
 // popConfig returns a configuration for a harness stack in dir: loopback
 // port 0 everywhere, no metrics listener, small pools, fast revive passes.
 func popConfig(dir string) *conf.Config {
-	cfg := conf.Default()
-	cfg.Listen = "127.0.0.1:0"
+	cfg := stacktest.Config(dir)
 	cfg.NamesrvListen = ""
 	cfg.MetricsListen = ""
-	cfg.DataDir = dir
-	cfg.BrokerIP = "127.0.0.1"
 	cfg.BrokerName = testBrokerName
 	cfg.ClusterName = "ClusterPop"
-	cfg.EventLoops = 1
-	cfg.PopReaderWorkers = 2
-	cfg.SyncWorkers = 2
-	cfg.ReviveInterval = 20 * time.Millisecond
-	cfg.RetentionInterval = -1
-	// No time shedding of SENDs and no disk guard by default: a slow -race
-	// run or a nearly full CI disk must not turn SENDs into refusals; the
-	// fault tests turn them on.
-	cfg.WaitTimeMillsInSendQueue = 0
-	cfg.DiskSpaceWarningLevelRatio = 0
 	return cfg
 }
 
 // harness is one running stack plus what is needed to restart it.
 type harness struct {
-	t   *testing.T
-	cfg *conf.Config
-	st  *Stack
+	t    *testing.T
+	cfg  *conf.Config
+	st   *stack.Stack
+	opts []stack.Option // given to every start, also after a restart
 }
 
 // startHarness starts a stack in a fresh directory; mutate may adjust the
 // configuration first. The stack is closed when the test ends.
 func startHarness(t *testing.T, mutate func(*conf.Config)) *harness {
 	t.Helper()
+	return startHarnessHooked(t, nil, mutate)
+}
+
+// startSlowHarness is startHarness with every store write delayed by d
+// (popstore.DelayHook), to provoke queueing.
+func startSlowHarness(t *testing.T, d time.Duration, mutate func(*conf.Config)) *harness {
+	t.Helper()
+	return startHarnessHooked(t, popstore.DelayHook(d), mutate)
+}
+
+// startHarnessHooked is startHarness with hook around every synced store
+// write (WithWriteHook), also after a restart.
+func startHarnessHooked(t *testing.T, hook popstore.WriteHook, mutate func(*conf.Config)) *harness {
+	t.Helper()
+	var opts []stack.Option
+	if hook != nil {
+		opts = append(opts, stack.WithWriteHook(hook))
+	}
+	return startHarnessWith(t, mutate, opts...)
+}
+
+// startHarnessWith is startHarness with stack options, also after a
+// restart.
+func startHarnessWith(t *testing.T, mutate func(*conf.Config), opts ...stack.Option) *harness {
+	t.Helper()
 	cfg := popConfig(t.TempDir())
 	if mutate != nil {
 		mutate(cfg)
 	}
-	h := &harness{t: t, cfg: cfg}
+	h := &harness{t: t, cfg: cfg, opts: opts}
 	h.start()
-	t.Cleanup(h.stop)
 	return h
 }
 
 func (h *harness) start() {
 	h.t.Helper()
-	st, err := StartStack(h.cfg, zerolog.Nop())
-	require.NoError(h.t, err)
-	h.st = st
+	h.st = stacktest.Start(h.t, h.cfg, h.opts...)
 }
 
-// stop closes the stack gracefully (idempotent).
+// stop closes the stack gracefully (idempotent); stacktest closes it at
+// test end anyway.
 func (h *harness) stop() {
 	if h.st == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(h.t, h.st.Close(ctx))
+	stacktest.Stop(h.t, h.st)
 	h.st = nil
 }
 
@@ -108,21 +117,21 @@ func (h *harness) restart() {
 }
 
 // b returns the running broker state.
-func (h *harness) b() *Broker { return h.st.Broker }
+func (h *harness) b() *handler.Broker { return h.st.Broker }
 
 // addr returns the broker listen address.
 func (h *harness) addr() string { return h.st.BrokerAddr() }
 
 // dial opens a remoting client to the broker, closed at test end.
-func (h *harness) dial() *remoting.Client {
+func (h *harness) dial() *client.Conn {
 	h.t.Helper()
 	return dialAddr(h.t, h.addr())
 }
 
 // dialAddr connects a remoting client to addr, closed at test end.
-func dialAddr(t *testing.T, addr string) *remoting.Client {
+func dialAddr(t *testing.T, addr string) *client.Conn {
 	t.Helper()
-	c, err := remoting.Dial(addr)
+	c, err := client.Dial(addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -204,7 +213,7 @@ func TestChildStack(t *testing.T) {
 	if dir == "" {
 		t.Skip("only runs as a child process of a kill -9 test")
 	}
-	st, err := StartStack(popConfig(dir), zerolog.Nop())
+	st, err := stack.StartStack(popConfig(dir), zerolog.Nop())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child stack:", err)
 		os.Exit(3)
@@ -307,8 +316,8 @@ func newGateHook() *gateHook {
 	return &gateHook{held: make(chan struct{}), release: make(chan struct{})}
 }
 
-// startHookedHarness starts a stack like StartStack but with a WriteHook on
-// the store, for fault-injection tests.
+// startHookedHarness starts a stack with a WriteHook on the store, for
+// fault-injection tests.
 func startHookedHarness(t *testing.T, hook popstore.WriteHook) *harness {
 	t.Helper()
 	return startHookedHarnessWith(t, hook, 0)
@@ -318,27 +327,9 @@ func startHookedHarness(t *testing.T, hook popstore.WriteHook) *harness {
 // maxProduceWait (0: the test config's default, shedding off).
 func startHookedHarnessWith(t *testing.T, hook popstore.WriteHook, maxProduceWait time.Duration) *harness {
 	t.Helper()
-	cfg := popConfig(t.TempDir())
-	if maxProduceWait > 0 {
-		cfg.WaitTimeMillsInSendQueue = int(maxProduceWait.Milliseconds())
-	}
-	h := &harness{t: t, cfg: cfg}
-	log := zerolog.Nop()
-	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
-	var err error
-	st.Store, err = popstore.Open(popstore.Options{Dir: cfg.DataDir, WriteHook: hook, RetentionMillis: -1})
-	require.NoError(t, err)
-	st.Writer, err = batch.New(st.Store, batch.Options{RetentionInterval: -1, MaxProduceWait: maxProduceWait}, st.Registry)
-	require.NoError(t, err)
-	st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, st.Registry)
-	require.NoError(t, err)
-	r := remoting.NewRouter()
-	RegisterBroker(r, st.Broker)
-	st.Broker.Start()
-	st.broker = remoting.NewServer(cfg.BrokerServerOptions(nil), r, log)
-	require.NoError(t, st.broker.Start())
-	st.Broker.Topics.SetBrokerAddr(st.broker.Addr().String())
-	h.st = st
-	t.Cleanup(h.stop)
-	return h
+	return startHarnessHooked(t, hook, func(c *conf.Config) {
+		if maxProduceWait > 0 {
+			c.WaitTimeMillsInSendQueue = int(maxProduceWait.Milliseconds())
+		}
+	})
 }

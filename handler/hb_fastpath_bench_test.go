@@ -1,15 +1,12 @@
-package handler
+package handler_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // BenchmarkHeartbeat measures pipelined HEART_BEAT round trips over one
@@ -22,16 +19,8 @@ func BenchmarkHeartbeat(b *testing.B) {
 	for _, mode := range []string{"unchanged", "alternating"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := popConfig(b.TempDir())
-			st, err := StartStack(cfg, zerolog.Nop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = st.Close(ctx)
-			}()
-			c, err := remoting.Dial(st.BrokerAddr())
+			st := stacktest.Start(b, cfg)
+			c, err := client.Dial(st.BrokerAddr())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // The HEART_BEAT fast path over real TCP (heart_beat.go, heart_beat_cache.go,
 // clients_refresh.go): an unchanged heartbeat on the same connection
@@ -10,17 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker/clients"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/handler"
+	"github.com/popshim/popshim/stack"
 )
 
 // fakeClock is the ClientTable's clock in these tests, in Unix ms.
@@ -42,42 +40,21 @@ func (f *fakeClock) millis() int64           { return f.ms.Load() }
 // at is the clock's reading d after its start, Unix ms.
 func (f *fakeClock) at(d time.Duration) int64 { return fakeClockStart + d.Milliseconds() }
 
-// startClockHarness starts a stack like StartStack (broker port only, two
-// event loops, connection-close hook installed) whose ClientTable runs on
-// clock, set before the port accepts connections.
+// startClockHarness starts a stack (broker port only, two event loops)
+// whose ClientTable runs on clock, set before the port accepts
+// connections (stack.WithBeforeListen).
 func startClockHarness(t *testing.T, clock *fakeClock, mutate func(*conf.Config)) *harness {
 	t.Helper()
-	cfg := popConfig(t.TempDir())
-	cfg.EventLoops = 2
-	if mutate != nil {
-		mutate(cfg)
-	}
-	h := &harness{t: t, cfg: cfg}
-	log := zerolog.Nop()
-	st := &Stack{cfg: cfg, log: log, Registry: prometheus.NewRegistry()}
-	var err error
-	st.Store, err = popstore.Open(popstore.Options{Dir: cfg.DataDir, RetentionMillis: -1})
-	require.NoError(t, err)
-	st.Writer, err = batch.New(st.Store, batch.Options{RetentionInterval: -1}, st.Registry)
-	require.NoError(t, err)
-	st.Broker, err = NewBroker(cfg, log, st.Store, st.Writer, st.Registry)
-	require.NoError(t, err)
-	st.Broker.Clients.SetClock(clock.now)
-	r := remoting.NewRouter()
-	RegisterBroker(r, st.Broker)
-	st.Broker.Start()
-	opts := cfg.BrokerServerOptions(nil)
-	opts.OnClose = st.Broker.onConnClose
-	st.broker = remoting.NewServer(opts, r, log)
-	require.NoError(t, st.broker.Start())
-	st.Broker.Topics.SetBrokerAddr(st.broker.Addr().String())
-	h.st = st
-	t.Cleanup(h.stop)
-	return h
+	return startHarnessWith(t, func(cfg *conf.Config) {
+		cfg.EventLoops = 2
+		if mutate != nil {
+			mutate(cfg)
+		}
+	}, stack.WithBeforeListen(func(b *handler.Broker) { b.Clients.SetClock(clock.now) }))
 }
 
 // beatBody sends HEART_BEAT with exactly body and returns the reply.
-func beatBody(t *testing.T, c *remoting.Client, body []byte) *codec.Command {
+func beatBody(t *testing.T, c *client.Conn, body []byte) *codec.Command {
 	t.Helper()
 	return call(t, c, codec.NewRequest(codec.RequestHeartBeat, 0, nil, body))
 }
@@ -92,7 +69,7 @@ func replyFrame(resp *codec.Command) []byte {
 
 // fullPaths is how many heartbeats took the full path and were accepted.
 func fullPaths(h *harness) int {
-	_, n := h.b().hbCache.Stats()
+	_, n := h.b().HBCache().Stats()
 	return n
 }
 

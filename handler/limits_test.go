@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/revive"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler"
 )
 
 // TestCHG_InvisibleTimeOutOfRange: a CHANGE whose invisibleTime would
@@ -34,12 +35,12 @@ func TestCHG_InvisibleTimeOutOfRange(t *testing.T) {
 func TestOversizedBodiesAreRefusedOnTheLoop(t *testing.T) {
 	h := startHarness(t, nil)
 	c := h.dial()
-	big := bytes.Repeat([]byte(" "), maxBatchAckBodyBytes+1)
+	big := bytes.Repeat([]byte(" "), handler.MaxBatchAckBodyBytes+1)
 	resp := call(t, c, codec.NewRequest(codec.RequestBatchAckMessage, 0, nil, big))
 	require.Equal(t, codec.InvalidParameter, resp.Code)
 	require.Contains(t, resp.Remark, "batch ack body")
 
-	big = bytes.Repeat([]byte(" "), maxHeartbeatBodyBytes+1)
+	big = bytes.Repeat([]byte(" "), handler.MaxHeartbeatBodyBytes+1)
 	resp = call(t, c, codec.NewRequest(codec.RequestHeartBeat, 0, nil, big))
 	require.Equal(t, codec.InvalidParameter, resp.Code)
 	require.Contains(t, resp.Remark, "heartbeat body")

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // A filtered POP consumes (skips) the messages its filter rejects, unless a
 // parked POP of its group wants them: then it stops there and wakes that

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // The long-poll registry's per-topic and per-queue bookkeeping follows the
 // parked requests: it empties when they are answered, expire or

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Long polling with TAG subscriptions: a message that arrives is handed to
 // a parked POP whose filter matches it, whatever else is parked on the

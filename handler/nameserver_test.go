@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"strings"
@@ -7,8 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/handler"
 )
 
 func routeOK(t *testing.T, resp *codec.Command) codec.TopicRouteData {
@@ -30,7 +31,7 @@ func TestRouteUnknownTopicAutoCreateOn(t *testing.T) {
 
 	// Unknown topic: TOPIC_NOT_EXIST with the 5.5 name server's remark, and
 	// the look-up creates nothing (asked twice, on both ports).
-	for _, c := range []*remoting.Client{ns, bc, ns} {
+	for _, c := range []*client.Conn{ns, bc, ns} {
 		resp := d2Call(t, c, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicA"}, nil)
 		require.Equal(t, codec.TopicNotExist, resp.Code)
 		assert.Equal(t, "No topic route info in name server for the topic: TopicA\nSee https://rocketmq.apache.org/docs/faq/ for further details.", resp.Remark)
@@ -82,7 +83,7 @@ func TestRouteAutoCreateOff(t *testing.T) {
 	for _, name := range []string{"TopicB", "TBW102", "%DLQ%g1", "%RETRY%groupX"} {
 		resp := d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": name}, nil)
 		assert.Equal(t, codec.TopicNotExist, resp.Code, name)
-		assert.Equal(t, noRouteRemark(name), resp.Remark)
+		assert.Equal(t, handler.NoRouteRemark(name), resp.Remark)
 	}
 	// A consumer group's retry topic gets its route (1 queue) from the
 	// group's first HEART_BEAT (RET-06), whatever --auto-create-topic says.
@@ -144,10 +145,10 @@ func TestNameServerCodesOnBothPorts(t *testing.T) {
 		assert.Equal(t, map[string][]string{"ClusterD2": {"broker-d2"}}, info.ClusterAddrTable)
 		assert.Equal(t, st.BrokerAddr(), info.BrokerAddrTable["broker-d2"].BrokerAddrs[0])
 
-		resp = d2Call(t, c, requestGetKVConfig, map[string]string{"namespace": "ORDER_TOPIC_CONFIG", "key": "T"}, nil)
+		resp = d2Call(t, c, handler.RequestGetKVConfig, map[string]string{"namespace": "ORDER_TOPIC_CONFIG", "key": "T"}, nil)
 		assert.Equal(t, codec.QueryNotFound, resp.Code)
 		assert.Equal(t, "No config item, Namespace: ORDER_TOPIC_CONFIG Key: T", resp.Remark)
-		resp = d2Call(t, c, requestDeleteKVConfig, map[string]string{"namespace": "ORDER_TOPIC_CONFIG", "key": "T"}, nil)
+		resp = d2Call(t, c, handler.RequestDeleteKVConfig, map[string]string{"namespace": "ORDER_TOPIC_CONFIG", "key": "T"}, nil)
 		assert.Equal(t, codec.Success, resp.Code, resp.Remark)
 
 		resp = d2Call(t, c, codec.RequestGetAllTopicListFromNameServer, nil, nil)
@@ -166,10 +167,10 @@ func TestNameServerHeaderErrors(t *testing.T) {
 	resp := d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<topic>")
-	resp = d2Call(t, ns, requestGetKVConfig, map[string]string{"namespace": "x"}, nil)
+	resp = d2Call(t, ns, handler.RequestGetKVConfig, map[string]string{"namespace": "x"}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<key>")
-	resp = d2Call(t, ns, requestDeleteKVConfig, map[string]string{"key": "x"}, nil)
+	resp = d2Call(t, ns, handler.RequestDeleteKVConfig, map[string]string{"key": "x"}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<namespace>")
 	resp = d2Call(t, ns, 9999, nil, nil)

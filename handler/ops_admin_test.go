@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler"
 )
 
 // UPDATE_BROKER_CONFIG (25) applies autoCreateSubscriptionGroup and
@@ -116,7 +117,7 @@ func TestQueryConsumeQueue(t *testing.T) {
 	ext := map[string]string{"topic": "TQ", "queueId": "0", "index": "1", "count": "10", "consumerGroup": "GQ"}
 	resp := d2Call(t, c, codec.RequestQueryConsumeQueue, ext, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
-	var body queryConsumeQueueBody
+	var body handler.QueryConsumeQueueBody
 	require.NoError(t, json.Unmarshal(resp.Body, &body), string(resp.Body))
 	assert.EqualValues(t, 3, body.MaxQueueIndex)
 	assert.EqualValues(t, 0, body.MinQueueIndex)

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Parked long polls of a connection that closes are released at close
 // (remoting OnClose → pollRegistry.dropConn), not held until their

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // A POP or PULL reply always fits a client's frame limit (16 MiB including
 // the length prefix: RocketMQ NettyDecoder's default

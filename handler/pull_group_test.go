@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // PULL_MESSAGE validates consumerGroup like POP, ACK and
 // CONSUMER_SEND_MSG_BACK do, before the group reaches the store or a

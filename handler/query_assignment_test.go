@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"encoding/json"
@@ -7,23 +7,24 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/broker"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 func TestAllocateAvg(t *testing.T) {
 	// 8 queues over 3 consumers: 3, 3, 2 (the first queues%consumers get one more).
-	assert.Equal(t, []int{0, 1, 2}, allocateAvg(8, 3, 0))
-	assert.Equal(t, []int{3, 4, 5}, allocateAvg(8, 3, 1))
-	assert.Equal(t, []int{6, 7}, allocateAvg(8, 3, 2))
+	assert.Equal(t, []int{0, 1, 2}, broker.AllocateAvg(8, 3, 0))
+	assert.Equal(t, []int{3, 4, 5}, broker.AllocateAvg(8, 3, 1))
+	assert.Equal(t, []int{6, 7}, broker.AllocateAvg(8, 3, 2))
 	// More consumers than queues: one each, the rest none.
-	assert.Equal(t, []int{1}, allocateAvg(2, 3, 1))
-	assert.Empty(t, allocateAvg(2, 3, 2))
-	assert.Nil(t, allocateAvg(4, 2, 5))
-	assert.Equal(t, []int{1, 4, 7}, allocateAvgByCircle(8, 3, 1))
+	assert.Equal(t, []int{1}, broker.AllocateAvg(2, 3, 1))
+	assert.Empty(t, broker.AllocateAvg(2, 3, 2))
+	assert.Nil(t, broker.AllocateAvg(4, 2, 5))
+	assert.Equal(t, []int{1, 4, 7}, broker.AllocateAvgByCircle(8, 3, 1))
 }
 
-func queryAssignment(t *testing.T, c *remoting.Client, topic, group, client, strategy string) *codec.QueryAssignmentResponseBody {
+func queryAssignment(t *testing.T, c *client.Conn, topic, group, client, strategy string) *codec.QueryAssignmentResponseBody {
 	t.Helper()
 	body, _ := json.Marshal(codec.QueryAssignmentRequestBody{ClientID: client, ConsumerGroup: group,
 		MessageModel: codec.MessageModelCluster, StrategyName: strategy, Topic: topic})
@@ -44,7 +45,7 @@ func queueIDs(a *codec.QueryAssignmentResponseBody, mode string) []int32 {
 	return ids
 }
 
-func setMode(t *testing.T, c *remoting.Client, topic, group, mode string, share int32) *codec.Command {
+func setMode(t *testing.T, c *client.Conn, topic, group, mode string, share int32) *codec.Command {
 	t.Helper()
 	body, _ := json.Marshal(codec.SetMessageRequestModeRequestBody{ConsumerGroup: group, Mode: mode, PopShareQueueNum: share, Topic: topic})
 	return d2Call(t, c, codec.RequestSetMessageRequestMode, nil, body)

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"encoding/json"
@@ -10,14 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/handler"
 )
 
 // queryMessage sends QUERY_MESSAGE (12) and returns the response and the
 // decoded messages.
-func queryMessage(t *testing.T, c *remoting.Client, h codec.QueryMessageRequestHeader) (*codec.Command, []codec.MessageExt) {
+func queryMessage(t *testing.T, c *client.Conn, h codec.QueryMessageRequestHeader) (*codec.Command, []codec.MessageExt) {
 	t.Helper()
 	req := codec.NewRequest(codec.RequestQueryMessage, 0, nil, nil)
 	h.Encode(req)
@@ -131,68 +132,49 @@ func TestViewBrokerStatsData(t *testing.T) {
 	c := h.dial()
 	h.createTopic("TS", 1)
 	sendN(t, c, "TS", 0, 5, "m", sendOpts{})
-	stats := func(name, key string) (*codec.Command, brokerStatsData) {
+	stats := func(name, key string) (*codec.Command, handler.BrokerStatsData) {
 		t.Helper()
-		req := codec.NewRequest(requestViewBrokerStatsData, 0, nil, nil)
+		req := codec.NewRequest(handler.RequestViewBrokerStatsData, 0, nil, nil)
 		codec.ViewBrokerStatsDataRequestHeader{StatsName: name, StatsKey: key}.Encode(req)
 		resp := call(t, c, req)
-		var d brokerStatsData
+		var d handler.BrokerStatsData
 		if resp.Code == codec.Success {
 			require.NoError(t, jsonUnmarshal(resp.Body, &d), string(resp.Body))
 		}
 		return resp, d
 	}
-	resp, d := stats(statsTopicPutNums, "TS")
+	resp, d := stats(handler.StatsTopicPutNums, "TS")
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	assert.Contains(t, string(resp.Body), `"statsMinute":{"sum":5,"tps":`)
-	for _, f := range []statsFigure{d.StatsMinute, d.StatsHour, d.StatsDay} {
+	for _, f := range []handler.StatsFigure{d.StatsMinute, d.StatsHour, d.StatsDay} {
 		assert.Equal(t, uint64(5), f.Sum)
 		assert.Greater(t, f.Tps, 0.0)
 	}
-	resp, d = stats(statsTopicPutSize, "TS")
+	resp, d = stats(handler.StatsTopicPutSize, "TS")
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	assert.Equal(t, uint64(5*len("m-0")), d.StatsDay.Sum)
-	resp, d = stats(statsBrokerPutNums, h.cfg.ClusterName)
+	resp, d = stats(handler.StatsBrokerPutNums, h.cfg.ClusterName)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	assert.Equal(t, uint64(5), d.StatsMinute.Sum)
 
-	resp, _ = stats(statsGroupGetNums, "TS@GS")
+	resp, _ = stats(handler.StatsGroupGetNums, "TS@GS")
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Equal(t, "The stats <GROUP_GET_NUMS> <TS@GS> not exist", resp.Remark)
 	require.Len(t, popAll(t, c, popArgs{group: "GS", topic: "TS", queueID: 0, max: 3, invisible: 60000}, 3), 3)
 	// The POP path counts after its reply is written.
 	eventually(t, func() bool {
-		resp, d = stats(statsGroupGetNums, "TS@GS")
+		resp, d = stats(handler.StatsGroupGetNums, "TS@GS")
 		return resp.Code == codec.Success && d.StatsMinute.Sum == 3
 	}, "GROUP_GET_NUMS TS@GS: %d %s %+v", resp.Code, resp.Remark, d)
 
-	for _, k := range [][2]string{{statsTopicPutNums, "Nope"}, {"SNDBCK_PUT_NUMS", "TS"}, {statsBrokerPutNums, "OtherCluster"}} {
+	for _, k := range [][2]string{{handler.StatsTopicPutNums, "Nope"}, {"SNDBCK_PUT_NUMS", "TS"}, {handler.StatsBrokerPutNums, "OtherCluster"}} {
 		resp, _ = stats(k[0], k[1])
 		assert.Equal(t, codec.SystemError, resp.Code, k)
 		assert.Equal(t, "The stats <"+k[0]+"> <"+k[1]+"> not exist", resp.Remark)
 	}
-	resp = call(t, c, codec.NewRequest(requestViewBrokerStatsData, 0, map[string]string{"statsName": "TOPIC_PUT_NUMS"}, nil))
+	resp = call(t, c, codec.NewRequest(handler.RequestViewBrokerStatsData, 0, map[string]string{"statsName": "TOPIC_PUT_NUMS"}, nil))
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<statsKey>")
-}
-
-// TestBrokerStatsWindows: a window's sum is the growth since the newest
-// sample at least the window old, else since boot; samples are thinned.
-func TestBrokerStatsWindows(t *testing.T) {
-	var s brokerStats
-	boot := time.Unix(1_000_000, 0)
-	at := func(d time.Duration) time.Time { return boot.Add(d) }
-	f := s.observe("N", "k", at(10*time.Second), boot, 100)
-	assert.Equal(t, statsFigure{Sum: 100, Tps: 10}, f[0], "first request: since boot")
-	f = s.observe("N", "k", at(80*time.Second), boot, 160)
-	assert.Equal(t, statsFigure{Sum: 60, Tps: 60.0 / 70}, f[0], "minute: since the sample 70 s ago")
-	assert.Equal(t, uint64(160), f[1].Sum, "hour: since boot")
-	for i := range 5000 {
-		s.observe("N", "k", at(80*time.Second+time.Duration(i)*time.Second), boot, 160+uint64(i))
-	}
-	assert.LessOrEqual(t, len(s.items["N\x00k"]), 200, "samples are thinned")
-	f = s.observe("N", "k", at(30*time.Hour), boot, 10000)
-	assert.Equal(t, uint64(10000-(160+4999)), f[2].Sum, "day: since the newest sample over a day old")
 }
 
 // jsonUnmarshal is json.Unmarshal (kept here so the test reads as the handler).

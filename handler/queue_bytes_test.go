@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // The writer's byte bound over real TCP: a flood of large SENDs against a
 // slow store never queues more than --queue-max-bytes; the excess answers
@@ -18,9 +18,8 @@ import (
 
 func TestQueueMaxBytes_BoundsQueuedSends(t *testing.T) {
 	const bound = 2 << 20
-	h := startHarness(t, func(c *conf.Config) {
+	h := startSlowHarness(t, 100*time.Millisecond, func(c *conf.Config) {
 		c.QueueMaxBytes = bound
-		c.TestSlowStore = 100 * time.Millisecond
 		c.WaitTimeMillsInSendQueue = 0 // count only the byte bound here
 	})
 	h.createTopic("T", 1)

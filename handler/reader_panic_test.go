@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // A panic in one POP job is recovered on the reader: the
 // request is answered SYSTEM_ERROR, the queue locks it held are released,

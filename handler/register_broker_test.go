@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // fakeNamesrv records REGISTER_BROKER / UNREGISTER_BROKER requests.
@@ -64,8 +65,7 @@ func TestRegistrarRegistersAndUnregisters(t *testing.T) {
 	cfg := d2Config(t.TempDir())
 	cfg.NamesrvAddr = nsAddr
 	cfg.RegisterInterval = time.Hour // only the first round and topic changes
-	st, err := StartStack(cfg, zerolog.Nop())
-	require.NoError(t, err)
+	st := stacktest.Start(t, cfg)
 
 	var regs []*codec.Command
 	eventually(t, func() bool { regs, _ = f.snapshot(); return len(regs) >= 1 }, "no REGISTER_BROKER")

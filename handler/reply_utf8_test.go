@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Replies are valid JSON (RFC 8259 §8.1: UTF-8) even when their remark
 // quotes bytes of the request that are not UTF-8.

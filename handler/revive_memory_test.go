@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // A revive pass holds the retry copies of one chunk at a time, not of the
 // whole pass: a pass can cover up to reviveBatch (16384) checkpoints, and
@@ -64,7 +64,6 @@ func TestREV_PassMemoryBoundedByChunk(t *testing.T) {
 		}
 	}
 	require.Equal(t, n, popped)
-	ms = nil
 	base := liveHeap()
 
 	gate.armed.Store(true)

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Tests of the --namesrv-addr paths against routeNamesrv, an in-test
 // stand-in for an Apache name server (a fixture of the peer: it answers
@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -60,7 +61,7 @@ func (f *routeNamesrv) handle(c remoting.Conn, req *codec.Command) {
 		go func(d time.Duration) {
 			time.Sleep(d)
 			if !ok {
-				_ = c.Reply(codec.NewResponse(req, codec.TopicNotExist, noRouteRemark(topic)))
+				_ = c.Reply(codec.NewResponse(req, codec.TopicNotExist, handler.NoRouteRemark(topic)))
 				return
 			}
 			resp := codec.NewResponse(req, codec.Success, "")
@@ -246,8 +247,8 @@ func TestCreateTopicRegistrationTimeout(t *testing.T) {
 	resp := d2Call(t, bc, codec.RequestUpdateAndCreateTopic, createTopicReq("TopicH", "1", "1", "6", ""), nil)
 	took := time.Since(start)
 	require.Equal(t, codec.Success, resp.Code, "SUCCESS after the bounded wait: the topic is durable")
-	assert.GreaterOrEqual(t, took, createRegisterTimeout-100*time.Millisecond)
-	assert.Less(t, took, createRegisterTimeout+3*time.Second)
+	assert.GreaterOrEqual(t, took, handler.CreateRegisterTimeout-100*time.Millisecond)
+	assert.Less(t, took, handler.CreateRegisterTimeout+3*time.Second)
 	_, ok := topicConfig(t, bc, "TopicH")
 	assert.True(t, ok)
 }

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler"
 )
 
 // TestRuntimeInfoFigures: after 10 SENDs and a POP of 4, GET_BROKER_RUNTIME_INFO
@@ -42,7 +43,7 @@ func TestRuntimeInfoFigures(t *testing.T) {
 	assert.Equal(t, "4", tab["msgGetTotalTodayNow"])
 	assert.Equal(t, "0", tab["msgPutTotalTodayMorning"], "booted today")
 	for _, k := range append([]string{"msgPutTotalYesterdayMorning", "msgGetTotalYesterdayMorning",
-		"msgGetTotalTodayMorning", "bootTimestamp"}, zeroRuntimeKeys...) {
+		"msgGetTotalTodayMorning", "bootTimestamp"}, handler.ZeroRuntimeKeys...) {
 		_, err := strconv.ParseInt(tab[k], 10, 64)
 		assert.NoError(t, err, "key %s = %q", k, tab[k])
 	}
@@ -56,21 +57,6 @@ func TestRuntimeInfoFigures(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, want, ratio, 0.01)
 	assert.Equal(t, "0.0", tab["timerEnqueueTps"])
-}
-
-// TestRuntimeStatsRates: the TPS windows use the newest sample at least
-// the window old, and a day change moves today's morning to yesterday's.
-func TestRuntimeStatsRates(t *testing.T) {
-	boot := time.Date(2026, 1, 1, 23, 0, 0, 0, time.Local)
-	var s runtimeStats
-	f := s.observe(boot.Add(100*time.Second), boot, 1000, 0)
-	assert.Equal(t, "10.00 10.00 10.00", f.putTps, "no sample yet: since boot")
-	f = s.observe(boot.Add(120*time.Second), boot, 1400, 0)
-	assert.Equal(t, "20.00 11.67 11.67", f.putTps)
-	f = s.observe(boot.Add(2*time.Hour), boot, 5000, 7)
-	assert.Equal(t, uint64(0), f.putYesterday)
-	assert.Equal(t, uint64(5000), f.putToday, "first sample of a new day")
-	assert.Equal(t, uint64(5000), f.putNow)
 }
 
 // TestGetSystemTopicListFromBroker: 305 lists TopicValidator's fixed names

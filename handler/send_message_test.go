@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
 

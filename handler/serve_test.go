@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 import (
 	"bytes"
@@ -17,9 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
+	"github.com/popshim/popshim/stack"
 )
 
 // syncBuffer is a goroutine-safe log sink.
@@ -66,13 +67,13 @@ func TestServeStartsAndStopsCleanly(t *testing.T) {
 	assert.Equal(t, brokerAddr, fields["advertised"], "advertised address carries the bound port")
 
 	// Both ports and /metrics answer.
-	c, err := remoting.Dial(nsAddr)
+	c, err := client.Dial(nsAddr)
 	require.NoError(t, err)
 	resp := d2Call(t, c, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "ClusterD2"}, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Contains(t, string(resp.Body), brokerAddr)
 	require.NoError(t, c.Close())
-	bc, err := remoting.Dial(brokerAddr)
+	bc, err := client.Dial(brokerAddr)
 	require.NoError(t, err)
 	resp = d2Call(t, bc, codec.RequestGetBrokerRuntimeInfo, nil, nil)
 	require.Equal(t, codec.Success, resp.Code)
@@ -99,10 +100,10 @@ func TestServeStartupErrorUndoesEverything(t *testing.T) {
 	dir := t.TempDir()
 	cfg := d2Config(dir)
 	cfg.Listen = st.BrokerAddr()
-	_, err := StartStack(cfg, zerolog.Nop())
+	_, err := stack.StartStack(cfg, zerolog.Nop())
 	require.Error(t, err)
 	cfg = d2Config(dir)
-	st2, err := StartStack(cfg, zerolog.Nop())
+	st2, err := stack.StartStack(cfg, zerolog.Nop())
 	require.NoError(t, err, "the store of the failed start was not closed")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -135,7 +136,7 @@ func TestBrokerRuntimeInfoAndUnknownCode(t *testing.T) {
 	assert.Equal(t, codec.Success, resp.Code, "the heartbeat of GR made its retry topic")
 }
 
-// serving runs Serve(cfg) on its own goroutine and waits for its "popshim
+// serving runs stack.Serve(cfg) on its own goroutine and waits for its "popshim
 // serving" line, whose fields it returns with the log buffer. stop cancels
 // Serve and requires it to return nil within waitFor.
 func serving(t *testing.T, cfg *conf.Config) (fields map[string]any, logs *syncBuffer, stop func()) {
@@ -143,7 +144,7 @@ func serving(t *testing.T, cfg *conf.Config) (fields map[string]any, logs *syncB
 	logs = &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, cfg, zerolog.New(logs)) }()
+	go func() { done <- stack.Serve(ctx, cfg, zerolog.New(logs)) }()
 	eventually(t, func() bool { fields = servingLine(logs.String()); return fields != nil }, "Serve did not log its addresses")
 	stop = func() {
 		t.Helper()
@@ -209,7 +210,8 @@ func TestServePprofOptIn(t *testing.T) {
 
 	stop()
 	select {
-	case <-profiled: // ended (answered or cut off) with the server
+	case err := <-profiled: // ended (answered or cut off) with the server
+		_ = err // a cut-off profile is an error too; either ending is fine
 	case <-time.After(waitFor):
 		t.Fatal("the CPU profile request outlived the server")
 	}

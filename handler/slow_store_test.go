@@ -1,7 +1,7 @@
-package handler
+package handler_test
 
 // The event loop never waits on storage: with every store write slowed
-// down (the hidden --test-slow-store hook), HEART_BEAT replies on the same
+// down (startSlowHarness: a WriteHook delays every store write), HEART_BEAT replies on the same
 // connection overtake the ACKs that wait for their fsync.
 
 import (
@@ -12,11 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/conf"
 )
 
 func TestSlowStore_HeartbeatsOvertakeAcks(t *testing.T) {
-	h := startHarness(t, func(c *conf.Config) { c.TestSlowStore = 300 * time.Millisecond })
+	h := startSlowHarness(t, 300*time.Millisecond, nil)
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendN(t, c, "T", 0, 4, "m", sendOpts{})

@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // Stale and impossible receipt handles: a CHANGE
 // that finds no lease hands out no handle, and handles whose fields cannot

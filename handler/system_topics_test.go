@@ -1,4 +1,4 @@
-package handler
+package handler_test
 
 // System topics, as the Java broker's TopicValidator:
 // producers may not write SCHEDULE_TOPIC_XXXX and the transaction topics;

@@ -1,8 +1,8 @@
 package handler
 
 import (
+	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/handler/auth"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -18,6 +18,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestPullMessage, b.handlePullMessage)
 	r.Handle(codec.RequestLitePullMessage, b.handlePullMessage)
 	r.Handle(codec.RequestConsumerSendMsgBack, b.handleConsumerSendMsgBack)
+	r.Handle(codec.RequestEndTransaction, b.handleEndTransaction)
 	r.Handle(codec.RequestPopMessage, b.handlePopMessage)
 	r.Handle(codec.RequestAckMessage, b.handleAckMessage)
 	r.Handle(codec.RequestBatchAckMessage, b.handleBatchAckMessage)

@@ -1,19 +1,17 @@
 package handler
 
-// UNREGISTER_CLIENT (35).
+// UNREGISTER_CLIENT (35): the remoting adapter of
+// broker.Broker.UnregisterClient, where the behaviour and the response
+// codes are listed (ClientManageProcessor.unregisterClient).
 //
 // Header: clientID (required), producerGroup (optional), consumerGroup
-// (optional) (UnregisterClientRequestHeader.java).
+// (optional) (UnregisterClientRequestHeader.java); an undecodable header →
+// SYSTEM_ERROR (1) naming the field.
 //
-// Behaviour: removes the client from the named producer and/or consumer
-// group in the ClientTable (Java clients send it on shutdown, once per
-// group and once more for CLIENT_INNER_PRODUCER). Unknown clients and groups
-// are not an error.
-//
-// Response codes: SUCCESS (0) with no header fields; SYSTEM_ERROR (1)
-// naming a missing clientID.
+// Reply: SUCCESS (0) with no header fields.
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -25,6 +23,6 @@ func (b *Broker) handleUnregisterClient(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	b.Clients.Unregister(h.ClientID, h.ProducerGroup, h.ConsumerGroup)
-	reply.Code(c, req, codec.Success, "")
+	b.UnregisterClient(broker.UnregisterClientRequest{ClientID: h.ClientID, ProducerGroup: h.ProducerGroup, ConsumerGroup: h.ConsumerGroup},
+		func(err error) { replyOutcome(c, req, err) })
 }

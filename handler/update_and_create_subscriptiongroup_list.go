@@ -1,22 +1,22 @@
 package handler
 
-// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225),
-// broker/.../processor/AdminBrokerProcessor.java updateAndCreateSubscriptionGroupList.
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225): the remoting adapter of
+// broker.Broker.UpdateSubscriptionGroups, where the behaviour and the
+// response codes are listed
+// (AdminBrokerProcessor.updateAndCreateSubscriptionGroupList): as
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) for every element, in one
+// write.
 //
 // Header: none. Body: {"groupConfigList":[SubscriptionGroupConfig...]}
 // (remoting/.../protocol/body/SubscriptionGroupList.java,
-// codec.DecodeSubscriptionGroupList).
+// codec.DecodeSubscriptionGroupList). An empty or absent list stores
+// nothing and answers SUCCESS; an undecodable body → SYSTEM_ERROR (1)
+// "subscription group list body: <cause>".
 //
-// Behaviour: as UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) for every
-// element, in one write: every name is checked first, and the configs
-// become durable together or not at all. An empty or absent list stores
-// nothing and answers SUCCESS.
-//
-// Response codes: as 200: SUCCESS (0); INVALID_PARAMETER (29) for the first
-// illegal group name; SYSTEM_ERROR (1) for an undecodable body, a refused
-// attribute operation or a failed write; SYSTEM_BUSY (2).
+// Reply: the bare code and remark, once the configurations are durable.
 
 import (
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -28,9 +28,5 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroupList(c remoting.Conn, req
 		reply.Code(c, req, codec.SystemError, "subscription group list body: "+err.Error())
 		return
 	}
-	if len(cs) == 0 {
-		reply.Code(c, req, codec.Success, "")
-		return
-	}
-	b.putGroups(c, req, cs)
+	b.UpdateSubscriptionGroups(broker.UpdateSubscriptionGroupsRequest{Configs: cs}, func(err error) { replyOutcome(c, req, err) })
 }

@@ -1,34 +1,25 @@
 package handler
 
-// UPDATE_AND_CREATE_TOPIC_LIST (18).
+// UPDATE_AND_CREATE_TOPIC_LIST (18): the remoting adapter of
+// broker.Broker.CreateTopics, where the behaviour and the response codes
+// are listed (AdminBrokerProcessor.updateAndCreateTopicList).
 //
 // Header: none. Body: {"topicConfigList":[TopicConfig...]}
 // (body/CreateTopicListRequestBody.java); attribute keys carry the "+"/"-"
-// operator prefix as in UPDATE_AND_CREATE_TOPIC.
+// operator prefix ({"+k":"v","-k":""}), turned into
+// UPDATE_AND_CREATE_TOPIC's change string ("+k=v,-k"). An unparsable body
+// → SYSTEM_ERROR (1).
 //
-// Behaviour: every topic is checked first, as UPDATE_AND_CREATE_TOPIC (17)
-// checks one (name, system topic, queue counts, perm, attributes); the
-// first refusal answers for the whole list and nothing is written
-// (AdminBrokerProcessor.updateAndCreateTopicList validates before it
-// writes). Then each topic is written through the writer (background lane)
-// and the reply waits until all are fsynced and, with --namesrv-addr, for a
-// REGISTER_BROKER carrying them (bounded by createRegisterTimeout). If a
-// Submit is refused part way (busy lane, failed writer), the topics already
-// submitted are still created and the reply carries the refusal.
-//
-// Response codes: SUCCESS (0); SYSTEM_ERROR (1) for an unparsable body, an
-// invalid topic name or a failed write; INVALID_PARAMETER (29) for bad queue
-// counts, perm, attributes or a system topic; SYSTEM_BUSY (2) when the lane
-// is full.
+// Reply: the bare code and remark, once every topic is durable (and
+// registered with --namesrv-addr, as UPDATE_AND_CREATE_TOPIC).
 
 import (
 	"sort"
 	"strings"
-	"sync"
 
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
-	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -53,71 +44,13 @@ func (b *Broker) handleUpdateAndCreateTopicList(c remoting.Conn, req *codec.Comm
 		reply.HeaderError(c, req, err)
 		return
 	}
-	metas := make([]popstore.TopicMeta, 0, len(body.TopicConfigList))
+	rs := make([]broker.CreateTopicRequest, 0, len(body.TopicConfigList))
 	for _, tc := range body.TopicConfigList {
-		if b.refuseAdminTopic(c, req, tc.TopicName) {
-			return
-		}
-		if remark := topicShapeError(tc.ReadQueueNums, tc.WriteQueueNums, tc.Perm); remark != "" {
-			reply.Code(c, req, codec.InvalidParameter, "topic "+tc.TopicName+": "+remark)
-			return
-		}
-		var cur map[string]string
-		if old, ok := b.Topics.Get(tc.TopicName); ok {
-			cur = old.Attributes
-		}
-		attrs, err := applyTopicAttributes(cur, attributeChange(tc.Attributes))
-		if err != nil {
-			reply.Code(c, req, codec.InvalidParameter, "topic "+tc.TopicName+": "+err.Error())
-			return
-		}
-		filter := tc.TopicFilterType
-		if filter == "" {
-			filter = codec.TopicFilterSingleTag
-		}
-		metas = append(metas, popstore.TopicMeta{
-			TopicName: tc.TopicName, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums,
-			Perm: tc.Perm, TopicFilterType: filter, TopicSysFlag: tc.TopicSysFlag, Order: tc.Order, Attributes: attrs,
+		rs = append(rs, broker.CreateTopicRequest{
+			Topic: tc.TopicName, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums, Perm: tc.Perm,
+			TopicFilterType: tc.TopicFilterType, TopicSysFlag: tc.TopicSysFlag, Order: tc.Order,
+			Attributes: attributeChange(tc.Attributes),
 		})
 	}
-	if len(metas) == 0 {
-		reply.Code(c, req, codec.Success, "")
-		return
-	}
-	var (
-		mu        sync.Mutex
-		pending   = len(metas) // Create calls not yet settled
-		writeErr  error        // first failed durable write
-		submitErr error        // Submit refusal that stopped the loop
-	)
-	// settle runs once per topic: after its durable write (done), or for
-	// each topic never submitted. The last one answers.
-	settle := func(n int, err, refused error) {
-		mu.Lock()
-		if err != nil && writeErr == nil {
-			writeErr = err
-		}
-		if refused != nil {
-			submitErr = refused
-		}
-		pending -= n
-		last := pending == 0
-		wErr, sErr := writeErr, submitErr
-		mu.Unlock()
-		switch {
-		case !last:
-		case sErr != nil:
-			reply.SubmitError(c, req, sErr)
-		case wErr != nil || b.registrar == nil:
-			reply.Done(c, req, wErr)
-		default:
-			b.registrar.RegisterNow(createRegisterTimeout, func() { reply.Done(c, req, nil) })
-		}
-	}
-	for i, m := range metas {
-		if err := b.Topics.Create(m, func(err error) { settle(1, err, nil) }); err != nil {
-			settle(len(metas)-i, nil, err)
-			return
-		}
-	}
+	b.CreateTopics(rs, func(err error) { replyOutcome(c, req, err) })
 }

@@ -3,6 +3,7 @@ package popstore
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -101,7 +102,7 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 				break
 			}
 			rec, err := s.indexedRecord(topic, h.phys)
-			if err == ErrNotFound {
+			if errors.Is(err, ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -171,7 +172,7 @@ func (s *Store) EarliestMessageTime() (int64, error) {
 	for it.Seek(physPrefix); it.Valid() && tries < 16; it.Next() {
 		tries++
 		rec, err := s.getCF(s.cfMessages(), it.Value().Data())
-		if err == ErrNotFound {
+		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -199,7 +200,7 @@ func (s *Store) EarliestMessageTime() (int64, error) {
 			return true
 		}
 		rec, err := s.readOne(qk.topic, qk.queueId, st.min.Load())
-		if err == ErrNotFound {
+		if errors.Is(err, ErrNotFound) {
 			return true
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package popstore
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -163,7 +164,7 @@ func (s *Store) searchTime(topic string, queueId int32, lo, hi, ts int64) (int64
 			return true
 		}
 		rec, err := s.readOne(topic, queueId, lo+int64(i))
-		if err == ErrNotFound {
+		if errors.Is(err, ErrNotFound) {
 			return false
 		}
 		if err != nil {
@@ -253,7 +254,7 @@ func (s *Store) Checkpoint(k CheckpointKey) (Checkpoint, bool, error) {
 // REQUIRES: readGuard held, or the caller is committing (writer).
 func (s *Store) getCheckpoint(k CheckpointKey) (Checkpoint, bool, error) {
 	v, err := s.getCF(s.cfPop(), k.Bytes())
-	if err == ErrNotFound {
+	if errors.Is(err, ErrNotFound) {
 		return Checkpoint{}, false, nil
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package popstore
 
 import (
 	"encoding/binary"
+	"errors"
 	"sort"
 
 	"github.com/linxGnu/grocksdb"
@@ -67,7 +68,7 @@ func (s *Store) PlanRetention(nowMillis int64) (RetentionPlan, error) {
 				if p := int64(binary.BigEndian.Uint64(rec[recPhysOffset:])); p < floor {
 					floor = p
 				}
-			} else if err != nil && err != ErrNotFound {
+			} else if err != nil && !errors.Is(err, ErrNotFound) {
 				return plan, err
 			}
 		}

@@ -116,6 +116,9 @@ const indexFamilyOptions = "memtable=vector;write_buffer_size=4194304;compressio
 // except where noted; writes only go through a Txn (see Begin), normally on
 // the batch writer goroutine. Close after the writer has closed.
 type Store struct {
+	// db is nil while the store is down: closed by Reopen and not opened
+	// again yet; reads answer ErrUnavailable. Set and cleared with closeMu
+	// held exclusively; readers hold it shared (readGuard).
 	db     *grocksdb.DB
 	cfs    [numCFs]*grocksdb.ColumnFamilyHandle // default, messages, pop, offsets, meta, index
 	cfIDs  [numCFs]uint32                       // their RocksDB ids
@@ -148,6 +151,8 @@ type Store struct {
 	// timers is the number of durable timer entries (meta "s/timers");
 	// written by publish under serialMu.
 	timers atomic.Int64
+	// half holds the half-message counters (halves.go).
+	half halfState
 
 	queues sync.Map // queueKey -> *queueState
 
@@ -166,9 +171,6 @@ type Store struct {
 
 	closeMu sync.RWMutex // held shared by reads, exclusively by Close and Reopen
 	closed  bool
-	// down: the database was closed by Reopen and could not be opened
-	// again yet (db == nil); reads answer ErrUnavailable. REQUIRES: closeMu.
-	down bool
 	// writeFailed is set by a failed synced write: RocksDB's WAL writer has
 	// then seen an error, and any later flush of it (FlushWAL, SyncWAL)
 	// aborts the process (see Options.InfoLogDir); Close skips FlushWAL.

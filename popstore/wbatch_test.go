@@ -2,6 +2,7 @@ package popstore
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -71,7 +72,7 @@ func TestBatchRepSortIsStablePerKey(t *testing.T) {
 	for k, want := range map[string]string{"a": "2", "m": "3", "z": ""} {
 		v, err := s.getCF(s.cfPop(), []byte(k))
 		if want == "" {
-			if err != ErrNotFound {
+			if !errors.Is(err, ErrNotFound) {
 				t.Errorf("%s: got %q, %v; want absent", k, v, err)
 			}
 			continue

@@ -208,13 +208,15 @@ func boundAddr(eng gnet.Engine) (net.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Both closes release duplicates of a descriptor the engine keeps;
+	// nothing was written through them, so their errors carry nothing.
 	f := os.NewFile(uintptr(fd), "remoting-listener")
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	ln, err := net.FileListener(f)
 	if err != nil {
 		return nil, err
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	return ln.Addr(), nil
 }
 

@@ -97,7 +97,7 @@ func dupConn(gc gnet.Conn) (net.Conn, error) {
 		return nil, fmt.Errorf("dup: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "tls-client")
-	defer f.Close()
+	defer func() { _ = f.Close() }() // net.FileConn holds its own duplicate
 	return net.FileConn(f)
 }
 
@@ -223,7 +223,7 @@ func (sess *tlsSession) enroll() error {
 // descriptor is closed (the conn holds a duplicate).
 func fileUnixConn(fd int, name string) (*net.UnixConn, error) {
 	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
+	defer func() { _ = f.Close() }() // net.FileConn holds its own duplicate
 	nc, err := net.FileConn(f)
 	if err != nil {
 		return nil, fmt.Errorf("socketpair conn: %w", err)

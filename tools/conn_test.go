@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/stacktest"
 	"github.com/popshim/popshim/remoting/tlstest"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // TestSendConsumeOverTLSWithCredentials: against a broker that refuses
@@ -18,7 +18,7 @@ import (
 // TLS, or with a wrong secret, they fail with an error that says so.
 func TestSendConsumeOverTLSWithCredentials(t *testing.T) {
 	m := tlstest.New(t)
-	st := stacktest.Start(t, func(c *conf.Config) {
+	st := stacktest.StartEdited(t, func(c *conf.Config) {
 		c.TLS.Mode, c.TLS.CertFile, c.TLS.KeyFile = "enforcing", m.ServerCertFile, m.ServerKeyFile
 		c.AuthEnabled, c.AuthAdminUser, c.AuthAdminPassword = true, "smoke_admin", "smoke-secret-1"
 	})

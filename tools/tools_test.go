@@ -12,14 +12,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/popshim/popshim/handler/stacktest"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // startBroker runs an in-process popshim (stacktest.Start) and returns its
 // embedded name server's address.
 func startBroker(t *testing.T) string {
 	t.Helper()
-	return stacktest.Start(t, nil).NamesrvAddr()
+	return stacktest.StartEdited(t, nil).NamesrvAddr()
 }
 
 // closedPort returns a 127.0.0.1 address nothing listens on.

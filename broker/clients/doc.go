@@ -7,9 +7,9 @@
 // HEART_BEAT fast path (HeartbeatCache); and the Prometheus collector of
 // the client gauges (Collector).
 //
-// Callers: the request handlers (HEART_BEAT, UNREGISTER_CLIENT,
-// GET_CONSUMER_LIST_BY_GROUP, QUERY_ASSIGNMENT, PULL's subscription
-// check) on the gnet event loops, the broker's connection-close hook on
+// Callers: the core's operations (broker: Heartbeat, UnregisterClient,
+// ConsumerList, Assignment, PULL's subscription check) and the remoting
+// HEART_BEAT fast path on the gnet event loops, the core's ConnClosed on
 // the closing connection's event loop, and the metrics scrape on its own
 // goroutine. Every method is a map operation under a mutex with no I/O, so
 // it may run on an event loop; the table owns no goroutine (expiry is

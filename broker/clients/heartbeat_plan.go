@@ -1,8 +1,8 @@
 package clients
 
-// HEART_BEAT bounds and name checks (see handler/heart_beat.go for the behaviour):
-// what a decoded HeartbeatData may contain, and the Heartbeat the
-// ClientTable registers from it.
+// HEART_BEAT bounds and name checks (see broker/heartbeat.go for the
+// behaviour): what one heartbeat's groups may contain, and the Heartbeat
+// the ClientTable registers from them.
 
 import (
 	"fmt"
@@ -42,21 +42,22 @@ func LimitsFromConfig(cfg *conf.Config) (Limits, error) {
 	return l, nil
 }
 
-// Exceeded returns the remark of the first per-heartbeat bound hb breaks
-// (counted as sent, before invalid entries are skipped), or "" when it
-// breaks none. The remark names the flag, the count and the bound.
-func (l Limits) Exceeded(hb *codec.HeartbeatData) string {
-	if n := len(hb.ConsumerDataSet); n > l.groups {
+// Exceeded returns the remark of the first per-heartbeat bound a
+// heartbeat listing consumers and producers breaks (counted as sent,
+// before PlanHeartbeat skips invalid entries), or "" when it breaks none.
+// The remark names the flag, the count and the bound.
+func (l Limits) Exceeded(consumers []ConsumerRegistration, producers []string) string {
+	if n := len(consumers); n > l.groups {
 		return fmt.Sprintf("heartbeat lists %d consumer groups, above --max-heartbeat-groups %d", n, l.groups)
 	}
-	if n := len(hb.ProducerDataSet); n > l.groups {
+	if n := len(producers); n > l.groups {
 		return fmt.Sprintf("heartbeat lists %d producer groups, above --max-heartbeat-groups %d", n, l.groups)
 	}
-	for i := range hb.ConsumerDataSet {
-		cd := &hb.ConsumerDataSet[i]
-		if n := len(cd.SubscriptionDataSet); n > l.subscriptions {
+	for i := range consumers {
+		cr := &consumers[i]
+		if n := len(cr.Subscriptions); n > l.subscriptions {
 			return fmt.Sprintf("heartbeat consumer group %s lists %d subscriptions, above --max-heartbeat-subscriptions %d",
-				clipName(cd.GroupName), n, l.subscriptions)
+				clipName(cr.Group), n, l.subscriptions)
 		}
 	}
 	return ""
@@ -76,39 +77,37 @@ func (s *SkippedEntries) add(what string, err error) {
 	s.Count++
 }
 
-// PlanHeartbeat turns a decoded heartbeat into what the ClientTable
-// registers for ch: consumer groups and producer groups whose names pass
-// codec.ValidateGroup, and per consumer group the subscriptions whose topic
-// passes RocketMQ's topic rules (validateTopicName: %RETRY% names may carry
-// the V2 '+'). Everything dropped is counted in skipped. It aliases hb's
-// strings and slices of tags (hb is owned by the handler). A consumer group
-// listed twice is registered once, with its later entry (as successive
-// registrations would leave it), so it costs one retry-topic and
-// group-config check.
-func PlanHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, skipped SkippedEntries) {
+// PlanHeartbeat turns the groups of one heartbeat, as sent, into what
+// the ClientTable registers for ch: consumer groups and producer groups
+// whose names pass codec.ValidateGroup, and per consumer group the
+// subscriptions whose topic passes RocketMQ's topic rules
+// (validateTopicName: %RETRY% names may carry the V2 '+'). Everything
+// dropped is counted in skipped. A consumer group listed twice is
+// registered once, with its later entry (as successive registrations
+// would leave it), so it costs one retry-topic and group-config check.
+//
+// It filters in place: the result's Consumers and Producers, and each
+// consumer's Subscriptions, share the arrays of consumers, producers and
+// their subscriptions, which the caller gives up (it must not use them
+// afterwards).
+func PlanHeartbeat(ch ClientChannel, consumers []ConsumerRegistration, producers []string) (reg Heartbeat, skipped SkippedEntries) {
 	reg.Channel = ch
-	reg.Consumers = make([]ConsumerRegistration, 0, len(hb.ConsumerDataSet))
-	at := make(map[string]int, len(hb.ConsumerDataSet)) // group → index in reg.Consumers
-	for i := range hb.ConsumerDataSet {
-		cd := &hb.ConsumerDataSet[i]
-		if err := codec.ValidateGroup(cd.GroupName); err != nil {
+	reg.Consumers = consumers[:0]
+	at := make(map[string]int, len(consumers)) // group → index in reg.Consumers
+	for _, cr := range consumers {
+		if err := codec.ValidateGroup(cr.Group); err != nil {
 			skipped.add("consumer group", err)
 			continue
 		}
-		cr := ConsumerRegistration{
-			Group: cd.GroupName, ConsumeType: cd.ConsumeType, MessageModel: cd.MessageModel,
-			ConsumeFromWhere: cd.ConsumeFromWhere, Subscriptions: make([]Subscription, 0, len(cd.SubscriptionDataSet)),
-		}
-		for _, s := range cd.SubscriptionDataSet {
+		subs := cr.Subscriptions[:0]
+		for _, s := range cr.Subscriptions {
 			if err := meta.ValidateTopicName(s.Topic); err != nil {
-				skipped.add("subscription of consumer group "+cd.GroupName, err)
+				skipped.add("subscription of consumer group "+cr.Group, err)
 				continue
 			}
-			cr.Subscriptions = append(cr.Subscriptions, Subscription{
-				Topic: s.Topic, SubString: s.SubString, ExpressionType: s.ExpressionType,
-				Tags: s.TagsSet, SubVersion: s.SubVersion,
-			})
+			subs = append(subs, s)
 		}
+		cr.Subscriptions = subs
 		if i, dup := at[cr.Group]; dup {
 			reg.Consumers[i] = cr
 			continue
@@ -116,12 +115,13 @@ func PlanHeartbeat(hb *codec.HeartbeatData, ch ClientChannel) (reg Heartbeat, sk
 		at[cr.Group] = len(reg.Consumers)
 		reg.Consumers = append(reg.Consumers, cr)
 	}
-	for _, pd := range hb.ProducerDataSet {
-		if err := codec.ValidateGroup(pd.GroupName); err != nil {
+	reg.Producers = producers[:0]
+	for _, group := range producers {
+		if err := codec.ValidateGroup(group); err != nil {
 			skipped.add("producer group", err)
 			continue
 		}
-		reg.Producers = append(reg.Producers, pd.GroupName)
+		reg.Producers = append(reg.Producers, group)
 	}
 	return reg, skipped
 }

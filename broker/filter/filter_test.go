@@ -154,7 +154,7 @@ func TestCached(t *testing.T) {
 	}
 	_, err1 := Cached("x = ")
 	_, err2 := Cached("x = ")
-	if err1 == nil || err1 != err2 {
+	if err1 == nil || !errors.Is(err2, err1) {
 		t.Errorf("cached error: %v / %v", err1, err2)
 	}
 	for i := range 3 * cacheMax {

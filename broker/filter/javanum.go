@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func parseJavaDouble(s string) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange {
+		if errors.Is(err, strconv.ErrRange) {
 			return f, true // ±Inf or 0, as Java
 		}
 		return 0, false

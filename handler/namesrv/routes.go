@@ -1,8 +1,8 @@
 package namesrv
 
 // The route cache: topic routes as the external name servers
-// (--namesrv-addr) know them, for QUERY_ASSIGNMENT (400), which assigns
-// over every broker of a topic (broker/.../topic/TopicRouteInfoManager.java
+// (--namesrv-addr) know them, the core's broker.RouteSource for
+// QUERY_ASSIGNMENT (400), which assigns over every broker of a topic (broker/.../topic/TopicRouteInfoManager.java
 // keeps the same cache in a Java broker).
 //
 // Behaviour:
@@ -33,8 +33,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/popshim/popshim/broker"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // DefaultRouteRefresh is how often cached routes are fetched again.
@@ -55,18 +56,10 @@ var (
 	errCacheClosed = errors.New("namesrv: route cache closed")
 )
 
-// RouteResult is the outcome of a route fetch.
-type RouteResult struct {
-	// Route is the topic's route as the name servers answered it; valid
-	// when Found.
-	Route codec.TopicRouteData
-	// Found is false when the name servers answered TOPIC_NOT_EXIST (17)
-	// or none answered (then Err is set).
-	Found bool
-	// Err is why no name server answered (dial error, timeout, unexpected
-	// response code); nil for SUCCESS and TOPIC_NOT_EXIST.
-	Err error
-}
+// RouteResult is the outcome of a route fetch: the core's
+// broker.RouteResult (Route, Found, Err), so that RouteCache is the
+// core's broker.RouteSource.
+type RouteResult = broker.RouteResult
 
 // routeEntry is one cached topic. REQUIRES: RouteCache.mu held for every
 // field.
@@ -94,10 +87,10 @@ type RouteCache struct {
 	wg     sync.WaitGroup // refresh loop and fetch goroutines
 
 	mu      sync.Mutex
-	entries map[string]*routeEntry      // REQUIRES: mu held
-	clients map[string]*remoting.Client // REQUIRES: mu held
-	next    int                         // REQUIRES: mu held. Name server to try first.
-	closed  bool                        // REQUIRES: mu held
+	entries map[string]*routeEntry  // REQUIRES: mu held
+	clients map[string]*client.Conn // REQUIRES: mu held
+	next    int                     // REQUIRES: mu held. Name server to try first.
+	closed  bool                    // REQUIRES: mu held
 }
 
 // NewRouteCache returns a cache over the name servers addrs (host:port)
@@ -116,7 +109,7 @@ func NewRouteCache(addrs []string, refresh, timeout time.Duration, log zerolog.L
 		log: log.With().Str("component", "routes").Logger(),
 		ctx: ctx, cancel: cancel,
 		entries: make(map[string]*routeEntry),
-		clients: make(map[string]*remoting.Client, len(addrs)),
+		clients: make(map[string]*client.Conn, len(addrs)),
 	}
 }
 
@@ -271,7 +264,7 @@ func (r *RouteCache) invoke(ctx context.Context, addr string, req *codec.Command
 	}
 	if c == nil {
 		l := r.log
-		nc, err := remoting.DialContext(ctx, addr, remoting.ClientOptions{Log: &l})
+		nc, err := client.DialContext(ctx, addr, client.Options{Log: &l})
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +309,7 @@ func (r *RouteCache) Close() {
 }
 
 // isDone reports whether client c has closed.
-func isDone(c *remoting.Client) bool {
+func isDone(c *client.Conn) bool {
 	select {
 	case <-c.Done():
 		return true

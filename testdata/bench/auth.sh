@@ -9,7 +9,7 @@
 # The signing user is the initial super user (--auth-admin-user): each
 # request pays the signature check (HMAC-SHA1 of its extFields), the user
 # look-up and the resource derivation; a super user skips the policy match
-# (BenchmarkCheckAck in handler/auth measures a normal user's).
+# (BenchmarkCheckAck in auth measures a normal user's).
 #
 # Env: as run.sh (BENCH_OUT [bin/bench-auth], BENCH_ROUNDS [3],
 # BENCH_DURATION, BENCH_MESSAGES, BENCH_CONNS, BENCH_INFLIGHT,

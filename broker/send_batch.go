@@ -1,0 +1,68 @@
+package broker
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/popshim/popshim/codec"
+)
+
+// sendBatch validates a batch send and stores its entries with one op.
+// Caller's goroutine, as Send.
+func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
+	switch {
+	case len(r.Topic) > codec.MaxTopicLenV1:
+		done(SendResult{}, Errorf(codec.MessageIllegal, "message topic length too long %d", len(r.Topic)))
+		return
+	case codec.IsRetryTopic(r.Topic):
+		done(SendResult{}, Errorf(codec.MessageIllegal, "batch request does not support retry group %s", r.Topic))
+		return
+	case len(r.Body) > b.Settings.MaxMessageBytes:
+		done(SendResult{}, b.bodyTooLarge(len(r.Body)))
+		return
+	}
+	if v, _ := codec.PropertyValue(r.Properties, codec.PropertyDelayTimeLevel); atoiPositive(v) {
+		// CommitLog.asyncPutMessages refuses a batch with a delay level.
+		done(SendResult{}, Errorf(codec.MessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.Settings.MaxMessageBytes))
+		return
+	}
+	// The entries alias r.Body; they are copied into the records below,
+	// before Send returns.
+	msgs, err := codec.UnsafeDecodeBatchBody(r.Body)
+	if err == nil && len(msgs) == 0 {
+		err = errors.New("empty batch")
+	}
+	if err != nil {
+		done(SendResult{}, &Error{Code: codec.MessageIllegal, Remark: "invalid batch body: " + err.Error()})
+		return
+	}
+	t, e := b.sendTargetOf(r)
+	if e != nil {
+		done(SendResult{}, e)
+		return
+	}
+	m := codec.MessageExt{QueueID: t.queueID, SysFlag: r.SysFlag, BornTimestamp: r.BornTimestamp, BornHost: r.BornHost,
+		StoreTimestamp: b.Now(), StoreHost: b.StoreHost(), ReconsumeTimes: r.ReconsumeTimes}
+	size := 0
+	for i := range msgs {
+		msgs[i].Topic = t.topic
+		msgs[i].Properties = codec.DeleteProperty(msgs[i].Properties, codec.PropertyPopCK)
+		m.Message = msgs[i]
+		size += codec.MessageRecordSize(&m)
+	}
+	recs := make([]byte, 0, size)
+	for i := range msgs {
+		m.Message = msgs[i]
+		if recs, err = codec.AppendMessage(recs, &m); err != nil {
+			done(SendResult{}, Errorf(codec.MessageIllegal, "batch entry %d: %v", i, err))
+			return
+		}
+	}
+	b.submitSend(&sendJob{b: b, t: t, recs: recs, n: len(msgs), host: m.StoreHost, bodyBytes: len(r.Body), done: done})
+}
+
+// atoiPositive reports whether v is a decimal integer ≥ 1.
+func atoiPositive(v string) bool {
+	n, err := strconv.Atoi(v)
+	return err == nil && n > 0
+}

@@ -1,0 +1,177 @@
+package grpcserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+)
+
+// TLSMode is the TLS policy of the gRPC port, with the meanings of the
+// remoting ports' --tls-mode (Java's tls.server.mode).
+type TLSMode uint8
+
+const (
+	// TLSDisabled serves plaintext HTTP/2 (h2c) only.
+	TLSDisabled TLSMode = iota
+	// TLSPermissive serves TLS and plaintext on one port: a connection
+	// whose first byte is 0x16 (a TLS handshake record) gets TLS, any other
+	// plaintext, as rocketmq-proxy's ProxyAndTlsProtocolNegotiator does by
+	// default. The v5 clients differ in their default (Java, Go, C++, C#:
+	// TLS; Node, Python, Rust: plaintext), so this mode serves all of them.
+	TLSPermissive
+	// TLSEnforcing serves TLS only and closes a plaintext connection after
+	// its first byte.
+	TLSEnforcing
+)
+
+// String is the flag spelling: disabled, permissive, enforcing.
+func (m TLSMode) String() string {
+	switch m {
+	case TLSDisabled:
+		return "disabled"
+	case TLSPermissive:
+		return "permissive"
+	case TLSEnforcing:
+		return "enforcing"
+	}
+	return fmt.Sprintf("TLSMode(%d)", uint8(m))
+}
+
+// ParseTLSMode reads the flag spelling (conf's --tls-mode values).
+func ParseTLSMode(s string) (TLSMode, error) {
+	switch s {
+	case "disabled":
+		return TLSDisabled, nil
+	case "permissive":
+		return TLSPermissive, nil
+	case "enforcing":
+		return TLSEnforcing, nil
+	}
+	return TLSDisabled, fmt.Errorf("unknown TLS mode %q: want disabled, permissive or enforcing", s)
+}
+
+// tlsHandshakeByte is the first byte of a TLS record carrying a handshake.
+const tlsHandshakeByte = 0x16
+
+// errPlaintextRefused: a plaintext connection on a TLSEnforcing port.
+var errPlaintextRefused = errors.New("grpcserver: plaintext connection refused: TLS mode is enforcing")
+
+// sniffCreds are grpc-go transport credentials that decide per connection,
+// from its first byte, between TLS and plaintext. grpc-go runs
+// ServerHandshake on the connection's own goroutine, so a slow client
+// delays only itself; the read of the first byte and the TLS handshake
+// are bounded by timeout.
+type sniffCreds struct {
+	mode    TLSMode
+	tls     *tls.Config // NextProtos includes "h2"; nil when mode is TLSDisabled
+	timeout time.Duration
+}
+
+// newSniffCreds checks the combination and completes the TLS config:
+// grpc-go clients refuse a server that does not negotiate ALPN "h2".
+func newSniffCreds(mode TLSMode, cfg *tls.Config, timeout time.Duration) (*sniffCreds, error) {
+	c := &sniffCreds{mode: mode, timeout: timeout}
+	if mode == TLSDisabled {
+		return c, nil
+	}
+	if cfg == nil {
+		return nil, fmt.Errorf("grpcserver: TLS mode %s needs a TLS config", mode)
+	}
+	c.tls = cfg.Clone()
+	if !slices.Contains(c.tls.NextProtos, "h2") {
+		c.tls.NextProtos = append([]string{"h2"}, c.tls.NextProtos...)
+	}
+	if c.tls.MinVersion == 0 {
+		c.tls.MinVersion = tls.VersionTLS12
+	}
+	return c, nil
+}
+
+// ServerHandshake implements credentials.TransportCredentials.
+func (c *sniffCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	plain := credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}
+	if c.mode == TLSDisabled {
+		return raw, plainInfo{plain}, nil
+	}
+	if c.timeout > 0 {
+		_ = raw.SetDeadline(time.Now().Add(c.timeout))
+	}
+	var first [1]byte
+	if _, err := raw.Read(first[:]); err != nil {
+		return nil, nil, fmt.Errorf("grpcserver: reading the first byte: %w", err)
+	}
+	conn := &prefixConn{Conn: raw, prefix: first[:]}
+	if first[0] != tlsHandshakeByte {
+		if c.mode == TLSEnforcing {
+			return nil, nil, errPlaintextRefused
+		}
+		_ = raw.SetDeadline(time.Time{})
+		return conn, plainInfo{plain}, nil
+	}
+	tc := tls.Server(conn, c.tls)
+	ctx := context.Background()
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, nil, fmt.Errorf("grpcserver: TLS handshake: %w", err)
+	}
+	_ = raw.SetDeadline(time.Time{})
+	return tc, credentials.TLSInfo{
+		State:          tc.ConnectionState(),
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+	}, nil
+}
+
+// ClientHandshake implements credentials.TransportCredentials; the server
+// never dials.
+func (c *sniffCreds) ClientHandshake(context.Context, string, net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return nil, nil, errors.New("grpcserver: server-side credentials cannot dial")
+}
+
+// Info implements credentials.TransportCredentials.
+func (c *sniffCreds) Info() credentials.ProtocolInfo {
+	return credentials.ProtocolInfo{SecurityProtocol: "tls-or-plaintext"}
+}
+
+// Clone implements credentials.TransportCredentials.
+func (c *sniffCreds) Clone() credentials.TransportCredentials {
+	n := *c
+	if c.tls != nil {
+		n.tls = c.tls.Clone()
+	}
+	return &n
+}
+
+// OverrideServerName implements credentials.TransportCredentials (deprecated there; a no-op).
+func (c *sniffCreds) OverrideServerName(string) error { return nil }
+
+// plainInfo is the AuthInfo of a plaintext connection.
+type plainInfo struct{ credentials.CommonAuthInfo }
+
+// AuthType implements credentials.AuthInfo.
+func (plainInfo) AuthType() string { return "insecure" }
+
+// prefixConn replays bytes already read from Conn before reading on.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+// Read implements net.Conn.
+func (p *prefixConn) Read(b []byte) (int, error) {
+	if len(p.prefix) > 0 {
+		n := copy(b, p.prefix)
+		p.prefix = p.prefix[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
