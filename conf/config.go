@@ -100,6 +100,24 @@ type Config struct {
 	// RetentionInterval is how often expired messages are deleted.
 	// --retention-interval, default 10m.
 	RetentionInterval time.Duration
+	// EnablePropertyFilter lets consumers filter by SQL92 selectors over
+	// message properties (BrokerConfig.enablePropertyFilter): the SQL92
+	// subscriptions of POP and PULL (in the request, or registered by
+	// HEART_BEAT) are compiled and evaluated, and CHECK_CLIENT_CONFIG
+	// accepts them. Off, POP, PULL and CHECK_CLIENT_CONFIG refuse SQL92
+	// with SYSTEM_ERROR (1) "The broker does not support consumer to
+	// filter message by SQL92", and a Java consumer with such a
+	// subscription fails to start; HEART_BEAT registers it either way, as
+	// Java's does. Default true, where Java's is false:
+	// a Java broker with it on keeps consumer filter data per group and may
+	// compute a bloom-filter bitmap for every stored message
+	// (enableCalcFilterBitMap), so it is opt-in there; popshim evaluates a
+	// selector only while a request with an SQL92 subscription scans
+	// messages (no per-message work at SEND, no state), so a broker whose
+	// clients use tags only pays nothing, and one whose clients use SQL92
+	// works without extra configuration. An expression is at most 64 KiB
+	// and a scan is bounded as for tags. --enable-property-filter.
+	EnablePropertyFilter bool
 	// MessageIndexEnable keeps the key index of KEYS and UNIQ_KEY that
 	// QUERY_MESSAGE reads, written with each message (RocketMQ's
 	// messageIndexEnable, default true). --message-index-enable.
@@ -326,6 +344,7 @@ func Default() *Config {
 		Retention:                   72 * time.Hour,
 		RetentionInterval:           10 * time.Minute,
 		MessageIndexEnable:          true,
+		EnablePropertyFilter:        true,
 		PopWriteMode:                "group",
 		SyncWorkers:                 16,
 		GCPercent:                   400,

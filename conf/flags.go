@@ -45,6 +45,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.DefaultTopicQueueNums, "default-topic-queue-nums", c.DefaultTopicQueueNums, "queue count of auto-created topics (defaultTopicQueueNums)")
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long messages are kept (fileReservedTime)")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired messages are deleted")
+	fs.BoolVar(&c.EnablePropertyFilter, "enable-property-filter", c.EnablePropertyFilter, "serve SQL92 property filters (MessageSelector.bySql): POP and PULL evaluate them, CHECK_CLIENT_CONFIG accepts them (enablePropertyFilter; default true, Java's false: popshim evaluates selectors only while such a request scans, nothing per stored message); off: SQL92 subscriptions get SYSTEM_ERROR (1)")
 	fs.BoolVar(&c.MessageIndexEnable, "message-index-enable", c.MessageIndexEnable, "index KEYS and UNIQ_KEY of every stored message for QUERY_MESSAGE (messageIndexEnable)")
 	fs.StringVar(&c.PopWriteMode, "pop-write-mode", c.PopWriteMode, "ACK/CHANGE/POP persistence: group (one group-commit writer) | sync (per-op synced writes on --sync-workers, baseline)")
 	fs.IntVar(&c.GCPercent, "gc-percent", c.GCPercent, "Go GC target heap growth, percent (runtime/debug.SetGCPercent); 0 = keep GOGC / the runtime default")
