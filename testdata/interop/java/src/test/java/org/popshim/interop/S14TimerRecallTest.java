@@ -23,14 +23,14 @@ import org.apache.rocketmq.common.producer.RecallMessageHandle;
 import org.junit.jupiter.api.Test;
 
 /**
- * Scenario 12: cancelling timer messages. Three messages are sent with {@code setDeliverTimeMs} to the same
+ * Scenario 14: cancelling timer messages. Three messages are sent with {@code setDeliverTimeMs} to the same
  * time and queue: one is recalled with {@code DefaultMQProducer.recallMessage(topic, sendResult.getRecallHandle())}
  * (RECALL_MESSAGE, 370, popshim started with --recall-message-enable), one is cancelled by a message carrying
  * TIMER_DEL_UNIQKEY = topic + "+" + its msgId and the same delivery time (put with
  * {@code MessageAccessor.putProperty}), the third is delivered. A sentinel sent after the due time, to the same
  * queue, proves the cancelled ones would have arrived by then.
  */
-class S12TimerRecallTest extends InteropBase {
+class S14TimerRecallTest extends InteropBase {
     static final long AHEAD_MS = 4_000;
 
     @Override
@@ -44,14 +44,14 @@ class S12TimerRecallTest extends InteropBase {
 
     @Test
     void recalledAndDeletedTimersAreNotDelivered() throws Exception {
-        String topic = unique("s12");
-        DefaultMQProducer p = track(Sending.producer(shim, unique("s12_pg"), wire));
+        String topic = unique("s14");
+        DefaultMQProducer p = track(Sending.producer(shim, unique("s14_pg"), wire));
         SendResult warm = p.send(msg(topic, "warm"));
         MessageQueue q0 = new MessageQueue(topic, warm.getMessageQueue().getBrokerName(), 0);
 
         Set<String> got = ConcurrentHashMap.newKeySet();
         Received rec = new Received();
-        track(rec.start(shim, unique("s12_cg"), topic, "*", 15_000, wire, m -> {
+        track(rec.start(shim, unique("s14_cg"), topic, "*", 15_000, wire, m -> {
             got.add(new String(m.getBody(), StandardCharsets.UTF_8));
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         }));

@@ -24,33 +24,33 @@ import org.apache.rocketmq.common.message.MessageConst;
 import org.junit.jupiter.api.Test;
 
 /**
- * Scenario 11: request-reply. A requester's {@code DefaultMQProducer.request()} sends a message to a topic a
+ * Scenario 13: request-reply. A requester's {@code DefaultMQProducer.request()} sends a message to a topic a
  * POP push consumer consumes; the consumer answers each one with {@code MessageUtil.createReplyMessage} sent by
  * its own producer (SEND_REPLY_MESSAGE_V2, 325); popshim pushes the reply to the requester's connection
  * (PUSH_REPLY_MESSAGE_TO_CLIENT, 326) and {@code request()} returns it. Sync and async requests; a reply whose
  * requester is unknown is refused with Java's remark.
  */
-class S11RequestReplyTest extends InteropBase {
+class S13RequestReplyTest extends InteropBase {
     static final int SEND_REPLY_MESSAGE_V2 = 325;
 
     @Test
     void requestGetsTheConsumersReply() throws Exception {
-        String topic = unique("s11");
-        DefaultMQProducer requester = track(Sending.producer(shim, unique("s11_req"), wire));
-        DefaultMQProducer replier = track(Sending.producer(shim, unique("s11_rep"), wire));
+        String topic = unique("s13");
+        DefaultMQProducer requester = track(Sending.producer(shim, unique("s13_req"), wire));
+        DefaultMQProducer replier = track(Sending.producer(shim, unique("s13_rep"), wire));
         // An ordinary first message creates the topic (TBW102 fallback) and proves the consumer is live.
         requester.send(new Message(topic, "warm", "warm".getBytes(StandardCharsets.UTF_8)));
 
         AtomicInteger replyFailures = new AtomicInteger();
         Received got = new Received();
-        track(got.start(shim, unique("s11_cg"), topic, "*", 15_000, wire, m -> {
+        track(got.start(shim, unique("s13_cg"), topic, "*", 15_000, wire, m -> {
             if (m.getProperty(MessageConst.PROPERTY_CORRELATION_ID) == null) {
                 return ConsumeConcurrentlyStatus.CONSUME_SUCCESS; // the warm-up message
             }
             try {
                 String body = new String(m.getBody(), StandardCharsets.UTF_8);
                 Message reply = MessageUtil.createReplyMessage(m, ("re:" + body).getBytes(StandardCharsets.UTF_8));
-                reply.putUserProperty("answeredBy", "s11");
+                reply.putUserProperty("answeredBy", "s13");
                 replier.send(reply);
             } catch (Exception e) {
                 replyFailures.incrementAndGet();
@@ -70,7 +70,7 @@ class S11RequestReplyTest extends InteropBase {
             }
             assertNotNull(answer, "request " + i + " returned null; " + diag());
             assertEquals("re:ping-" + i, new String(answer.getBody(), StandardCharsets.UTF_8), diag());
-            assertEquals("s11", answer.getUserProperty("answeredBy"));
+            assertEquals("s13", answer.getUserProperty("answeredBy"));
             assertEquals(req.getProperty(MessageConst.PROPERTY_CORRELATION_ID),
                 answer.getProperty(MessageConst.PROPERTY_CORRELATION_ID));
             assertNotNull(answer.getProperty(MessageConst.PROPERTY_PUSH_REPLY_TIME), "PUSH_REPLY_TIME set by the broker");
