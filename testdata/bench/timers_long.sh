@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# `make bench-timers-long`: long timers. One popshim with --timer-max-delay-sec of a year holds
-# BENCH_TIMERS timer messages due evenly over BENCH_TIMER_SPREAD (`popshim bench timer --timer-spread`,
-# first due an hour after the fill, so none falls due during the run). Measured: the fill rate, the
-# data directory's bytes and popshim's resident memory before and after, its CPU while idle with the
-# timers pending, the ACK workload's throughput (`popshim bench`, BENCH_ACK_MESSAGES receipt handles,
-# no CHANGE bursts) on the empty broker and beside the pending timers, and a restart: SIGTERM until
-# exit, then start until the broker port accepts and until the pending count is back. Writes
+# `make bench-timers-long`: long timers. One popshim with --timer-max-delay-sec of a year is filled
+# with BENCH_TIMERS timer messages due evenly over BENCH_TIMER_SPREAD (`popshim bench timer
+# --timer-spread`, the first due an hour after the fill, so none falls due during the run). Measured:
+# the fill rate; the data directory's bytes and popshim's resident memory after the fill, after a
+# SIGKILL and start (the WAL replayed) and after a SIGTERM and start; the time from start until the
+# broker port accepts and until the pending count is back; popshim's CPU while idle with the timers
+# pending; the ACK workload (`popshim bench`, BENCH_ACK_MESSAGES receipt handles, no CHANGE bursts)
+# beside the pending timers and, for comparison, on a second, empty popshim. Writes
 # $BENCH_OUT/timers-long.md.
 #
 # Env (defaults in brackets): POPSHIM_BIN, BENCH_OUT [<repo>/bin/bench], BENCH_TIMERS [1000000],
@@ -27,15 +28,33 @@ ackmsgs=${BENCH_ACK_MESSAGES:-300000}
 
 rss_mib() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-data_mib() { du -sb "$work/data" | awk '{printf "%.0f", $1/1048576}'; }
-pending() { curl -fsS "http://127.0.0.1:$mport/metrics" | awk '/^rocketmq_timing_messages[ {]/ {print $NF; exit}'; }
+data_mib() { du -sb "$work/$1" | awk '{printf "%.0f", $1/1048576}'; }
+pending() { curl -fsS "http://127.0.0.1:$mport/metrics" | awk '/^rocketmq_timing_messages[ {]/ {printf "%d", $NF; exit}'; }
 ops() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.0f" % r["series"][0]["ops_per_sec"])' "$1"; }
+now() { date +%s.%N; }
+secs() { python3 -c "print('%.2f' % ($2 - $1))"; }
 
 port=$(free_port); nport=$(free_port); mport=$(free_port)
+# start NAME DATA: popshim on the ports above over $work/DATA, pid in $pid.
 start() {
   pid=$(start_bg popshim "$work/popshim-$1.log" "$bin" serve --listen "127.0.0.1:$port" \
     --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 \
-    --data-dir "$work/data" --log-level warn --timer-max-delay-sec 31536000)
+    --data-dir "$work/$2" --log-level warn --timer-max-delay-sec 31536000)
+}
+# restart_timed NAME: start over data; sets r_port and r_pend, the seconds from the start until the
+# broker port accepts and until the pending count is back (no subshell: $pid must reach the caller).
+restart_timed() {
+  local t0 t1 t2
+  t0=$(now)
+  start "$1" data
+  wait_port 127.0.0.1 "$port" 300
+  t1=$(now)
+  until [ "$(pending 2>/dev/null || true)" = "$pend" ]; do
+    sleep 0.05
+    python3 -c "import sys; sys.exit(0 if $(now) - $t0 < 300 else 1)" || { echo "timers-long: pending count not back" >&2; exit 1; }
+  done
+  t2=$(now)
+  r_port=$(secs "$t0" "$t1"); r_pend=$(secs "$t0" "$t2")
 }
 ack_run() {
   "$bin" bench --addr "127.0.0.1:$port" --messages "$ackmsgs" --duration 20s --change-burst 0 \
@@ -44,53 +63,53 @@ ack_run() {
 }
 
 machine_note | tee "$out/machine-timers-long.txt"
-start 1
+start fill data
 wait_port 127.0.0.1 "$port" 30
 sleep 1
-rss0=$(rss_mib "$pid"); disk0=$(data_mib)
-echo "timers-long: ACK workload on the empty broker"
-ack0=$(ack_run ack-empty)
+rss0=$(rss_mib "$pid")
 echo "timers-long: storing $timers timers due over $spread"
 "$bin" bench timer --addr "127.0.0.1:$port" --messages "$timers" --timer-spread "$spread" --create-topic \
   --json "$work/fill.json" | tee "$work/fill.out"
 fill=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timer"]; print("%.0f/s (%.0f s)" % (t["fill_per_second"], t["send_seconds"]))' "$work/fill.json")
 sleep 5
-rss1=$(rss_mib "$pid"); disk1=$(data_mib); pend1=$(pending)
+pend=$(pending); rss1=$(rss_mib "$pid"); disk1=$(data_mib data)
 c0=$(cpu_ticks "$pid"); sleep 10; c1=$(cpu_ticks "$pid")
 idlecpu=$(python3 -c "print('%.1f' % (($c1 - $c0) / $(getconf CLK_TCK) / 10 * 100))")
-echo "timers-long: ACK workload beside $pend1 pending timers"
-ack1=$(ack_run ack-timers)
-rss2=$(rss_mib "$pid")
 
-t0=$(date +%s.%N)
-stop_bg popshim 60
-t1=$(date +%s.%N)
-start 2
-wait_port 127.0.0.1 "$port" 120
-t2=$(date +%s.%N)
-until [ "$(pending 2>/dev/null || true)" = "$pend1" ]; do
-  sleep 0.1
-  python3 -c "import sys; sys.exit(0 if $(date +%s.%N) - $t2 < 120 else 1)" || { echo "timers-long: pending count not back after restart" >&2; exit 1; }
-done
-t3=$(date +%s.%N)
-sleep 1
-rss3=$(rss_mib "$pid"); disk3=$(data_mib)
-secs() { python3 -c "print('%.2f' % ($2 - $1))"; }
+echo "timers-long: SIGKILL and start ($pend pending)"
+kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid"
+rm -f "$work/pids/popshim.pid"
+while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+restart_timed crash; crashport=$r_port; crashpend=$r_pend
+sleep 1; rss2=$(rss_mib "$pid"); disk2=$(data_mib data)
+
+echo "timers-long: SIGTERM and start"
+t0=$(now); stop_bg popshim 120; t1=$(now)
+restart_timed term; termport=$r_port; termpend=$r_pend
+sleep 1; rss3=$(rss_mib "$pid"); disk3=$(data_mib data)
+echo "timers-long: ACK workload beside $pend pending timers"
+ack1=$(ack_run ack-timers)
+stop_bg popshim 120
+
+echo "timers-long: ACK workload on an empty popshim"
+start empty empty
+wait_port 127.0.0.1 "$port" 30
+ack0=$(ack_run ack-empty)
 
 {
   echo "# Long timers ($(date -u +%Y-%m-%d), $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown))"
   echo
   cat "$out/machine-timers-long.txt"
   echo
-  echo "$timers timers (body 128 B) due evenly over $spread; ACK workload: $ackmsgs receipt handles, open loop."
+  echo "$pend timers (body 128 B) due evenly over $spread, stored at $fill; idle CPU with them pending:"
+  echo "$idlecpu % of a core."
   echo
-  echo "| | empty broker | $timers timers pending |"
-  echo "|---|---|---|"
-  echo "| data directory | $disk0 MiB | $disk1 MiB (after restart: $disk3 MiB) |"
-  echo "| RSS | $rss0 MiB | $rss1 MiB (after the ACK run: $rss2 MiB; after restart: $rss3 MiB) |"
-  echo "| ACK/s | $ack0 | $ack1 |"
-  echo "| CPU while idle | | $idlecpu % of a core |"
+  echo "| | data directory | RSS | start → port accepts | → pending count back |"
+  echo "|---|---|---|---|---|"
+  echo "| empty | | $rss0 MiB | | |"
+  echo "| after the fill | $disk1 MiB | $rss1 MiB | | |"
+  echo "| SIGKILL, start | $disk2 MiB | $rss2 MiB | $crashport s | $crashpend s |"
+  echo "| SIGTERM ($(secs "$t0" "$t1") s), start | $disk3 MiB | $rss3 MiB | $termport s | $termpend s |"
   echo
-  echo "fill: $fill; stop (SIGTERM → exit): $(secs "$t0" "$t1") s; start → port accepts: $(secs "$t1" "$t2") s;"
-  echo "→ pending count back ($pend1): $(secs "$t1" "$t3") s."
+  echo "ACK workload ($ackmsgs receipt handles, open loop): $ack1 ACK/s beside the timers, $ack0 ACK/s on an empty popshim."
 } | tee "$out/timers-long.md"
