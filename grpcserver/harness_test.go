@@ -9,6 +9,8 @@ import (
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -39,11 +41,24 @@ func newFixture(t *testing.T, tune func(*conf.Config), edit func(*Config)) *fixt
 	core := brokertest.Start(t, ccfg, nil)
 	cfg := DefaultConfig()
 	cfg.Core = core.Broker
+	cfg.Receive.MinLongPolling = 0 // a receive asking for no long poll answers at once
 	if edit != nil {
 		edit(&cfg)
 	}
 	srv, addr := startServer(t, cfg)
 	return &fixture{t: t, core: core, srv: srv, addr: addr, c: dial(t, addr, false)}
+}
+
+// dialConn connects a plaintext client and returns its connection too,
+// for tests that close it.
+func dialConn(t *testing.T, addr string) (*grpc.ClientConn, v2.MessagingServiceClient) {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc, v2.NewMessagingServiceClient(cc)
 }
 
 var fixtureSeq atomic.Int64
@@ -101,7 +116,13 @@ type received struct {
 // receive runs one ReceiveMessage and reads the stream to its end.
 func (f *fixture) receive(ctx context.Context, req *v2.ReceiveMessageRequest) received {
 	f.t.Helper()
-	rs, err := f.c.ReceiveMessage(ctx, req)
+	return f.receiveWith(ctx, f.c, req)
+}
+
+// receiveWith is receive on client c.
+func (f *fixture) receiveWith(ctx context.Context, c v2.MessagingServiceClient, req *v2.ReceiveMessageRequest) received {
+	f.t.Helper()
+	rs, err := c.ReceiveMessage(ctx, req)
 	if err != nil {
 		f.t.Fatalf("receive: %v", err)
 	}

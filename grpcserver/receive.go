@@ -137,6 +137,7 @@ func (s *service) pop(ctx context.Context, pr broker.PopRequest) (broker.PopResu
 	}
 	gone = true
 	mu.Unlock()
+	s.abandoned.Add(1)
 	s.core.ConnClosed(pr.ConnID)
 	return broker.PopResult{}, nil, false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
@@ -38,6 +39,10 @@ type service struct {
 	leases   *leases
 	stopping <-chan struct{} // closed when the server starts to stop
 	log      zerolog.Logger
+
+	// abandoned counts receives whose caller left before their POP
+	// answered (tests wait on it).
+	abandoned atomic.Int64
 
 	bgStop chan struct{} // closed by stopBackground
 	bgDone chan struct{} // closed when the background loop returned
