@@ -4,6 +4,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
@@ -35,7 +36,7 @@ func benchCheckAck(b *testing.B, typ string) {
 	ext := map[string]string{"consumerGroup": "bench_group", "topic": "bench_topic", "queueId": "3",
 		"offset": "123456", "extraInfo": "123456 1764640000000 300000 1 popshim-a 3 123456", "bname": "popshim-a"}
 	ext[FieldAccessKey] = "app"
-	ext[FieldSignature] = Sign(ext, nil, "app-secret-123")
+	ext[FieldSignature] = client.Sign(ext, nil, "app-secret-123")
 	// decoded as the server decodes it: the typed slots, no ExtFields map
 	req, err := codec.DecodeFrame(codec.AppendFrame(nil, &codec.Command{Code: codec.RequestAckMessage, Version: codec.CurrentVersion, ExtFields: ext}))
 	if err != nil || req.ExtFields != nil {

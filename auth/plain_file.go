@@ -117,7 +117,7 @@ func parsePlain(b []byte) (*plainConfig, error) {
 					if list.group {
 						kind = "group"
 					}
-					return nil, fmt.Errorf("Parse resource permission failed for %s:%s", kind, it)
+					return nil, fmt.Errorf("Parse resource permission failed for %s:%s", kind, it) //nolint:staticcheck // ST1005: the text of Java's AclException, which clients and tests match
 				}
 				k = strings.TrimSpace(k)
 				if list.group {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
@@ -39,7 +40,7 @@ accounts:
 
 func signed(code int32, ext map[string]string, body []byte, ak, sk string) *codec.Command {
 	ext[FieldAccessKey] = ak
-	ext[FieldSignature] = Sign(ext, body, sk)
+	ext[FieldSignature] = client.Sign(ext, body, sk)
 	return &codec.Command{Code: code, Version: codec.CurrentVersion, ExtFields: ext, Body: body}
 }
 

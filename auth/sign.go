@@ -21,13 +21,6 @@ const (
 	FieldSecurityToken = client.FieldSecurityToken
 )
 
-// Sign is client.Sign: the Signature a client computes over ext and body
-// with secret. The broker never signs; its tests sign the requests they
-// send with it. Any goroutine.
-func Sign(ext map[string]string, body []byte, secret string) string {
-	return client.Sign(ext, body, secret)
-}
-
 // macState is one keyed HMAC-SHA1 state with its scratch space.
 type macState struct {
 	h   hash.Hash

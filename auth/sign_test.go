@@ -6,13 +6,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
 func TestSign_VerifyRoundTripAndTamper(t *testing.T) {
 	p := newMacPool("secret-1")
 	ext := map[string]string{"AccessKey": "ak", "topic": "T", "queueId": "3"}
-	ext[FieldSignature] = Sign(ext, []byte("b"), "secret-1")
+	ext[FieldSignature] = client.Sign(ext, []byte("b"), "secret-1")
 	req := &codec.Command{Code: 10, Version: codec.CurrentVersion, ExtFields: ext, Body: []byte("b")}
 	require.True(t, p.verify(req, ext[FieldSignature]))
 	req.Body = []byte("c")
@@ -43,7 +44,7 @@ func FuzzVerify(f *testing.F) {
 		_, _ = needsOf(buf[:0], req, "C")
 		if ext[FieldAccessKey] == "u1" {
 			delete(ext, FieldSignature)
-			good := Sign(ext, body, "pw-1234567")
+			good := client.Sign(ext, body, "pw-1234567")
 			ext[FieldSignature] = good
 			if _, err := s.authenticate("u1", req); err != nil {
 				t.Fatalf("own signature refused: %v", err)
@@ -68,7 +69,7 @@ func TestSign_TypedAckFrameVerifies(t *testing.T) {
 	for _, binary := range []bool{false, true} {
 		ext := map[string]string{"consumerGroup": "G", "topic": "T", "queueId": "3", "offset": "41",
 			"extraInfo": "41 1764640000000 60000 1 popshim-a 3 41", "bname": "popshim-a", FieldAccessKey: "ak"}
-		sign := func() { delete(ext, FieldSignature); ext[FieldSignature] = Sign(ext, nil, "secret-1") }
+		sign := func() { delete(ext, FieldSignature); ext[FieldSignature] = client.Sign(ext, nil, "secret-1") }
 		decode := func() *codec.Command {
 			c := &codec.Command{Code: codec.RequestAckMessage, Version: codec.CurrentVersion, Opaque: 7, ExtFields: ext}
 			var f []byte

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -40,7 +41,7 @@ func (c *codeCounter) finish(_, tag int, micros int64, code int32) {
 
 // headStream is a finishCode stream of prepared HEART_BEAT frames over
 // clients, tagging request i with i mod 3, ending after n requests.
-func headStream(clients []*remoting.Client, slots, rate, n int, cc *codeCounter) *stream {
+func headStream(clients []*client.Conn, slots, rate, n int, cc *codeCounter) *stream {
 	frame, at := codec.AppendPreparedFrame(nil, heartbeatRequest("c", "p"))
 	var next atomic.Int64
 	s := newStream(clients, slots, rate)
@@ -61,9 +62,9 @@ func headStream(clients []*remoting.Client, slots, rate, n int, cc *codeCounter)
 func TestStreamFinishCode(t *testing.T) {
 	for _, rate := range []int{0, 2000} {
 		hs := startHeartbeatServer(t)
-		var clients []*remoting.Client
+		var clients []*client.Conn
 		for range 3 {
-			c, err := remoting.Dial(hs.addr)
+			c, err := client.Dial(hs.addr)
 			require.NoError(t, err)
 			defer c.Close()
 			clients = append(clients, c)
@@ -102,10 +103,10 @@ func TestStreamFinishCodeTransportError(t *testing.T) {
 	srv := remoting.NewServer(remoting.ServerOptions{Addr: "127.0.0.1:0", EventLoops: 1}, r, zerolog.Nop())
 	require.NoError(t, srv.Start())
 	defer func() { require.NoError(t, srv.Stop(context.Background())) }()
-	c, err := remoting.Dial(srv.Addr().String())
+	c, err := client.Dial(srv.Addr().String())
 	require.NoError(t, err)
 	cc := newCodeCounter()
-	s := headStream([]*remoting.Client{c}, slots, 0, 1<<30, cc)
+	s := headStream([]*client.Conn{c}, slots, 0, 1<<30, cc)
 	s.start()
 	deadline := time.Now().Add(10 * time.Second)
 	for seen.Load() < answered+slots && time.Now().Before(deadline) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/remoting"
 )
@@ -96,12 +97,12 @@ func TestRunHeartbeatCountsEveryReply(t *testing.T) {
 // exceed rate×elapsed+1, however fast the server is.
 func TestStreamPacedNeverAheadOfSchedule(t *testing.T) {
 	hs := startHeartbeatServer(t)
-	c, err := remoting.Dial(hs.addr)
+	c, err := client.Dial(hs.addr)
 	require.NoError(t, err)
 	defer c.Close()
 	const rate = 200
 	var sent, done atomic.Int64
-	s := newStream([]*remoting.Client{c}, 4, rate)
+	s := newStream([]*client.Conn{c}, 4, rate)
 	s.build = func(int) (*codec.Command, int, bool) {
 		sent.Add(1)
 		return heartbeatRequest("c", "p"), 0, true
@@ -125,11 +126,11 @@ func TestStreamPacedNeverAheadOfSchedule(t *testing.T) {
 // exhausted set, after exactly that many requests.
 func TestStreamExhaustion(t *testing.T) {
 	hs := startHeartbeatServer(t)
-	c, err := remoting.Dial(hs.addr)
+	c, err := client.Dial(hs.addr)
 	require.NoError(t, err)
 	defer c.Close()
 	var next, done atomic.Int64
-	s := newStream([]*remoting.Client{c}, 8, 0)
+	s := newStream([]*client.Conn{c}, 8, 0)
 	s.build = func(int) (*codec.Command, int, bool) {
 		if next.Add(1) > 100 {
 			return nil, 0, false
@@ -148,10 +149,10 @@ func TestStreamExhaustion(t *testing.T) {
 // are reported once each as transport errors and the stream ends.
 func TestStreamTransportError(t *testing.T) {
 	hs := startHeartbeatServer(t)
-	c, err := remoting.Dial(hs.addr)
+	c, err := client.Dial(hs.addr)
 	require.NoError(t, err)
 	var fails, oks atomic.Int64
-	s := newStream([]*remoting.Client{c}, 4, 0)
+	s := newStream([]*client.Conn{c}, 4, 0)
 	s.build = func(int) (*codec.Command, int, bool) { return heartbeatRequest("c", "p"), 0, true }
 	s.finish = func(_, _ int, _ int64, _ *codec.Command, err error) {
 		if err != nil {

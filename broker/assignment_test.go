@@ -240,7 +240,7 @@ func TestCoreLocalRoute(t *testing.T) {
 		t.Fatalf("broker %+v", b)
 	}
 	_, err = brokertest.Await(t, func(done func(broker.TopicRoute, error)) { f.Broker.Route("NoSuchTopic", done) })
-	wantCode(t, err, codec.TopicNotExist)
+	_ = wantCode(t, err, codec.TopicNotExist)
 }
 
 // TestCoreSetMessageRequestMode: a stored mode survives a restart; the

@@ -83,7 +83,7 @@ func TestCoreSubscriptionGroupRefusals(t *testing.T) {
 
 	g := codec.NewSubscriptionGroupConfig("GroupAttr")
 	g.Attributes = map[string]string{"-priority.factor": ""}
-	wantCode(t, updateGroups(t, f, g), codec.SystemError)
+	_ = wantCode(t, updateGroups(t, f, g), codec.SystemError)
 	if _, ok := f.Broker.Groups.Get("GroupAttr"); ok {
 		t.Fatal("a failed attribute merge created the group")
 	}

@@ -76,13 +76,9 @@ func (b *Broker) Notification(r NotificationRequest, done func(NotificationResul
 		refuse(Errorf(codec.PollingTimeout, "the broker[%s] pop message is timeout too much", b.Settings.BrokerName))
 		return
 	}
-	meta, ok := b.Topics.Get(h.Topic)
-	if !ok {
-		refuse(Errorf(codec.TopicNotExist, "topic[%s] not exist, apply first please!", h.Topic))
-		return
-	}
-	if meta.Perm&codec.PermRead == 0 {
-		refuse(Errorf(codec.NoPermission, "the topic[%s] peeking message is forbidden", h.Topic))
+	meta, e := b.readableTopic(h.Topic, "peeking message")
+	if e != nil {
+		refuse(e)
 		return
 	}
 	if h.QueueID >= meta.ReadQueueNums || h.QueueID < longpoll.AnyQueue {

@@ -91,9 +91,12 @@ package broker
 // passing, wakes it.
 
 import (
+	"errors"
+
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/popstore"
 )
 
 // PopTimeoutSlackMillis (ms) is RocketMQ's isTimeoutTooMuch slack: a request
@@ -162,13 +165,9 @@ func (b *Broker) Pop(r PopRequest, done func(PopResult, error)) {
 		refuse(e)
 		return
 	}
-	meta, ok := b.Topics.Get(h.Topic)
-	if !ok {
-		refuse(Errorf(codec.TopicNotExist, "topic[%s] not exist, apply first please!", h.Topic))
-		return
-	}
-	if meta.Perm&codec.PermRead == 0 {
-		refuse(Errorf(codec.NoPermission, "the topic[%s] pop message is forbidden", h.Topic))
+	meta, e := b.readableTopic(h.Topic, "pop message")
+	if e != nil {
+		refuse(e)
 		return
 	}
 	if h.QueueID >= meta.ReadQueueNums || h.QueueID < longpoll.AnyQueue {
@@ -193,6 +192,22 @@ func (b *Broker) Pop(r PopRequest, done func(PopResult, error)) {
 		job.EndTaking()
 		refuse(errBusy)
 	}
+}
+
+// readableTopic is the topic a consuming request reads: TOPIC_NOT_EXIST
+// (17) "topic[<t>] not exist, apply first please!" when unknown,
+// NO_PERMISSION (16) "the topic[<t>] <what> is forbidden" when its perm
+// lacks read (what: "pop message", "pulling message", "peeking message", as
+// the Java processors word it). Memory only.
+func (b *Broker) readableTopic(topic, what string) (popstore.TopicMeta, *Error) {
+	meta, ok := b.Topics.Get(topic)
+	if !ok {
+		return meta, Errorf(codec.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
+	}
+	if meta.Perm&codec.PermRead == 0 {
+		return meta, Errorf(codec.NoPermission, "the topic[%s] %s is forbidden", topic, what)
+	}
+	return meta, nil
 }
 
 // CheckConsumeGroup refuses a consumerGroup a consuming request (POP,
@@ -224,10 +239,10 @@ func (b *Broker) CheckConsumeGroup(group string) *Error {
 // → SUBSCRIPTION_PARSE_FAILED (23). Any goroutine.
 func ParseFilter(expType, exp string) (*longpoll.TagFilter, *Error) {
 	filter, err := longpoll.ParseTagFilter(expType, exp)
-	switch err {
-	case nil:
+	switch {
+	case err == nil:
 		return filter, nil
-	case longpoll.ErrSQL92:
+	case errors.Is(err, longpoll.ErrSQL92):
 		return nil, &Error{Code: codec.RequestCodeNotSupported, Remark: err.Error()}
 	}
 	return nil, Errorf(codec.SubscriptionParseFailed, "parse the consumer's subscription failed: %s %q", err, expType)

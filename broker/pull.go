@@ -130,13 +130,9 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 		done(PullResult{ForbiddenType: ForbiddenTypeGroup}, &Error{Code: codec.NoPermission, Remark: GroupNoPermissionRemark(h.ConsumerGroup)})
 		return
 	}
-	meta, ok := b.Topics.Get(h.Topic)
-	if !ok {
-		refuse(Errorf(codec.TopicNotExist, "topic[%s] not exist, apply first please!", h.Topic))
-		return
-	}
-	if meta.Perm&codec.PermRead == 0 {
-		refuse(Errorf(codec.NoPermission, "the topic[%s] pulling message is forbidden", h.Topic))
+	meta, e := b.readableTopic(h.Topic, "pulling message")
+	if e != nil {
+		refuse(e)
 		return
 	}
 	if h.QueueID < 0 || h.QueueID >= meta.ReadQueueNums {
@@ -159,9 +155,9 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 		}
 	}
 	filter, err := longpoll.ParseTagFilter(expType, exp)
-	switch err {
-	case nil:
-	case longpoll.ErrSQL92:
+	switch {
+	case err == nil:
+	case errors.Is(err, longpoll.ErrSQL92):
 		refuse(&Error{Code: codec.RequestCodeNotSupported, Remark: err.Error()})
 		return
 	default:

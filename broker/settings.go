@@ -56,7 +56,7 @@ type Settings struct {
 	Hooks *Hooks
 }
 
-// maxReplyHeadroom is what a POP or PULL reply may need beyond its stored
+// MaxReplyHeadroom is what a POP or PULL reply may need beyond its stored
 // records, bytes: the length prefixes and the JSON header (offset info of
 // at most 32 messages), and POP's re-encoding of each record (POP_CK and
 // 1ST_POP_TIME properties, a retry copy's original topic). RocketMQ's

@@ -117,7 +117,7 @@ func TestCoreTopicRefusals(t *testing.T) {
 	if e := wantCode(t, deleteTopic(t, f, codec.AutoCreateTopicKey), codec.InvalidParameter); e.Remark != "The topic[TBW102] is conflict with system topic." {
 		t.Fatalf("delete system topic remark %q", e.Remark)
 	}
-	wantCode(t, deleteTopic(t, f, "bad topic!"), codec.SystemError)
+	_ = wantCode(t, deleteTopic(t, f, "bad topic!"), codec.SystemError)
 }
 
 // TestCoreCreateTopicsAllOrNothing: the list form checks every topic

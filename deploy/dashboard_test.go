@@ -17,7 +17,6 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack"
 	"github.com/popshim/popshim/stack/stacktest"
 	"github.com/popshim/popshim/tools"
@@ -199,7 +198,7 @@ func drive(t *testing.T, st *stack.Stack) {
 	const topic, group = "DashTopic", "dash_g"
 	_, err := tools.Send(ctx, tools.SendOptions{Namesrv: st.NamesrvAddr(), Topic: topic, Count: 4, Tags: "TagA"})
 	require.NoError(t, err)
-	c, err := remoting.Dial(st.BrokerAddr())
+	c, err := client.Dial(st.BrokerAddr())
 	require.NoError(t, err)
 	defer c.Close()
 	var receipts []client.Receipt

@@ -222,7 +222,9 @@ func TestMessageOfRemotingRecord(t *testing.T) {
 func zlibOf(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	w := zlib.NewWriter(&buf)
-	w.Write(b)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -285,8 +287,12 @@ func TestSendGzipBody(t *testing.T) {
 	plain := bytes.Repeat([]byte("v5 gzip "), 300)
 	var buf bytes.Buffer
 	w := gzip.NewWriter(&buf)
-	w.Write(plain)
-	w.Close()
+	if _, err := w.Write(plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	m := goClientMessage("T", buf.Bytes())
 	m.SystemProperties.BodyEncoding = v2.Encoding_GZIP
 	in, st := SendInputOf(m, testPeer, testNow, DefaultSendLimits())

@@ -150,7 +150,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	s.svc.startBackground()
 	defer s.svc.stopBackground()
 	err := s.grpc.Serve(lis)
-	if err == grpc.ErrServerStopped {
+	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}
 	select {

@@ -178,7 +178,7 @@ func TestTelemetryProducerSettings(t *testing.T) {
 	if err := stream.CloseSend(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stream.Recv(); err != io.EOF {
+	if _, err := stream.Recv(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after CloseSend: %v, want EOF", err)
 	}
 }

@@ -139,7 +139,7 @@ func (c *sniffCreds) ClientHandshake(context.Context, string, net.Conn) (net.Con
 
 // Info implements credentials.TransportCredentials.
 func (c *sniffCreds) Info() credentials.ProtocolInfo {
-	return credentials.ProtocolInfo{SecurityProtocol: "tls-or-plaintext", SecurityVersion: c.mode.String()}
+	return credentials.ProtocolInfo{SecurityProtocol: "tls-or-plaintext"}
 }
 
 // Clone implements credentials.TransportCredentials.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack/stacktest"
 )
 
@@ -29,7 +29,7 @@ func BenchmarkAckPipelined(b *testing.B) {
 	if err := <-created; err != nil {
 		b.Fatal(err)
 	}
-	c, err := remoting.Dial(st.BrokerAddr())
+	c, err := client.Dial(st.BrokerAddr())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/popshim/popshim/auth"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack"
 )
 
@@ -27,14 +27,10 @@ const (
 	adminSK = "admin-secret-1"
 )
 
-// signAs adds AccessKey and Signature to req as AclClientRPCHook does.
+// signAs adds AccessKey and Signature to req as AclClientRPCHook does
+// (client.SignRequest) and returns req.
 func signAs(req *codec.Command, ak, sk string) *codec.Command {
-	if req.ExtFields == nil {
-		req.ExtFields = map[string]string{}
-	}
-	req.ExtFields[auth.FieldAccessKey] = ak
-	delete(req.ExtFields, auth.FieldSignature)
-	req.ExtFields[auth.FieldSignature] = auth.Sign(req.ExtFields, req.Body, sk)
+	client.SignRequest(req, ak, sk)
 	return req
 }
 
@@ -50,7 +46,7 @@ func authHarness(t *testing.T, mutate func(*conf.Config)) *harness {
 
 // adminCall sends an AUTH_* request signed by the super user and returns
 // the answer.
-func adminCall(t *testing.T, c *remoting.Client, code int32, ext map[string]string, body any) *codec.Command {
+func adminCall(t *testing.T, c *client.Conn, code int32, ext map[string]string, body any) *codec.Command {
 	t.Helper()
 	var b []byte
 	if body != nil {

@@ -10,12 +10,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // callWithin sends req and waits at most d for the answer.
-func callWithin(t *testing.T, c *remoting.Client, req *codec.Command, d time.Duration) (*codec.Command, error) {
+func callWithin(t *testing.T, c *client.Conn, req *codec.Command, d time.Duration) (*codec.Command, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()

@@ -5,9 +5,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack"
 	"github.com/popshim/popshim/stack/stacktest"
 )
@@ -35,12 +35,12 @@ func d2Start(t *testing.T, cfg *conf.Config) *stack.Stack { return stacktest.Sta
 func d2Stop(t *testing.T, st *stack.Stack) { stacktest.Stop(t, st) }
 
 // d2Call sends one request and waits (bounded) for its response.
-func d2Call(t *testing.T, c *remoting.Client, code int32, ext map[string]string, body []byte) *codec.Command {
+func d2Call(t *testing.T, c *client.Conn, code int32, ext map[string]string, body []byte) *codec.Command {
 	t.Helper()
 	return d2Invoke(t, c, codec.NewRequest(code, 0, ext, body))
 }
 
-func d2Invoke(t *testing.T, c *remoting.Client, req *codec.Command) *codec.Command {
+func d2Invoke(t *testing.T, c *client.Conn, req *codec.Command) *codec.Command {
 	t.Helper()
 	resp := call(t, c, req)
 	require.True(t, resp.IsResponse())

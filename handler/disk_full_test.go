@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore/popstoretest"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack"
 )
 
@@ -51,7 +51,7 @@ func bigBody(i int) []byte {
 }
 
 // sendBig sends bigBody(i) to T/0 and returns the response.
-func sendBig(t *testing.T, c *remoting.Client, i int) *codec.Command {
+func sendBig(t *testing.T, c *client.Conn, i int) *codec.Command {
 	t.Helper()
 	return call(t, c, sendReq("T", 0, bigBody(i), sendOpts{}))
 }

@@ -27,7 +27,8 @@ func TestShutdownFlushesRepliesAfterDeadline(t *testing.T) {
 	r := inflight.wait(t)
 	require.Equal(t, codec.Success, r.Code, "the durable SEND's reply was flushed: %s", r.Remark)
 	select {
-	case <-closed:
+	case err := <-closed:
+		_ = err // the writer's late completion may make Close report the budget; the reply is what counts
 	case <-time.After(waitFor):
 		t.Fatal("Close did not return")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -18,7 +19,7 @@ import (
 // 0, and sends SEND "in-flight" whose write (one writer batch) is held in
 // the store; it returns once the write is held. Release it with
 // close(g.release).
-func startHeldSend(t *testing.T) (h *harness, c *remoting.Client, g *gateHook, inflight pending) {
+func startHeldSend(t *testing.T) (h *harness, c *client.Conn, g *gateHook, inflight pending) {
 	t.Helper()
 	g = newGateHook()
 	h = startHookedHarness(t, g.hook)

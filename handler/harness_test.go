@@ -20,10 +20,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler"
 	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack"
 	"github.com/popshim/popshim/stack/stacktest"
 )
@@ -123,15 +123,15 @@ func (h *harness) b() *handler.Broker { return h.st.Broker }
 func (h *harness) addr() string { return h.st.BrokerAddr() }
 
 // dial opens a remoting client to the broker, closed at test end.
-func (h *harness) dial() *remoting.Client {
+func (h *harness) dial() *client.Conn {
 	h.t.Helper()
 	return dialAddr(h.t, h.addr())
 }
 
 // dialAddr connects a remoting client to addr, closed at test end.
-func dialAddr(t *testing.T, addr string) *remoting.Client {
+func dialAddr(t *testing.T, addr string) *client.Conn {
 	t.Helper()
-	c, err := remoting.Dial(addr)
+	c, err := client.Dial(addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack/stacktest"
 )
 
@@ -20,7 +20,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			cfg := popConfig(b.TempDir())
 			st := stacktest.Start(b, cfg)
-			c, err := remoting.Dial(st.BrokerAddr())
+			c, err := client.Dial(st.BrokerAddr())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/broker/clients"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 )
 
 // cacheEntries is how many connections have a remembered heartbeat.
@@ -91,7 +91,7 @@ func TestHB_OversizedNotCached(t *testing.T) {
 // heartbeat (the map does not grow with connections that came and went).
 func TestHB_CloseDropsEntry(t *testing.T) {
 	h := startClockHarness(t, newFakeClock(), nil)
-	var clients []*remoting.Client
+	var clients []*client.Conn
 	for i := range 4 {
 		c := h.dial()
 		clients = append(clients, c)
@@ -124,7 +124,7 @@ func TestHB_FastPathConcurrent(t *testing.T) {
 				ConsumerDataSet: []codec.ConsumerData{hbConsumer("G", "T"), hbConsumer(fmt.Sprintf("G%d", i), "T")}}),
 		}
 	}
-	clients := make([]*remoting.Client, conns)
+	clients := make([]*client.Conn, conns)
 	for i := range clients {
 		clients[i] = h.dial()
 	}
@@ -191,7 +191,7 @@ func TestHB_DuplicateTopicFastPath(t *testing.T) {
 
 // beatOK sends HEART_BEAT with body and errors unless it is answered
 // SUCCESS (usable off the test goroutine).
-func beatOK(c *remoting.Client, body []byte) error {
+func beatOK(c *client.Conn, body []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	resp, err := c.Invoke(ctx, codec.NewRequest(codec.RequestHeartBeat, 0, nil, body))

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/broker/clients"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack"
 )
 
@@ -54,7 +54,7 @@ func startClockHarness(t *testing.T, clock *fakeClock, mutate func(*conf.Config)
 }
 
 // beatBody sends HEART_BEAT with exactly body and returns the reply.
-func beatBody(t *testing.T, c *remoting.Client, body []byte) *codec.Command {
+func beatBody(t *testing.T, c *client.Conn, body []byte) *codec.Command {
 	t.Helper()
 	return call(t, c, codec.NewRequest(codec.RequestHeartBeat, 0, nil, body))
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 )
 
 // hbConsumer is a push consumer entry as the Java client builds it: the
@@ -31,14 +31,14 @@ func hbConsumer(group string, topics ...string) codec.ConsumerData {
 }
 
 // beat sends one HEART_BEAT and returns the reply.
-func beat(t *testing.T, c *remoting.Client, hb codec.HeartbeatData) *codec.Command {
+func beat(t *testing.T, c *client.Conn, hb codec.HeartbeatData) *codec.Command {
 	t.Helper()
 	return call(t, c, codec.NewRequest(codec.RequestHeartBeat, 0, nil, codec.EncodeHeartbeatData(&hb)))
 }
 
 // consumerIDs asks GET_CONSUMER_LIST_BY_GROUP; nil when the group has no
 // consumer.
-func consumerIDs(t *testing.T, c *remoting.Client, group string) []string {
+func consumerIDs(t *testing.T, c *client.Conn, group string) []string {
 	t.Helper()
 	resp := call(t, c, codec.NewRequest(codec.RequestGetConsumerListByGroup, 0, map[string]string{"consumerGroup": group}, nil))
 	if resp.Code == codec.SystemError && strings.HasPrefix(resp.Remark, "no consumer for this group") {
@@ -51,7 +51,7 @@ func consumerIDs(t *testing.T, c *remoting.Client, group string) []string {
 }
 
 // topicExists asks GET_TOPIC_CONFIG.
-func topicExists(t *testing.T, c *remoting.Client, topic string) bool {
+func topicExists(t *testing.T, c *client.Conn, topic string) bool {
 	t.Helper()
 	resp := call(t, c, codec.NewRequest(codec.RequestGetTopicConfig, 0, map[string]string{"topic": topic}, nil))
 	require.Contains(t, []int32{codec.Success, codec.TopicNotExist}, resp.Code, resp.Remark)

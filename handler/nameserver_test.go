@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler"
-	"github.com/popshim/popshim/remoting"
 )
 
 func routeOK(t *testing.T, resp *codec.Command) codec.TopicRouteData {
@@ -31,7 +31,7 @@ func TestRouteUnknownTopicAutoCreateOn(t *testing.T) {
 
 	// Unknown topic: TOPIC_NOT_EXIST with the 5.5 name server's remark, and
 	// the look-up creates nothing (asked twice, on both ports).
-	for _, c := range []*remoting.Client{ns, bc, ns} {
+	for _, c := range []*client.Conn{ns, bc, ns} {
 		resp := d2Call(t, c, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicA"}, nil)
 		require.Equal(t, codec.TopicNotExist, resp.Code)
 		assert.Equal(t, "No topic route info in name server for the topic: TopicA\nSee https://rocketmq.apache.org/docs/faq/ for further details.", resp.Remark)

@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // d2Send produces one message through SEND_MESSAGE_V2 and returns the
 // response header.
-func d2Send(t *testing.T, c *remoting.Client, topic string, queueID int32, body string) codec.SendMessageResponseHeader {
+func d2Send(t *testing.T, c *client.Conn, topic string, queueID int32, body string) codec.SendMessageResponseHeader {
 	t.Helper()
 	req := codec.NewRequest(codec.RequestSendMessageV2, 0, nil, []byte(body))
 	codec.SendMessageRequestHeader{ProducerGroup: "PG", Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,

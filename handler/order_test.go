@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Orderly (FIFO) POP: docs/SCENARIOS.md ORD-01, ORD-02,
@@ -27,7 +27,7 @@ func orderPopReq(a popArgs, attempt string) *codec.Command {
 
 // orderPop sends an orderly POP and parses a SUCCESS answer; it checks the
 // answer carries reviveQid 999 and returns the orderCountInfo parsed.
-func orderPop(t *testing.T, c *remoting.Client, a popArgs, attempt string) (int32, []popped, map[codec.OrderCountKey]int32) {
+func orderPop(t *testing.T, c *client.Conn, a popArgs, attempt string) (int32, []popped, map[codec.OrderCountKey]int32) {
 	t.Helper()
 	resp := call(t, c, orderPopReq(a, attempt))
 	if resp.Code != codec.Success {
@@ -57,7 +57,7 @@ func reconsumeTimes(counts map[codec.OrderCountKey]int32, m popped) int32 {
 	return counts[codec.OrderCountKey{QueueID: m.m.QueueID}]
 }
 
-func orderSetup(t *testing.T, n int) (*harness, *remoting.Client) {
+func orderSetup(t *testing.T, n int) (*harness, *client.Conn) {
 	t.Helper()
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)

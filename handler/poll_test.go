@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 )
 
 // TestPOLL01_SelectiveFilterNoPark: with many non-matching messages ahead
@@ -76,7 +76,7 @@ func notifyReq(group, topic string, queueID int32, poll int64) *codec.Command {
 	return req
 }
 
-func notify(t *testing.T, c *remoting.Client, group, topic string, queueID int32, poll int64) *codec.Command {
+func notify(t *testing.T, c *client.Conn, group, topic string, queueID int32, poll int64) *codec.Command {
 	t.Helper()
 	return call(t, c, notifyReq(group, topic, queueID, poll))
 }

@@ -14,12 +14,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // call sends req and waits (bounded) for the response.
-func call(t *testing.T, c *remoting.Client, req *codec.Command) *codec.Command {
+func call(t *testing.T, c *client.Conn, req *codec.Command) *codec.Command {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
@@ -69,7 +69,7 @@ func sendReq(topic string, queueID int32, body []byte, o sendOpts) *codec.Comman
 }
 
 // send stores one message and returns the SEND response header.
-func send(t *testing.T, c *remoting.Client, topic string, queueID int32, body string, o sendOpts) codec.SendMessageResponseHeader {
+func send(t *testing.T, c *client.Conn, topic string, queueID int32, body string, o sendOpts) codec.SendMessageResponseHeader {
 	t.Helper()
 	resp := call(t, c, sendReq(topic, queueID, []byte(body), o))
 	require.Equal(t, codec.Success, resp.Code, "send: %s", resp.Remark)
@@ -79,7 +79,7 @@ func send(t *testing.T, c *remoting.Client, topic string, queueID int32, body st
 }
 
 // sendN stores n messages "<prefix>-<i>" into one queue.
-func sendN(t *testing.T, c *remoting.Client, topic string, queueID int32, n int, prefix string, o sendOpts) {
+func sendN(t *testing.T, c *client.Conn, topic string, queueID int32, n int, prefix string, o sendOpts) {
 	t.Helper()
 	for i := range n {
 		send(t, c, topic, queueID, prefix+"-"+strconv.Itoa(i), o)
@@ -130,7 +130,7 @@ func (p popped) body() string { return string(p.m.Body) }
 // (one queue), one message "m" sent with o and popped by group "G" with
 // invisibleTime invisibleMs. It returns the harness, its client and the
 // POP's messages (exactly one).
-func oneInFlight(t *testing.T, o sendOpts, invisibleMs int64) (*harness, *remoting.Client, []popped) {
+func oneInFlight(t *testing.T, o sendOpts, invisibleMs int64) (*harness, *client.Conn, []popped) {
 	t.Helper()
 	h := startHarness(t, nil)
 	h.createTopic("T", 1)
@@ -143,7 +143,7 @@ func oneInFlight(t *testing.T, o sendOpts, invisibleMs int64) (*harness, *remoti
 
 // pop sends a POP and parses the answer; on SUCCESS the layout is checked
 // like the Java client (DEC-01).
-func pop(t *testing.T, c *remoting.Client, a popArgs) (*codec.Command, []popped) {
+func pop(t *testing.T, c *client.Conn, a popArgs) (*codec.Command, []popped) {
 	t.Helper()
 	resp := call(t, c, a.request())
 	if resp.Code != codec.Success {
@@ -201,7 +201,7 @@ func parsePop(t *testing.T, resp *codec.Command) []popped {
 
 // popAll pops (without long polling) until n messages were received or the
 // queue answers empty twice; it returns what it got.
-func popAll(t *testing.T, c *remoting.Client, a popArgs, n int) []popped {
+func popAll(t *testing.T, c *client.Conn, a popArgs, n int) []popped {
 	t.Helper()
 	var got []popped
 	empty := 0
@@ -227,7 +227,7 @@ func ackReq(group, topic string, p popped) *codec.Command {
 }
 
 // ack acks p and returns the response code.
-func ack(t *testing.T, c *remoting.Client, group, topic string, p popped) int32 {
+func ack(t *testing.T, c *client.Conn, group, topic string, p popped) int32 {
 	t.Helper()
 	return call(t, c, ackReq(group, topic, p)).Code
 }
@@ -244,7 +244,7 @@ func changeReq(group, topic string, p popped, invisible int64) *codec.Command {
 
 // change changes p's invisible time; on SUCCESS it returns p with the new
 // handle the Java client builds from the response header.
-func change(t *testing.T, c *remoting.Client, group, topic string, p popped, invisible int64) (*codec.Command, popped) {
+func change(t *testing.T, c *client.Conn, group, topic string, p popped, invisible int64) (*codec.Command, popped) {
 	t.Helper()
 	resp := call(t, c, changeReq(group, topic, p, invisible))
 	if resp.Code != codec.Success {
@@ -282,7 +282,7 @@ func committedOffset(h *harness, group, topic string, queueID int32) int64 {
 
 // sendBatch stores messages "<prefix>-<i>" for i in [from, to) with tag
 // through SEND_BATCH_MESSAGE, up to 200 per request.
-func sendBatch(t *testing.T, c *remoting.Client, topic string, queueID int32, prefix string, from, to int, tag string) {
+func sendBatch(t *testing.T, c *client.Conn, topic string, queueID int32, prefix string, from, to int, tag string) {
 	t.Helper()
 	props := ""
 	if tag != "" {

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
 )
 
 // popAndAckAll pops queue 0 of topic (batches of 32, no long poll) and acks
@@ -277,7 +277,7 @@ func TestPOP08_FilteredSegmentsAdvanceOffset(t *testing.T) {
 }
 
 // createTopicRemote creates a topic with UPDATE_AND_CREATE_TOPIC (17).
-func createTopicRemote(t *testing.T, c *remoting.Client, topic string, queues int32) {
+func createTopicRemote(t *testing.T, c *client.Conn, topic string, queues int32) {
 	t.Helper()
 	req := codec.NewRequest(codec.RequestUpdateAndCreateTopic, 0, map[string]string{
 		"topic": topic, "defaultTopic": "TBW102", "readQueueNums": fmt.Sprint(queues),

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 func pullReq(group, topic string, q int32, offset int64, max int32, suspend int64, sub string) *codec.Command {
@@ -48,7 +48,7 @@ func pullOf(t *testing.T, r *codec.Command) pullResult {
 	return pullResult{code: r.Code, hdr: h, msgs: msgs}
 }
 
-func pull(t *testing.T, c *remoting.Client, req *codec.Command) pullResult {
+func pull(t *testing.T, c *client.Conn, req *codec.Command) pullResult {
 	t.Helper()
 	return pullOf(t, call(t, c, req))
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/broker"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 func TestAllocateAvg(t *testing.T) {
@@ -24,7 +24,7 @@ func TestAllocateAvg(t *testing.T) {
 	assert.Equal(t, []int{1, 4, 7}, broker.AllocateAvgByCircle(8, 3, 1))
 }
 
-func queryAssignment(t *testing.T, c *remoting.Client, topic, group, client, strategy string) *codec.QueryAssignmentResponseBody {
+func queryAssignment(t *testing.T, c *client.Conn, topic, group, client, strategy string) *codec.QueryAssignmentResponseBody {
 	t.Helper()
 	body, _ := json.Marshal(codec.QueryAssignmentRequestBody{ClientID: client, ConsumerGroup: group,
 		MessageModel: codec.MessageModelCluster, StrategyName: strategy, Topic: topic})
@@ -45,7 +45,7 @@ func queueIDs(a *codec.QueryAssignmentResponseBody, mode string) []int32 {
 	return ids
 }
 
-func setMode(t *testing.T, c *remoting.Client, topic, group, mode string, share int32) *codec.Command {
+func setMode(t *testing.T, c *client.Conn, topic, group, mode string, share int32) *codec.Command {
 	t.Helper()
 	body, _ := json.Marshal(codec.SetMessageRequestModeRequestBody{ConsumerGroup: group, Mode: mode, PopShareQueueNum: share, Topic: topic})
 	return d2Call(t, c, codec.RequestSetMessageRequestMode, nil, body)

@@ -10,15 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler"
-	"github.com/popshim/popshim/remoting"
 )
 
 // queryMessage sends QUERY_MESSAGE (12) and returns the response and the
 // decoded messages.
-func queryMessage(t *testing.T, c *remoting.Client, h codec.QueryMessageRequestHeader) (*codec.Command, []codec.MessageExt) {
+func queryMessage(t *testing.T, c *client.Conn, h codec.QueryMessageRequestHeader) (*codec.Command, []codec.MessageExt) {
 	t.Helper()
 	req := codec.NewRequest(codec.RequestQueryMessage, 0, nil, nil)
 	h.Encode(req)

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // resetByTimeReq builds the request mqadmin resetOffsetByTime sends
@@ -44,7 +44,7 @@ func resetBody(topic string, offsets ...int64) string {
 
 // popAckAll pops from every queue of topic until n messages came, acks
 // each, and returns them.
-func popAckAll(t *testing.T, c *remoting.Client, group, topic string, n int) []popped {
+func popAckAll(t *testing.T, c *client.Conn, group, topic string, n int) []popped {
 	t.Helper()
 	ms := popAll(t, c, popArgs{group: group, topic: topic, queueID: -1, max: 32, invisible: 60000}, n)
 	for _, m := range ms {

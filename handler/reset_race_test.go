@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // resetReq builds the UPDATE_CONSUMER_OFFSET an admin tool sends.
@@ -59,7 +59,7 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 
 // resetSetup stores m-0..m-9 in T/0 and lets group G consume m-0, m-1, so
 // the committed offset is 2.
-func resetSetup(t *testing.T, h *harness) *remoting.Client {
+func resetSetup(t *testing.T, h *harness) *client.Conn {
 	t.Helper()
 	h.createTopic("T", 1)
 	c := h.dial()
@@ -72,7 +72,7 @@ func resetSetup(t *testing.T, h *harness) *remoting.Client {
 
 // resetCheckAfter checks the end state: the POP delivered m-2..m-4, the
 // stored offset is the reset's 8, and the next POP starts there.
-func resetCheckAfter(t *testing.T, h *harness, c *remoting.Client, p pending) {
+func resetCheckAfter(t *testing.T, h *harness, c *client.Conn, p pending) {
 	t.Helper()
 	r := p.wait(t)
 	require.Equal(t, codec.Success, r.Code, r.Remark)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 )
 
 // TestRestart_CheckpointsSurvive: un-acked messages popped before a clean
@@ -87,7 +87,7 @@ func TestRestart_PendingRedeliveriesSurvive(t *testing.T) {
 }
 
 // maxOffsetRemote asks GET_MAX_OFFSET (30) for queue 0 of topic.
-func maxOffsetRemote(t *testing.T, c *remoting.Client, topic string) int64 {
+func maxOffsetRemote(t *testing.T, c *client.Conn, topic string) int64 {
 	t.Helper()
 	req := codec.NewRequest(codec.RequestGetMaxOffset, 0, map[string]string{"topic": topic, "queueId": "0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // TestRET01_RetryTopicsDoNotCollide: (g_a, t) and (g, a_t) would share the
@@ -136,12 +136,12 @@ func TestRET07_PrefixGroupsIsolated(t *testing.T) {
 type pending struct{ ch chan *codec.Command }
 
 // asyncPop sends a POP without waiting.
-func asyncPop(t *testing.T, c *remoting.Client, a popArgs) pending {
+func asyncPop(t *testing.T, c *client.Conn, a popArgs) pending {
 	t.Helper()
 	return asyncCall(t, c, a.request())
 }
 
-func asyncCall(t *testing.T, c *remoting.Client, req *codec.Command) pending {
+func asyncCall(t *testing.T, c *client.Conn, req *codec.Command) pending {
 	t.Helper()
 	p := pending{ch: make(chan *codec.Command, 1)}
 	require.NoError(t, c.InvokeAsync(req, func(r *codec.Command, err error) {

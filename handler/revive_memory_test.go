@@ -64,7 +64,6 @@ func TestREV_PassMemoryBoundedByChunk(t *testing.T) {
 		}
 	}
 	require.Equal(t, n, popped)
-	ms = nil
 	base := liveHeap()
 
 	gate.armed.Store(true)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 )
 
 // TestREV01_AckOnlyBurstThenRevive: after a burst of pops that were all
@@ -169,7 +169,7 @@ func TestReviveToDLQAfterMaxReconsume(t *testing.T) {
 // redeliverUntilDLQ expects the one message of G on T, popped with a 1 s
 // invisibleTime, to be redelivered rounds times (reconsumeTimes 1..rounds)
 // and then no more.
-func redeliverUntilDLQ(t *testing.T, h *harness, c *remoting.Client, rounds int) {
+func redeliverUntilDLQ(t *testing.T, h *harness, c *client.Conn, rounds int) {
 	t.Helper()
 	for round := 1; round <= rounds; round++ {
 		got := redeliveries(t, h, "G", "T", 2*time.Second)

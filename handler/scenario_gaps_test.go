@@ -58,7 +58,7 @@ func TestCHG02_ChangeOnRetryCopyKeepsCounting(t *testing.T) {
 
 	req := changeReq("G", "T", got[0], 8000)
 	require.Equal(t, codec.PopRetryTopicV2("G", "T"), req.ExtFields["topic"])
-	resp, np := change(t, c, "G", "T", got[0], 8000)
+	resp, _ := change(t, c, "G", "T", got[0], 8000)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 
 	h.advance(4 * time.Second) // past the old deadline, before the new one
@@ -77,7 +77,7 @@ func TestCHG02_ChangeOnRetryCopyKeepsCounting(t *testing.T) {
 	require.Equal(t, "A", tag)
 
 	// Changed handle of the second redelivery, then ACK with it.
-	resp, np = change(t, c, "G", "T", again[0], 8000)
+	resp, np := change(t, c, "G", "T", again[0], 8000)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Equal(t, codec.Success, ack(t, c, "G", "T", np))
 	require.Empty(t, bodies(redeliveries(t, h, "G", "T", 20*time.Second)))

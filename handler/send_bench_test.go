@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 	"github.com/popshim/popshim/stack/stacktest"
 )
 
@@ -27,7 +27,7 @@ func BenchmarkSendMessage(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			cfg := popConfig(b.TempDir())
 			st := stacktest.Start(b, cfg)
-			c, err := remoting.Dial(st.BrokerAddr())
+			c, err := client.Dial(st.BrokerAddr())
 			if err != nil {
 				b.Fatal(err)
 			}

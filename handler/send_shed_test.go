@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
 )
 
 // startShedHarness is startHookedHarness with SEND shedding after maxWait.
@@ -33,7 +33,7 @@ type asyncReply struct {
 	err  error
 }
 
-func invokeAsync(c *remoting.Client, req *codec.Command) <-chan asyncReply {
+func invokeAsync(c *client.Conn, req *codec.Command) <-chan asyncReply {
 	ch := make(chan asyncReply, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 var goldenHexLine = regexp.MustCompile(`^[0-9a-f]{4}  ((?:[0-9a-f]{2} ?)+)`)
@@ -51,24 +51,24 @@ func putGroupReq(body []byte) *codec.Command {
 	return codec.NewRequest(codec.RequestUpdateAndCreateSubscriptionGroup, 0, nil, body)
 }
 
-func putGroup(t *testing.T, c *remoting.Client, cfg codec.SubscriptionGroupConfig) *codec.Command {
+func putGroup(t *testing.T, c *client.Conn, cfg codec.SubscriptionGroupConfig) *codec.Command {
 	t.Helper()
 	return call(t, c, putGroupReq(codec.AppendSubscriptionGroupConfig(nil, &cfg)))
 }
 
-func getGroup(t *testing.T, c *remoting.Client, group string) *codec.Command {
+func getGroup(t *testing.T, c *client.Conn, group string) *codec.Command {
 	t.Helper()
 	return call(t, c, codec.NewRequest(codec.RequestGetSubscriptionGroupConfig, 0, map[string]string{"group": group}, nil))
 }
 
-func deleteGroup(t *testing.T, c *remoting.Client, group string, cleanOffset bool) *codec.Command {
+func deleteGroup(t *testing.T, c *client.Conn, group string, cleanOffset bool) *codec.Command {
 	t.Helper()
 	req := codec.NewRequest(codec.RequestDeleteSubscriptionGroup, 0, nil, nil)
 	codec.DeleteSubscriptionGroupRequestHeader{GroupName: group, CleanOffset: cleanOffset}.Encode(req)
 	return call(t, c, req)
 }
 
-func allGroups(t *testing.T, c *remoting.Client) (codec.SubscriptionGroupWrapper, int32) {
+func allGroups(t *testing.T, c *client.Conn) (codec.SubscriptionGroupWrapper, int32) {
 	t.Helper()
 	resp := call(t, c, codec.NewRequest(codec.RequestGetAllSubscriptionGroupConfig, 0,
 		map[string]string{"groupSeq": "0", "maxGroupNum": "2000", "dataVersion": ""}, nil))

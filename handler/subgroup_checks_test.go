@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/remoting"
 )
 
 func groupPullReq(group, topic string) *codec.Command {
@@ -38,7 +38,7 @@ func updateOffsetReq(group, topic string) *codec.Command {
 
 // groupCodes sends every group-checked request for group and returns the
 // response of each, by name.
-func groupCodes(t *testing.T, h *harness, c *remoting.Client, group string) map[string]*codec.Command {
+func groupCodes(t *testing.T, h *harness, c *client.Conn, group string) map[string]*codec.Command {
 	t.Helper()
 	send(t, c, "T", 0, "m", sendOpts{})
 	recs, _, err := h.b().Store.ReadMessages("T", 0, 0, 1, 1<<20)

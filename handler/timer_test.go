@@ -13,12 +13,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // popNow pops up to 32 messages of T queue 0 for group G without waiting.
-func popNow(t *testing.T, c *remoting.Client) []popped {
+func popNow(t *testing.T, c *client.Conn) []popped {
 	t.Helper()
 	_, ms := pop(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 32, invisible: 60000})
 	return ms

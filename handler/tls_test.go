@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/remoting"
@@ -15,9 +16,9 @@ import (
 )
 
 // dialTLSAddr connects a TLS remoting client to addr, closed at test end.
-func dialTLSAddr(t *testing.T, addr string, cfg *tls.Config) *remoting.Client {
+func dialTLSAddr(t *testing.T, addr string, cfg *tls.Config) *client.Conn {
 	t.Helper()
-	c, err := remoting.DialContext(context.Background(), addr, remoting.ClientOptions{TLS: cfg})
+	c, err := client.DialContext(context.Background(), addr, client.Options{TLS: cfg})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -54,7 +55,7 @@ func TestServeTLSEnforcingBothPorts(t *testing.T) {
 	require.Equal(t, codec.Success, ack(t, c, "G", "TT", ms[0]))
 
 	for _, addr := range []string{st.BrokerAddr(), st.NamesrvAddr()} {
-		pc, err := remoting.Dial(addr)
+		pc, err := client.Dial(addr)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		_, err = pc.Invoke(ctx, codec.NewRequest(codec.RequestGetBrokerRuntimeInfo, 0, nil, nil))

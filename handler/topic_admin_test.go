@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 func createTopicReq(topic, read, write, perm, attrs string) map[string]string {
@@ -19,7 +19,7 @@ func createTopicReq(topic, read, write, perm, attrs string) map[string]string {
 	return ext
 }
 
-func topicConfig(t *testing.T, c *remoting.Client, topic string) (codec.TopicConfig, bool) {
+func topicConfig(t *testing.T, c *client.Conn, topic string) (codec.TopicConfig, bool) {
 	t.Helper()
 	resp := d2Call(t, c, codec.RequestGetTopicConfig, map[string]string{"topic": topic, "lo": "true"}, nil)
 	if resp.Code == codec.TopicNotExist {

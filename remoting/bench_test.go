@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkPipelinedEcho(b *testing.B) {
 
 func benchEcho(b *testing.B, conns, window int) {
 	s := startServer(b, echoRouter(), ServerOptions{EventLoops: 2})
-	clients := make([]*Client, conns)
+	clients := make([]*client.Conn, conns)
 	for i := range clients {
 		clients[i] = dialClient(b, s)
 	}
@@ -38,7 +39,7 @@ func benchEcho(b *testing.B, conns, window int) {
 // pipelinedEchoes sends b.N echo requests (64-byte bodies) spread over
 // clients, each keeping window in flight, and returns when all are
 // answered; a failed or non-SUCCESS echo fails b. Timing is the caller's.
-func pipelinedEchoes(b *testing.B, clients []*Client, window int) {
+func pipelinedEchoes(b *testing.B, clients []*client.Conn, window int) {
 	body := make([]byte, 64)
 	var left atomic.Int64
 	left.Store(int64(b.N))

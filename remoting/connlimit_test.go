@@ -15,11 +15,12 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
 // echoOnce runs one request round trip on c.
-func echoOnce(t testing.TB, c *Client, body string) {
+func echoOnce(t testing.TB, c *client.Conn, body string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
@@ -65,9 +66,9 @@ func startServer(t testing.TB, r *Router, opts ServerOptions) *Server {
 	return s
 }
 
-func dialClient(t testing.TB, s *Server) *Client {
+func dialClient(t testing.TB, s *Server) *client.Conn {
 	t.Helper()
-	c, err := Dial(s.Addr().String())
+	c, err := client.Dial(s.Addr().String())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,7 @@ func TestRestartRebindsPortWithLingeringConnections(t *testing.T) {
 	nc, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer nc.Close()
-	c, err := Dial(addr)
+	c, err := client.Dial(addr)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

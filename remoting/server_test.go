@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
 
@@ -47,7 +48,7 @@ func TestPipelinedManyConnections(t *testing.T) {
 
 // pipeline sends n requests without waiting, then checks every answer.
 func pipeline(addr string, ci, n int) error {
-	c, err := Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
 		return err
 	}
@@ -373,7 +374,7 @@ func TestReplyAfterCloseFails(t *testing.T) {
 		default:
 		}
 	}})
-	c, err := Dial(s.Addr().String())
+	c, err := client.Dial(s.Addr().String())
 	require.NoError(t, err)
 	failed := make(chan error, 1)
 	require.NoError(t, c.InvokeAsync(codec.NewRequest(codeDeferred, 0, nil, nil), func(_ *codec.Command, err error) { failed <- err }))

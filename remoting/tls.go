@@ -2,61 +2,31 @@ package remoting
 
 import (
 	"crypto/tls"
-	"fmt"
 	"net"
+
+	"github.com/popshim/popshim/conf"
 
 	"github.com/panjf2000/gnet/v2"
 )
 
-// TLSMode is the TLS policy of one Server port, as Java's tls.server.mode
-// (org.apache.rocketmq.remoting.common.TlsMode: disabled, permissive,
-// enforcing). The first byte a client sends decides: 0x16 (a TLS handshake
-// record) starts TLS, anything else is plaintext remoting (the first byte
-// of a frame's length prefix, 0x00 for any frame under 16 MiB).
-type TLSMode uint8
+// TLSMode is Java's tls.server.mode, as conf defines it: TLSDisabled
+// serves plaintext only (a TLS ClientHello is read as a frame and refused
+// as malformed), TLSPermissive serves TLS and plaintext clients on one
+// port, TLSEnforcing serves TLS clients only and closes a plaintext
+// connection after its first byte, as NettyRemotingServer's TlsModeHandler
+// does.
+type TLSMode = conf.TLSMode
 
+// The modes, conf's constants.
 const (
-	// TLSDisabled serves plaintext only; a TLS ClientHello is read as a
-	// frame and refused as malformed, as before TLS support existed.
-	TLSDisabled TLSMode = iota
-	// TLSPermissive serves TLS and plaintext clients on one port.
-	TLSPermissive
-	// TLSEnforcing serves TLS clients only and closes a plaintext
-	// connection after its first byte, as NettyRemotingServer's
-	// TlsModeHandler does.
-	TLSEnforcing
+	TLSDisabled   = conf.TLSDisabled
+	TLSPermissive = conf.TLSPermissive
+	TLSEnforcing  = conf.TLSEnforcing
 )
 
 // tlsHandshakeByte is the first byte of a TLS handshake record
 // (content type 22), NettyRemotingServer.TlsModeHandler's HANDSHAKE_MAGIC_CODE.
 const tlsHandshakeByte = 0x16
-
-// String is the Java spelling: "disabled", "permissive", "enforcing".
-func (m TLSMode) String() string {
-	switch m {
-	case TLSDisabled:
-		return "disabled"
-	case TLSPermissive:
-		return "permissive"
-	case TLSEnforcing:
-		return "enforcing"
-	}
-	return fmt.Sprintf("TLSMode(%d)", uint8(m))
-}
-
-// ParseTLSMode reads a mode in Java's spelling (disabled, permissive,
-// enforcing). Any other string is an error naming the accepted values.
-func ParseTLSMode(s string) (TLSMode, error) {
-	switch s {
-	case "disabled":
-		return TLSDisabled, nil
-	case "permissive":
-		return TLSPermissive, nil
-	case "enforcing":
-		return TLSEnforcing, nil
-	}
-	return TLSDisabled, fmt.Errorf("unknown TLS mode %q: want disabled, permissive or enforcing", s)
-}
 
 // tlsPeer travels from a TLS session to OnOpen of its plaintext side (as
 // the gnet connection context given to Enroll): the client's real address

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/remoting/tlstest"
 )
 
@@ -38,9 +39,9 @@ func BenchmarkEchoPlainVsTLS(b *testing.B) {
 // benchEchoClients runs b.N echoes over conns new clients (TLS when cfg is
 // set), window requests in flight on each.
 func benchEchoClients(b *testing.B, s *Server, cfg *tls.Config, conns, window int) {
-	clients := make([]*Client, conns)
+	clients := make([]*client.Conn, conns)
 	for i := range clients {
-		c, err := DialContext(context.Background(), s.Addr().String(), ClientOptions{TLS: cfg})
+		c, err := client.DialContext(context.Background(), s.Addr().String(), client.Options{TLS: cfg})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,7 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/remoting/tlstest"
 )
 
@@ -53,16 +55,16 @@ func startTLSServer(t testing.TB, m *tlstest.Material, mode TLSMode, auth tls.Cl
 	return startServer(t, r, opts)
 }
 
-func dialTLS(t testing.TB, s *Server, cfg *tls.Config) (*Client, error) {
+func dialTLS(t testing.TB, s *Server, cfg *tls.Config) (*client.Conn, error) {
 	t.Helper()
-	c, err := DialContext(context.Background(), s.Addr().String(), ClientOptions{TLS: cfg})
+	c, err := client.DialContext(context.Background(), s.Addr().String(), client.Options{TLS: cfg})
 	if err == nil {
 		t.Cleanup(func() { _ = c.Close() })
 	}
 	return c, err
 }
 
-func whoAmI(t testing.TB, c *Client) (string, error) {
+func whoAmI(t testing.TB, c *client.Conn) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -285,7 +287,7 @@ func TestTLSStopEndsSessions(t *testing.T) {
 	r.Handle(codeEcho, echoHandler)
 	s := NewServer(ServerOptions{Addr: "127.0.0.1:0", EventLoops: 2, TLS: m.ServerConfig(tls.NoClientCert), TLSMode: TLSPermissive}, r, testLogger(t))
 	require.NoError(t, s.Start())
-	c, err := DialContext(context.Background(), s.Addr().String(), ClientOptions{TLS: m.ClientConfig(false)})
+	c, err := client.DialContext(context.Background(), s.Addr().String(), client.Options{TLS: m.ClientConfig(false)})
 	require.NoError(t, err)
 	defer c.Close()
 	echoOnce(t, c, "x")
@@ -326,10 +328,10 @@ func TestTLSOptionsValidate(t *testing.T) {
 		require.Error(t, NewServer(o, r, testLogger(t)).Start(), "%+v", o.TLSMode)
 	}
 	for _, name := range []string{"disabled", "permissive", "enforcing"} {
-		mode, err := ParseTLSMode(name)
+		mode, err := conf.ParseTLSMode(name)
 		require.NoError(t, err)
 		require.Equal(t, name, mode.String())
 	}
-	_, err := ParseTLSMode("PERMISSIVE")
+	_, err := conf.ParseTLSMode("PERMISSIVE")
 	require.Error(t, err)
 }

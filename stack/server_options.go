@@ -35,18 +35,7 @@ func serverOptions(c *conf.Config, name, addr string, m *remoting.Metrics) remot
 		EventLoops:    c.EventLoops,
 		Metrics:       m,
 
-		TLSMode:             RemotingTLSMode(c.TLS.TLSMode()),
+		TLSMode:             c.TLS.TLSMode(),
 		TLSHandshakeTimeout: c.TLS.HandshakeTimeout,
 	}
-}
-
-// RemotingTLSMode maps the configured mode to the remoting server's.
-func RemotingTLSMode(m conf.TLSMode) remoting.TLSMode {
-	switch m {
-	case conf.TLSPermissive:
-		return remoting.TLSPermissive
-	case conf.TLSEnforcing:
-		return remoting.TLSEnforcing
-	}
-	return remoting.TLSDisabled
 }

@@ -24,8 +24,10 @@ func parseConfig(t *testing.T, args []string, env map[string]string) (*conf.Conf
 func TestDefaultsMatchRemoting(t *testing.T) {
 	require.Equal(t, remoting.DefaultMaxConns, conf.DefaultMaxConns)
 	require.Equal(t, remoting.DefaultTLSHandshakeTimeout, conf.DefaultTLSHandshakeTimeout)
-	for _, m := range []conf.TLSMode{conf.TLSDisabled, conf.TLSPermissive, conf.TLSEnforcing} {
-		require.Equal(t, m.String(), RemotingTLSMode(m).String())
+	c := conf.Default()
+	for _, mode := range []string{"disabled", "permissive", "enforcing"} {
+		c.TLS.Mode = mode
+		require.Equal(t, mode, BrokerServerOptions(c, nil).TLSMode.String(), "the listener gets the configured --tls-mode")
 	}
 }
 

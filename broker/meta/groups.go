@@ -14,7 +14,7 @@ import (
 	"github.com/popshim/popshim/popstore"
 )
 
-// ErrGroupNotExist: the subscription group is unknown and may not be
+// ErrGroupNotExist means the subscription group is unknown and may not be
 // auto-created (--auto-create-subscription-group off and no CID_RMQ_SYS_
 // prefix, or an illegal name). Handlers answer
 // SUBSCRIPTION_GROUP_NOT_EXIST (26) with their request's remark.

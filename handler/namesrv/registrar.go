@@ -41,9 +41,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/broker/meta"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
-	"github.com/popshim/popshim/remoting"
 )
 
 // registerCheckInterval is how often the registrar looks for topic-table
@@ -80,7 +80,7 @@ type Registrar struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	once    sync.Once
-	clients map[string]*remoting.Client // owned by the loop goroutine, then by Close
+	clients map[string]*client.Conn // owned by the loop goroutine, then by Close
 
 	kick    chan struct{} // capacity 1: a RegisterNow is waiting
 	mu      sync.Mutex
@@ -111,7 +111,7 @@ func NewRegistrar(self Self, topics Topics, addrs []string, interval time.Durati
 		stop:    make(chan struct{}),
 		ctx:     ctx,
 		cancel:  cancel,
-		clients: make(map[string]*remoting.Client, len(addrs)),
+		clients: make(map[string]*client.Conn, len(addrs)),
 		kick:    make(chan struct{}, 1),
 	}
 }
@@ -186,7 +186,7 @@ func (r *Registrar) RegisterNow(timeout time.Duration, done func()) {
 }
 
 // client returns the live connection to addr, dialling when needed.
-func (r *Registrar) client(ctx context.Context, addr string) (*remoting.Client, error) {
+func (r *Registrar) client(ctx context.Context, addr string) (*client.Conn, error) {
 	if c := r.clients[addr]; c != nil {
 		select {
 		case <-c.Done():
@@ -196,7 +196,7 @@ func (r *Registrar) client(ctx context.Context, addr string) (*remoting.Client, 
 		}
 	}
 	l := r.log
-	c, err := remoting.DialContext(ctx, addr, remoting.ClientOptions{Log: &l})
+	c, err := client.DialContext(ctx, addr, client.Options{Log: &l})
 	if err != nil {
 		return nil, err
 	}

@@ -34,8 +34,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/broker"
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // DefaultRouteRefresh is how often cached routes are fetched again.
@@ -87,10 +87,10 @@ type RouteCache struct {
 	wg     sync.WaitGroup // refresh loop and fetch goroutines
 
 	mu      sync.Mutex
-	entries map[string]*routeEntry      // REQUIRES: mu held
-	clients map[string]*remoting.Client // REQUIRES: mu held
-	next    int                         // REQUIRES: mu held. Name server to try first.
-	closed  bool                        // REQUIRES: mu held
+	entries map[string]*routeEntry  // REQUIRES: mu held
+	clients map[string]*client.Conn // REQUIRES: mu held
+	next    int                     // REQUIRES: mu held. Name server to try first.
+	closed  bool                    // REQUIRES: mu held
 }
 
 // NewRouteCache returns a cache over the name servers addrs (host:port)
@@ -109,7 +109,7 @@ func NewRouteCache(addrs []string, refresh, timeout time.Duration, log zerolog.L
 		log: log.With().Str("component", "routes").Logger(),
 		ctx: ctx, cancel: cancel,
 		entries: make(map[string]*routeEntry),
-		clients: make(map[string]*remoting.Client, len(addrs)),
+		clients: make(map[string]*client.Conn, len(addrs)),
 	}
 }
 
@@ -264,7 +264,7 @@ func (r *RouteCache) invoke(ctx context.Context, addr string, req *codec.Command
 	}
 	if c == nil {
 		l := r.log
-		nc, err := remoting.DialContext(ctx, addr, remoting.ClientOptions{Log: &l})
+		nc, err := client.DialContext(ctx, addr, client.Options{Log: &l})
 		if err != nil {
 			return nil, err
 		}
@@ -309,7 +309,7 @@ func (r *RouteCache) Close() {
 }
 
 // isDone reports whether client c has closed.
-func isDone(c *remoting.Client) bool {
+func isDone(c *client.Conn) bool {
 	select {
 	case <-c.Done():
 		return true

@@ -28,7 +28,6 @@ import (
 
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore/popstoretest"
-	"github.com/popshim/popshim/remoting"
 )
 
 const (
@@ -161,12 +160,12 @@ func (l *ledger) count(what string, code int32) {
 // client is one remoting connection with bounded calls.
 type client struct {
 	t *testing.T
-	c *remoting.Client
+	c *client.Conn
 }
 
 func dial(t *testing.T, addr string) *client {
 	t.Helper()
-	c, err := remoting.Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 // Orderly POP across kill -9: the lease of a queue (popped
@@ -45,15 +45,15 @@ type orderState struct {
 
 // tryCall is a bounded call that reports a dead connection instead of
 // failing the test.
-func tryCall(c *remoting.Client, req *codec.Command) (*codec.Command, error) {
+func tryCall(c *client.Conn, req *codec.Command) (*codec.Command, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return c.Invoke(ctx, req)
 }
 
-func orderDial(t *testing.T, addr string) *remoting.Client {
+func orderDial(t *testing.T, addr string) *client.Conn {
 	t.Helper()
-	c, err := remoting.Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -62,7 +62,7 @@ func orderDial(t *testing.T, addr string) *remoting.Client {
 }
 
 // orderPop is one orderly POP of every queue; nil on a dead connection.
-func orderPop(t *testing.T, c *remoting.Client) ([]orderDelivery, error) {
+func orderPop(t *testing.T, c *client.Conn) ([]orderDelivery, error) {
 	t.Helper()
 	h := codec.PopMessageRequestHeader{ConsumerGroup: orderGroup, Topic: orderTopic, QueueID: -1, MaxMsgNums: 8,
 		InvisibleTime: orderInvisible, PollTime: 300, BornTime: time.Now().UnixMilli(), InitMode: codec.ConsumeInitModeMin, Order: true}
@@ -133,7 +133,7 @@ func (st *orderState) check(t *testing.T, ds []orderDelivery) {
 }
 
 // ack acks d; false when the broker is gone (the ACK may have applied).
-func (st *orderState) ack(t *testing.T, c *remoting.Client, d orderDelivery) bool {
+func (st *orderState) ack(t *testing.T, c *client.Conn, d orderDelivery) bool {
 	t.Helper()
 	h := codec.AckMessageRequestHeader{ConsumerGroup: orderGroup, Topic: orderTopic, QueueID: d.queue, Offset: d.offset,
 		ExtraInfo: d.raw, BrokerName: d.handle.BrokerName}

@@ -17,8 +17,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/remoting"
 )
 
 func main() {
@@ -37,14 +37,14 @@ func main() {
 	}
 }
 
-func call(c *remoting.Client, req *codec.Command) (*codec.Command, error) {
+func call(c *client.Conn, req *codec.Command) (*codec.Command, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return c.Invoke(ctx, req)
 }
 
 func run(addr, topic, group, pg, brokerName string, n, acks int, hold time.Duration) error {
-	c, err := remoting.Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
 		return err
 	}
