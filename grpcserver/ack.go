@@ -74,6 +74,9 @@ func (s *service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 	if st != nil {
 		return &v2.AckMessageResponse{Status: st}, nil
 	}
+	if st := s.authorize(ctx, req); st != nil {
+		return &v2.AckMessageResponse{Status: st}, nil
+	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if st := checkGroupTopic(group, topic); st != nil {
 		return &v2.AckMessageResponse{Status: st}, nil
@@ -117,6 +120,9 @@ func (s *service) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInv
 	}
 	id, st := requireClient(ctx)
 	if st != nil {
+		return refuse(st)
+	}
+	if st := s.authorize(ctx, req); st != nil {
 		return refuse(st)
 	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()

@@ -30,6 +30,9 @@ func (s *service) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.F
 	if st != nil {
 		return answer(st)
 	}
+	if st := s.authorize(ctx, req); st != nil {
+		return answer(st)
+	}
 	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
 	if st := checkGroupTopic(group, topic); st != nil {
 		return answer(st)
@@ -65,6 +68,9 @@ func (s *service) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.F
 // proxy; anything else UNSUPPORTED.
 func (s *service) EndTransaction(ctx context.Context, req *v2.EndTransactionRequest) (*v2.EndTransactionResponse, error) {
 	if _, st := requireClient(ctx); st != nil {
+		return &v2.EndTransactionResponse{Status: st}, nil
+	}
+	if st := s.authorize(ctx, req); st != nil {
 		return &v2.EndTransactionResponse{Status: st}, nil
 	}
 	if strings.TrimSpace(req.GetTransactionId()) == "" {

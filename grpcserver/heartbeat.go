@@ -30,6 +30,9 @@ func (s *service) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.
 	if st != nil {
 		return &v2.HeartbeatResponse{Status: st}, nil
 	}
+	if st := s.authorize(ctx, req); st != nil {
+		return &v2.HeartbeatResponse{Status: st}, nil
+	}
 	s.clients.heartbeat(id, s.core.Now())
 	settings, _ := s.clients.Settings(id)
 	typ := settings.GetClientType()

@@ -56,6 +56,9 @@ func (s *service) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 	if st != nil {
 		return rw.finish(st)
 	}
+	if st := s.authorize(ctx, req); st != nil {
+		return rw.finish(st)
+	}
 	group := req.GetGroup().GetName()
 	if err := codec.ValidateGroup(group); err != nil {
 		return rw.finish(NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error()))

@@ -198,6 +198,9 @@ func (s *service) QueryRoute(ctx context.Context, req *v2.QueryRouteRequest) (*v
 	if _, st := requireClient(ctx); st != nil {
 		return &v2.QueryRouteResponse{Status: st}, nil
 	}
+	if st := s.authorize(ctx, req); st != nil {
+		return &v2.QueryRouteResponse{Status: st}, nil
+	}
 	topic := req.GetTopic().GetName()
 	rt, st := s.routeOf(ctx, topic)
 	if st != nil {
@@ -237,6 +240,9 @@ func (s *service) QueryRoute(ctx context.Context, req *v2.QueryRouteRequest) (*v
 // FORBIDDEN "no readable queue".
 func (s *service) QueryAssignment(ctx context.Context, req *v2.QueryAssignmentRequest) (*v2.QueryAssignmentResponse, error) {
 	if _, st := requireClient(ctx); st != nil {
+		return &v2.QueryAssignmentResponse{Status: st}, nil
+	}
+	if st := s.authorize(ctx, req); st != nil {
 		return &v2.QueryAssignmentResponse{Status: st}, nil
 	}
 	group := req.GetGroup().GetName()

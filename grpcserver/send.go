@@ -36,6 +36,9 @@ func (s *service) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (
 	if _, st := requireClient(ctx); st != nil {
 		return &v2.SendMessageResponse{Status: st}, nil
 	}
+	if st := s.authorize(ctx, req); st != nil {
+		return &v2.SendMessageResponse{Status: st}, nil
+	}
 	ins, st := SendInputs(req, peerOf(ctx), nowOf(s.core), s.send)
 	if st != nil {
 		return &v2.SendMessageResponse{Status: st}, nil

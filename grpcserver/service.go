@@ -198,7 +198,7 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 			}
 			return err
 		case c := <-cmds:
-			if err := s.telemetryCommand(id, ts, c); err != nil {
+			if err := s.telemetryCommand(ctx, id, ts, c); err != nil {
 				return err
 			}
 		}
@@ -207,10 +207,15 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 
 // telemetryCommand handles one item from the client; a non-nil error ends
 // the stream with it.
-func (s *service) telemetryCommand(id string, ts *telemetryStream, c *v2.TelemetryCommand) error {
+func (s *service) telemetryCommand(ctx context.Context, id string, ts *telemetryStream, c *v2.TelemetryCommand) error {
 	settings := c.GetSettings()
 	if settings == nil {
 		return nil // thread_stack_trace, verify_message_result: nothing asked for them yet
+	}
+	if st := s.authorize(ctx, settings); st != nil {
+		// As the proxy: an item with only the failing Status; the client
+		// never completes its start-up. The stream stays open.
+		return ts.send(&v2.TelemetryCommand{Status: st})
 	}
 	if err := checkSettingsNames(settings); err != nil {
 		return status.Error(codes.InvalidArgument, "process client telemetryCommand failed. "+err.Error())
@@ -258,6 +263,9 @@ func checkSettingsNames(st *v2.Settings) error {
 func (s *service) NotifyClientTermination(ctx context.Context, req *v2.NotifyClientTerminationRequest) (*v2.NotifyClientTerminationResponse, error) {
 	id, st := requireClient(ctx)
 	if st != nil {
+		return &v2.NotifyClientTerminationResponse{Status: st}, nil
+	}
+	if st := s.authorize(ctx, req); st != nil {
 		return &v2.NotifyClientTerminationResponse{Status: st}, nil
 	}
 	known := s.clients.remove(id)
