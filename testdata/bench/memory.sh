@@ -28,7 +28,7 @@ rss_mib() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 start() {
   port=$(free_port); nport=$(free_port); mport=$(free_port)
   rm -rf "$work/data"
-  pid=$(start_bg popshim "$work/popshim.log" "$bin" serve --listen "127.0.0.1:$port" \
+  pid=$(start_bg popshim "$work/popshim.log" "$bin" serve --grpc-listen= --listen "127.0.0.1:$port" \
     --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 \
     --data-dir "$work/data" --log-level warn --max-conns $((nconns + 100)))
   wait_port 127.0.0.1 "$port" 30
