@@ -2,6 +2,7 @@ package grpcserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -51,7 +52,7 @@ func (e *statusError) Error() string { return e.st.GetMessage() }
 
 // entryStatus is the Status of one completed entry.
 func entryStatus(op Op, err error) *v2.Status {
-	if se, ok := err.(*statusError); ok {
+	if se := (*statusError)(nil); errors.As(err, &se) {
 		return se.st
 	}
 	return statusOfCore(op, err)

@@ -120,18 +120,6 @@ func (c *clients) expire(nowMillis, maxIdleMillis int64) []string {
 	return gone
 }
 
-// clientType returns the client type of id's settings (the proxy takes
-// the type from Settings, not from Heartbeat: the Go push consumer ≤
-// v5.1.3 heartbeats as SIMPLE_CONSUMER), CLIENT_TYPE_UNSPECIFIED when no
-// settings are known.
-func (c *clients) clientType(id string) v2.ClientType {
-	s, ok := c.Settings(id)
-	if !ok {
-		return v2.ClientType_CLIENT_TYPE_UNSPECIFIED
-	}
-	return s.GetClientType()
-}
-
 // clients is the endpoint's table of v5 clients by x-mq-client-id. Other
 // RPCs must not require an entry (Go v5.1.2 sends data RPCs before its
 // Settings; Go v5.1.3 may go 5 minutes without a stream after a server
@@ -192,4 +180,14 @@ func (c *clients) streams() int {
 		}
 	}
 	return n
+}
+
+// stream returns id's open Telemetry stream, nil when none.
+func (c *clients) stream(id string) *telemetryStream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.m[id]; st != nil {
+		return st.stream
+	}
+	return nil
 }

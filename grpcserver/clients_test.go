@@ -1,6 +1,7 @@
 package grpcserver
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -54,7 +55,9 @@ func TestNotifyClientTerminationUnregisters(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	group := unique("cg_term")
 	settingsRoundTrip(t, f.c, "term@1", goSimpleSettings(group, "TopicA"))
-	f.c.Heartbeat(f.ctx("term@1"), &v2.HeartbeatRequest{Group: &v2.Resource{Name: group}, ClientType: v2.ClientType_SIMPLE_CONSUMER})
+	if _, err := f.c.Heartbeat(f.ctx("term@1"), &v2.HeartbeatRequest{Group: &v2.Resource{Name: group}, ClientType: v2.ClientType_SIMPLE_CONSUMER}); err != nil {
+		t.Fatal(err)
+	}
 	if len(f.core.Broker.Clients.ConsumerIDs(group)) != 1 {
 		t.Fatal("not registered")
 	}
@@ -151,4 +154,43 @@ func simpleReceiveNoPoll(req *v2.ReceiveMessageRequest) *v2.ReceiveMessageReques
 	c := proto.Clone(req).(*v2.ReceiveMessageRequest)
 	c.LongPollingTimeout = durationpb.New(0)
 	return c
+}
+
+// The server can push a command on a client's open Telemetry stream
+// (kept for the orphaned-transaction recovery); a client without one is
+// ErrNoTelemetry.
+func TestPushCommand(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	stream, _ := settingsRoundTrip(t, f.c, "push@1", goProducerSettings("T"))
+	cmd := &v2.TelemetryCommand{Command: &v2.TelemetryCommand_PrintThreadStackTraceCommand{
+		PrintThreadStackTraceCommand: &v2.PrintThreadStackTraceCommand{Nonce: "n-1"}}}
+	if err := f.srv.PushCommand("push@1", cmd); err != nil {
+		t.Fatal(err)
+	}
+	got, err := stream.Recv()
+	if err != nil || got.GetPrintThreadStackTraceCommand().GetNonce() != "n-1" {
+		t.Fatalf("%v %v", got, err)
+	}
+	// The client's answer is read and ignored; the stream stays usable.
+	if err := stream.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_ThreadStackTrace{
+		ThreadStackTrace: &v2.ThreadStackTrace{Nonce: "n-1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.PushCommand("nobody@1", cmd); !errors.Is(err, ErrNoTelemetry) {
+		t.Errorf("unknown client: %v", err)
+	}
+}
+
+// A client with no connection and no heartbeat for ClientExpiry is
+// forgotten by the background sweep, and its leases released.
+func TestClientExpiry(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	svc := f.srv.svc
+	now := f.core.Broker.Now()
+	svc.clients.heartbeat("idle@1", now)
+	svc.clients.heartbeat("fresh@1", now+ClientExpiry.Milliseconds())
+	gone := svc.clients.expire(now+ClientExpiry.Milliseconds()+1, ClientExpiry.Milliseconds())
+	if len(gone) != 1 || gone[0] != "idle@1" {
+		t.Fatalf("expired %v, want [idle@1]", gone)
+	}
 }

@@ -2,6 +2,7 @@ package grpcserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strconv"
 	"sync/atomic"
@@ -129,7 +130,7 @@ func (f *fixture) receiveWith(ctx context.Context, c v2.MessagingServiceClient, 
 	var out received
 	for {
 		item, err := rs.Recv()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out
 		}
 		if err != nil {

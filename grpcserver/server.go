@@ -210,3 +210,22 @@ func (s *Server) ClientSettings(clientID string) (*v2.Settings, bool) {
 
 // TelemetryStreams returns the number of open Telemetry streams. Any goroutine.
 func (s *Server) TelemetryStreams() int { return s.svc.clients.streams() }
+
+// ErrNoTelemetry is PushCommand's error for a client without an open
+// Telemetry stream.
+var ErrNoTelemetry = errors.New("grpcserver: the client has no open Telemetry stream")
+
+// PushCommand writes cmd on the open Telemetry stream of client id: the
+// commands a server initiates (RecoverOrphanedTransactionCommand once
+// popshim serves transactions, PrintThreadStackTraceCommand,
+// VerifyMessageCommand, ReconnectEndpointsCommand). The client's answers
+// to stack-trace and verify commands arrive on the same stream and are
+// ignored for now. Errors: ErrNoTelemetry, or the stream's write error.
+// Any goroutine; it waits while the stream's flow control holds the write.
+func (s *Server) PushCommand(id string, cmd *v2.TelemetryCommand) error {
+	ts := s.svc.clients.stream(id)
+	if ts == nil {
+		return ErrNoTelemetry
+	}
+	return ts.send(cmd)
+}

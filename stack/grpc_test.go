@@ -12,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"io"
 	"math/big"
 	"net"
@@ -101,7 +102,7 @@ func receiveAll(t *testing.T, c v2.MessagingServiceClient, ctx context.Context, 
 	var msgs []*v2.Message
 	for {
 		item, err := rs.Recv()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return st, msgs
 		}
 		require.NoError(t, err)
