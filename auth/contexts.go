@@ -49,6 +49,7 @@ var annotations = map[int32]annotated{
 	codec.RequestAckMessage:                 subGT,
 	codec.RequestChangeMessageInvisibleTime: subGT,
 	codec.RequestNotification:               subGT,
+	codec.RequestEndTransaction:             {acts: ActPub, fields: []field{fTopic}},
 	codec.RequestGetMaxOffset:               getTopic,
 	codec.RequestGetMinOffset:               getTopic,
 	codec.RequestGetEarliestMsgStoreTime:    getTopic,

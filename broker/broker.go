@@ -18,6 +18,7 @@ import (
 	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/broker/revive"
 	"github.com/popshim/popshim/broker/timer"
+	"github.com/popshim/popshim/broker/transaction"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/popstore"
@@ -29,7 +30,8 @@ import (
 // subscription-group tables (broker/meta), the client registry
 // (broker/clients), the long-poll registry (broker/longpoll), the POP read
 // path (Service: reader pool, queue try-locks, POP jobs), the revive
-// loop (broker/revive) and the timer loop (broker/timer).
+// loop (broker/revive), the timer loop (broker/timer) and the transaction
+// check-back loop (broker/transaction).
 //
 // Goroutines: operations are called from protocol adapters on any
 // goroutine (gnet event loops, gRPC stream goroutines) and never wait on
@@ -66,6 +68,9 @@ type Broker struct {
 	// --message-delay-level and --timer-max-delay-sec.
 	Timers *timer.Loop
 	Delay  timer.Settings
+	// Transactions checks undecided half messages back with their
+	// producers (broker/transaction; transaction.go, transaction_end.go).
+	Transactions *transaction.Loop
 	// Uniq mints UNIQ_KEY message ids for messages that carry none.
 	Uniq *codec.UniqIDGenerator
 
@@ -139,6 +144,9 @@ func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.W
 			Lateness: b.Metrics.TimerLateness, Dropped: b.Metrics.TimerDropped},
 		DrainShare: cfg.TimerDrainShare,
 	})
+	if err := b.newTransactions(reg); err != nil {
+		return nil, err
+	}
 	b.Svc = &Service{Log: log, Store: store, Writer: w, Topics: topics, Settings: b.Settings,
 		Polls: b.Polls, Metrics: b.Metrics, Revive: b.Revive, Now: b.Now}
 	store.SetAppendListener(b.onAppend)
@@ -162,9 +170,9 @@ func (b *Broker) onAppend(topic string, queueID int32, maxOffset int64) {
 
 // Start queues the creation of the system consumer groups
 // (meta.SystemGroups), launches the reader pool, arms the wake-ups of the
-// orderly leases still held, and starts the revive loop and the timer
-// loop. Call once, before the protocol servers accept traffic; later calls
-// do nothing.
+// orderly leases still held, and starts the revive, timer and transaction
+// check-back loops. Call once, before the protocol servers accept traffic;
+// later calls do nothing.
 func (b *Broker) Start() {
 	b.startOnce.Do(func() {
 		b.Groups.CreateSystemGroups()
@@ -172,20 +180,22 @@ func (b *Broker) Start() {
 		b.Svc.ScheduleOrderWakes() // leases still held after a restart
 		b.Revive.Start()
 		b.Timers.Start()
+		b.Transactions.Start()
 		b.Log.Info().Str("brokerName", b.Settings.BrokerName).Int("readers", b.Settings.Readers).
 			Int("maxParkedPolls", b.Settings.MaxParkedPolls).Bool("retryTopicV2", b.Settings.Revive.RetryTopicV2).
 			Msg("pop service started")
 	})
 }
 
-// Close stops the revive and timer loops (waiting for their current pass,
-// whose writes still go through the writer), answers every parked long
-// poll with its timeout, and stops the reader pool. Call before closing
+// Close stops the revive, timer and transaction loops (waiting for their
+// current pass, whose writes still go through the writer), answers every
+// parked long poll with its timeout, and stops the reader pool. Call before closing
 // the writer. Idempotent; safe if Start was never called.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
 		b.Revive.Stop()
 		b.Timers.Stop()
+		b.Transactions.Stop()
 		b.Polls.Close()
 		b.Svc.Close()
 		b.Store.SetAppendListener(nil)

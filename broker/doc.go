@@ -36,8 +36,10 @@
 // broker/orderly), the settings derived from the configuration, the
 // message-flow Prometheus series, and the wiring of the subsystems: topic
 // and subscription-group tables (broker/meta), the client registry
-// (broker/clients), long polling (broker/longpoll), revive (broker/revive)
-// and timers (broker/timer).
+// (broker/clients), long polling (broker/longpoll), revive (broker/revive),
+// timers (broker/timer) and transactional messages (transaction*.go: the
+// half-message entry point of SEND and END_TRANSACTION; the check-back loop
+// in broker/transaction).
 //
 // The produce path (send*.go): Send validates a message or batch, routes
 // it (auto-created topic, retry → DLQ, delay level or timer → timer

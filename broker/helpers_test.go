@@ -175,6 +175,14 @@ func wantCode(t *testing.T, err error, code int32) *broker.Error {
 	return e
 }
 
+// wantCodeRemark fails unless err is an *broker.Error with code and remark.
+func wantCodeRemark(t *testing.T, err error, code int32, remark string) {
+	t.Helper()
+	if e := wantCode(t, err, code); e.Remark != remark {
+		t.Fatalf("err = %v, want code %d %q", err, code, remark)
+	}
+}
+
 // consumerHeartbeat is a heartbeat of clientID over connection connID
 // announcing one push consumer per group, each subscribing "*" of topic
 // "TopicHB".

@@ -34,14 +34,6 @@ func queryOffset(f *brokertest.Fixture, group, topic string, queueID int32, setZ
 	return f.Broker.QueryConsumerOffset(r)
 }
 
-// wantCodeRemark fails unless err is an *broker.Error with code and remark.
-func wantCodeRemark(t *testing.T, err error, code int32, remark string) {
-	t.Helper()
-	if e := wantCode(t, err, code); e.Remark != remark {
-		t.Fatalf("err = %v, want code %d %q", err, code, remark)
-	}
-}
-
 // TestCoreConsumerOffsetSurvivesRestart commits an offset, queries it,
 // restarts the core over the same directory and queries it again.
 func TestCoreConsumerOffsetSurvivesRestart(t *testing.T) {

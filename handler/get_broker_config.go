@@ -49,6 +49,7 @@ var brokerConfigJavaNames = map[string]struct {
 	"data-dir":                       {"storePathRootDir", nil},
 	"auto-create-topic":              {"autoCreateTopicEnable", nil},
 	"auto-create-subscription-group": {"autoCreateSubscriptionGroup", nil},
+	"enable-property-filter":         {"enablePropertyFilter", nil},
 	"default-topic-queue-nums":       {"defaultTopicQueueNums", nil},
 	"max-message-size":               {"maxMessageSize", nil},
 	"wait-time-mills-in-send-queue":  {"waitTimeMillsInSendQueue", nil},
@@ -62,6 +63,12 @@ var brokerConfigJavaNames = map[string]struct {
 	"register-interval":  {"registerNameServerPeriod", durationIn(time.Millisecond)},
 	"revive-interval":    {"reviveInterval", durationIn(time.Millisecond)},
 	"retention-interval": {"cleanResourceInterval", durationIn(time.Millisecond)},
+
+	// Transactional messages (BrokerConfig), Java in ms.
+	"transaction-timeout":        {"transactionTimeOut", durationIn(time.Millisecond)},
+	"transaction-check-interval": {"transactionCheckInterval", durationIn(time.Millisecond)},
+	"transaction-check-max":      {"transactionCheckMax", nil},
+
 	// NettyServerConfig, part of Java's broker configuration text.
 	"idle-timeout": {"serverChannelMaxIdleTimeSeconds", durationIn(time.Second)},
 	"metrics-listen": {"metricsPromExporterPort", func(v string) string {

@@ -8,6 +8,9 @@
 //	          0x00 'P' physicalOffset(u64)                → message key (index)
 //	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
 //	                                                        not yet in its queue (timers.go)
+//	          0x00 'H' physicalOffset(u64)                → half message: header + record
+//	                                                        (transactions, halves.go)
+//	          0x00 'h' dueMillis(u64) physicalOffset(u64) → empty: check-back index of halves
 //	pop       visibleAt(i64) group '@' topic '@' queueId(u32) '@' queueOffset(u64)
 //	                                                      → checkpoint value
 //	offsets   group 0x00 topic 0x00 queueId(u32)          → consume offset (i64)
@@ -16,6 +19,8 @@
 //	          "q/" topic 0x00 queueId(u32)                → minOffset(i64) maxOffset(i64)
 //	          "s/phys"                                    → next physical offset (i64)
 //	          "s/timers"                                  → number of timer entries (i64)
+//	          "s/halfseq", "s/halves"                     → next tranStateTableOffset, number
+//	                                                        of half messages (i64 each)
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
 //	          "o/" group 0x00 topic 0x00 queueId(u32)     → orderly-POP lease (OrderState, order.go)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)

@@ -149,6 +149,8 @@ func (s *Store) roomToReopen() error {
 type loaded struct {
 	nextPhys  int64
 	timers    int64
+	halfSeq   int64                 // meta "s/halfseq" (halves.go)
+	halves    int64                 // meta "s/halves"
 	queues    map[queueKey][2]int64 // min, max
 	topics    map[string]TopicMeta
 	groups    map[string]GroupMeta
@@ -184,6 +186,16 @@ func (s *Store) loadState() (*loaded, error) {
 				return nil, fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaTimersKey, len(v))
 			}
 			st.timers = n
+		case ks == metaHalfSeqKey || ks == metaHalvesKey:
+			n, ok := getInt64(v)
+			if !ok {
+				return nil, fmt.Errorf("popstore: corrupt %s value (%d bytes)", ks, len(v))
+			}
+			if ks == metaHalfSeqKey {
+				st.halfSeq = n
+			} else {
+				st.halves = n
+			}
 		case len(ks) > 2 && ks[:2] == metaQueuePrefix:
 			topic, qid, ok := parseQueueMetaKey(k)
 			if !ok || len(v) != 16 {
@@ -253,6 +265,8 @@ func (s *Store) loadState() (*loaded, error) {
 func (s *Store) install(st *loaded) {
 	s.nextPhys = st.nextPhys
 	s.timers.Store(st.timers)
+	s.half.nextSeq = st.halfSeq
+	s.half.count.Store(st.halves)
 	for k, mm := range st.queues {
 		v, _ := s.queues.LoadOrStore(k, &queueState{})
 		q := v.(*queueState)

@@ -151,6 +151,8 @@ type Store struct {
 	// timers is the number of durable timer entries (meta "s/timers");
 	// written by publish under serialMu.
 	timers atomic.Int64
+	// half holds the half-message counters (halves.go).
+	half halfState
 
 	queues sync.Map // queueKey -> *queueState
 

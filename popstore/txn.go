@@ -30,6 +30,8 @@ type Txn struct {
 	// DeleteTimer); timersUsed: persist it. Valid when serial.
 	timerDelta int64
 	timersUsed bool
+	// half is the Txn's view of half messages (halves.go); nil until used.
+	half *txnHalves
 	// idx is the newest key-index entry written (indexMessage).
 	idx     indexMark
 	queues  map[queueKey]*txnQueue

@@ -139,6 +139,7 @@ func (t *Txn) Commit() error {
 	if t.timersUsed {
 		t.b.put(cfiMeta, []byte(metaTimersKey), putInt64(t.s.timers.Load()+t.timerDelta))
 	}
+	t.persistHalves()
 	if t.b.count() == 0 {
 		return nil
 	}
@@ -203,6 +204,7 @@ func (t *Txn) publish() {
 	if t.timersUsed {
 		s.timers.Add(t.timerDelta)
 	}
+	t.publishHalves()
 	if t.idx.set {
 		s.lastIndexed.Store(&t.idx)
 	}

@@ -1,0 +1,349 @@
+package transaction
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/popstore"
+)
+
+// ChunkItems bounds the halves handled by one writer op of the loop (and
+// held in memory by it at once).
+const ChunkItems = 256
+
+// chunkBytes also closes a chunk once its records reach this many bytes.
+const chunkBytes = 4 << 20
+
+// Settings are the check-back knobs (BrokerConfig's names in brackets).
+type Settings struct {
+	// Interval is the pause between rounds of one half, and the longest
+	// the loop sleeps (transactionCheckInterval, 30 s;
+	// --transaction-check-interval).
+	Interval time.Duration
+	// TimeoutMillis is how long after its store time a half is first
+	// checked unless it carries CHECK_IMMUNITY_TIME_IN_SECONDS
+	// (transactionTimeOut, 6 s; --transaction-timeout).
+	TimeoutMillis int64
+	// CheckMax is the number of rounds after which a half moves to
+	// CheckMaxTopic (transactionCheckMax, 15; --transaction-check-max).
+	CheckMax int32
+}
+
+// Deps are the broker pieces a Loop works with. All fields are required
+// except Checker-related state, installed later with SetChecker.
+type Deps struct {
+	Log    zerolog.Logger
+	Store  *popstore.Store // scans halves (loop goroutine)
+	Writer *batch.Writer   // one background-lane op per chunk
+	// Now is the broker clock, Unix ms: the scan bound and the store time
+	// of moved messages.
+	Now func() int64
+	// BrokerName fills the checks' bname.
+	BrokerName string
+	// EnsureCheckMaxTopic makes CheckMaxTopic exist (1 queue, perm 6) when
+	// it does not, without waiting for its persistence; called on the loop
+	// goroutine before a chunk moves halves there.
+	EnsureCheckMaxTopic func() error
+	Settings            Settings
+	Metrics             *Metrics
+}
+
+// Loop is the check-back service (TransactionalMessageCheckService): one
+// pass at a time, on its own goroutine, scan one chunk of halves due now,
+// write their new check counts (or their move to CheckMaxTopic) in one
+// background-lane op, wait for it, then hand each checked half to the
+// Checker.
+type Loop struct {
+	d       Deps
+	checker atomic.Pointer[checkerRef]
+	kick    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+	passes  atomic.Uint64
+	// wake is when the loop plans its next pass (Unix ms, broker clock).
+	wake atomic.Int64
+	// from is where the next scan starts: past the last entry handled, so
+	// scans do not step over its tombstones again. Loop goroutine only.
+	from popstore.HalfDue
+	// lowest is the earliest due time NoteHalf saw since the last pass
+	// began (math.MaxInt64: none); a pass moves from back to it.
+	lowest atomic.Int64
+	once   sync.Once
+	began  atomic.Bool
+}
+
+// checkerRef boxes a Checker for the atomic pointer.
+type checkerRef struct{ c Checker }
+
+// New returns a stopped loop over d; Start launches it.
+func New(d Deps) *Loop {
+	if d.Settings.Interval <= 0 {
+		d.Settings.Interval = 30 * time.Second
+	}
+	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	l.wake.Store(math.MaxInt64)
+	l.lowest.Store(math.MaxInt64)
+	return l
+}
+
+// Settings returns the loop's settings. Any goroutine.
+func (l *Loop) Settings() Settings { return l.d.Settings }
+
+// Metrics returns the transaction series (Deps.Metrics). Any goroutine.
+func (l *Loop) Metrics() *Metrics { return l.d.Metrics }
+
+// SetChecker installs the Checker the loop sends checks through (nil
+// removes it: rounds are still counted, nothing is sent). Any goroutine,
+// any time; the next check uses it.
+func (l *Loop) SetChecker(c Checker) {
+	if c == nil {
+		l.checker.Store(nil)
+		return
+	}
+	l.checker.Store(&checkerRef{c})
+}
+
+// Start launches the loop's goroutine. Call once.
+func (l *Loop) Start() {
+	l.began.Store(true)
+	go l.run()
+}
+
+// Stop ends the loop after its current pass and waits; safe when never
+// started, idempotent. Call before the writer closes.
+func (l *Loop) Stop() {
+	l.once.Do(func() {
+		close(l.quit)
+		if l.began.Load() {
+			<-l.done
+		}
+	})
+}
+
+// Trigger asks for a pass now (non-blocking). Any goroutine.
+func (l *Loop) Trigger() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// NoteHalf reports a half made durable with its first check due at
+// dueMillis (call from the op's completion); it wakes the loop when that
+// is before its next planned pass. Any goroutine, never blocks.
+func (l *Loop) NoteHalf(dueMillis int64) {
+	for {
+		lo := l.lowest.Load()
+		if dueMillis >= lo || l.lowest.CompareAndSwap(lo, dueMillis) {
+			break
+		}
+	}
+	if dueMillis < l.wake.Load() {
+		l.Trigger()
+	}
+}
+
+// Passes returns how many passes completed (tests wait on it).
+func (l *Loop) Passes() uint64 { return l.passes.Load() }
+
+func (l *Loop) run() {
+	defer close(l.done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.quit:
+			return
+		case <-t.C:
+		case <-l.kick:
+		}
+		wait := l.pass()
+		l.wake.Store(l.d.Now() + wait.Milliseconds())
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(wait)
+	}
+}
+
+// item is one due half and what the pass does with it.
+type item struct {
+	half    popstore.Half
+	discard bool   // move to CheckMaxTopic (or drop when final is nil)
+	final   []byte // the moved record (discard only)
+	applied bool   // the op found the half as scanned and wrote
+}
+
+// pass handles one chunk and returns how long to wait before the next.
+func (l *Loop) pass() time.Duration {
+	defer l.passes.Add(1)
+	d := l.d
+	now := d.Now()
+	if lo := l.lowest.Swap(math.MaxInt64); lo <= l.from.DueMillis {
+		l.from = popstore.HalfDue{DueMillis: lo}
+	}
+	due, err := d.Store.ScanHalves(l.from, now, ChunkItems, chunkBytes)
+	if err != nil && len(due) == 0 {
+		d.Log.Error().Err(err).Msg("transaction: scan of half messages failed")
+		return d.Settings.Interval
+	}
+	if len(due) == 0 {
+		next, ok, err := d.Store.NextHalfDue(l.from)
+		if err != nil || !ok {
+			return d.Settings.Interval
+		}
+		return min(time.Duration(max(next-d.Now(), 0))*time.Millisecond, d.Settings.Interval)
+	}
+	items := l.classify(due, now)
+	if err := l.commit(items, now); err != nil {
+		d.Log.Error().Err(err).Int("halves", len(items)).Msg("transaction: check round not written, retrying")
+		return d.Settings.Interval
+	}
+	l.from = due[len(due)-1].Due().After()
+	l.report(items)
+	return 0 // another pass at once: more may be due; an empty one reads the next due time
+}
+
+// classify decides per due half: discard when its rounds are used up or it
+// is older than the store's retention (needDiscard, needSkip), else check.
+func (l *Loop) classify(due []popstore.Half, now int64) []item {
+	keep := l.d.Store.RetentionMillis()
+	items := make([]item, len(due))
+	for i := range due {
+		h := due[i]
+		it := item{half: h}
+		stored, _ := popstore.StoreTimestamp(h.Record)
+		if h.Checks >= l.d.Settings.CheckMax || (keep > 0 && now-stored > keep) {
+			it.discard = true
+			f, err := DiscardRecord(&h, now)
+			if err != nil {
+				l.d.Log.Error().Err(err).Int64("commitLogOffset", h.PhysicalOffset).Msg("transaction: undecodable half message dropped")
+			} else {
+				it.final = f.Record
+			}
+		}
+		items[i] = it
+	}
+	return items
+}
+
+// commit writes one chunk's rounds and moves as one background-lane op
+// and waits for it.
+func (l *Loop) commit(items []item, now int64) error {
+	bytes, moves := 0, false
+	for i := range items {
+		bytes += 64 + len(items[i].final)
+		moves = moves || items[i].final != nil
+	}
+	if moves && l.d.EnsureCheckMaxTopic != nil {
+		if err := l.d.EnsureCheckMaxTopic(); err != nil {
+			l.d.Log.Warn().Err(err).Msg("transaction: " + CheckMaxTopic + " not created; moving halves there anyway")
+		}
+	}
+	next := now + l.d.Settings.Interval.Milliseconds()
+	done := make(chan error, 1)
+	op := &batch.Op{
+		Lane:  batch.LaneBackground,
+		Bytes: bytes,
+		Apply: func(tx *popstore.Txn) error { return applyRound(tx, items, next) },
+		Done:  func(err error) { done <- err },
+	}
+	for {
+		err := l.d.Writer.Submit(op)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, batch.ErrBusy) {
+			return err
+		}
+		select {
+		case <-l.quit:
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return <-done
+}
+
+// applyRound is the op of one chunk (writer goroutine): each half still as
+// scanned gets its round (or its move); a half decided or changed since
+// the scan is left alone.
+func applyRound(tx *popstore.Txn, items []item, nextDue int64) error {
+	for i := range items {
+		it := &items[i]
+		it.applied = false
+		cur, ok, err := tx.GetHalf(it.half.PhysicalOffset)
+		if err != nil {
+			return err
+		}
+		if !ok || cur.Checks != it.half.Checks || cur.DueMillis != it.half.DueMillis {
+			continue
+		}
+		switch {
+		case it.discard && it.final != nil:
+			_, _, _, err = tx.CommitHalf(cur.PhysicalOffset, CheckMaxTopic, 0, it.final)
+			if errors.Is(err, popstore.ErrBadRecord) || errors.Is(err, popstore.ErrBadName) {
+				it.final = nil
+				_, err = tx.DeleteHalf(cur.PhysicalOffset)
+			}
+		case it.discard:
+			_, err = tx.DeleteHalf(cur.PhysicalOffset)
+		default:
+			_, err = tx.UpdateHalfCheck(cur.PhysicalOffset, cur.Checks+1, nextDue)
+		}
+		if err != nil {
+			return err
+		}
+		it.applied = true
+	}
+	return nil
+}
+
+// report sends the checks of a durable round and counts its outcome
+// (loop goroutine).
+func (l *Loop) report(items []item) {
+	d := l.d
+	var checker Checker
+	if r := l.checker.Load(); r != nil {
+		checker = r.c
+	}
+	for i := range items {
+		it := &items[i]
+		if !it.applied {
+			continue
+		}
+		h := it.half
+		if it.discard {
+			d.Metrics.CheckMax.Inc()
+			d.Log.Error().Int64("commitLogOffset", h.PhysicalOffset).Int64("tranStateTableOffset", h.Seq).
+				Int32("checks", h.Checks).Str("producerGroup", h.ProducerGroup).Bool("kept", it.final != nil).
+				Msg("transaction: half message checked too many times or too old, moved to " + CheckMaxTopic)
+			continue
+		}
+		d.Metrics.Checks.Inc()
+		h.Checks++
+		c, err := CheckOf(&h, d.BrokerName)
+		if err != nil {
+			d.Metrics.Unsent.Inc()
+			d.Log.Error().Err(err).Int64("commitLogOffset", h.PhysicalOffset).Msg("transaction: half message cannot be checked")
+			continue
+		}
+		if checker == nil || !checker.Check(c) {
+			d.Metrics.Unsent.Inc()
+			d.Log.Warn().Str("producerGroup", h.ProducerGroup).Int64("commitLogOffset", h.PhysicalOffset).
+				Msg("transaction: check not sent, no producer of the group connected")
+			continue
+		}
+		d.Log.Debug().Str("producerGroup", h.ProducerGroup).Int64("commitLogOffset", h.PhysicalOffset).
+			Int32("checks", h.Checks).Str("msgId", c.MsgID).Msg("transaction: check sent")
+	}
+}
