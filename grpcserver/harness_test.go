@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -217,4 +218,25 @@ func (f *fixture) createOrderlyGroup(group string) {
 	if err != nil {
 		f.t.Fatalf("create group %s: %v", group, err)
 	}
+}
+
+// listenLoopback listens on a free loopback port.
+func listenLoopback(tb testing.TB) net.Listener {
+	tb.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lis
+}
+
+// dialB connects a plaintext client for a benchmark.
+func dialB(tb testing.TB, addr string) v2.MessagingServiceClient {
+	tb.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cc.Close() })
+	return v2.NewMessagingServiceClient(cc)
 }
