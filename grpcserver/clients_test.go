@@ -194,3 +194,23 @@ func TestClientExpiry(t *testing.T) {
 		t.Fatalf("expired %v, want [idle@1]", gone)
 	}
 }
+
+// One connection is tracked for at most maxClientsPerConn client ids;
+// calls with more ids are still served.
+func TestClientIDsPerConnectionBounded(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	for i := 0; i < maxClientsPerConn+10; i++ {
+		id := "many@" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		r, err := f.c.QueryRoute(f.ctx(id), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "bounded"}, Endpoints: accessPoint})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("call %d: %v %v", i, r, err)
+		}
+	}
+	svc := f.srv.svc
+	svc.clients.mu.Lock()
+	n := len(svc.clients.m)
+	svc.clients.mu.Unlock()
+	if n != maxClientsPerConn {
+		t.Errorf("%d clients tracked, want %d", n, maxClientsPerConn)
+	}
+}

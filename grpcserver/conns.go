@@ -39,8 +39,16 @@ type connInfo struct {
 	closed  bool                // REQUIRES: mu held
 }
 
-// sawClient records client id on the connection; false when the
-// connection has already closed.
+// maxClientsPerConn bounds the client ids one connection is tracked for
+// (a client instance uses one; a caller inventing ids must not grow the
+// tables without bound). Calls with further ids are served; their leases
+// are released by ClientExpiry or NotifyClientTermination, not by the
+// connection's close.
+const maxClientsPerConn = 64
+
+// sawClient records client id on the connection and reports whether it
+// is new there; false when the connection has already closed or tracks
+// maxClientsPerConn ids.
 func (c *connInfo) sawClient(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -48,7 +56,10 @@ func (c *connInfo) sawClient(id string) bool {
 		return false
 	}
 	if _, ok := c.clients[id]; ok {
-		return true
+		return false
+	}
+	if len(c.clients) >= maxClientsPerConn {
+		return false
 	}
 	if c.clients == nil {
 		c.clients = make(map[string]struct{}, 1)

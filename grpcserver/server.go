@@ -41,6 +41,11 @@ type Config struct {
 	// silent for KeepaliveTime and closes it when the ping is not answered
 	// within KeepaliveTimeout, so a vanished client's stream ends.
 	KeepaliveTime, KeepaliveTimeout time.Duration
+	// MaxConcurrentStreams bounds the calls one connection may have open at
+	// once (Telemetry and ReceiveMessage streams included); a client
+	// beyond it waits for a stream to end (grpc-go queues, nothing fails).
+	// 0: grpc-go's default (unbounded).
+	MaxConcurrentStreams uint32
 	// MinClientPingInterval is the shortest ping interval a client may use
 	// (pings are allowed without active RPCs; the Java client pings every
 	// 300 s even when idle). Faster pingers are closed, as grpc-go does.
@@ -81,6 +86,7 @@ func DefaultConfig() Config {
 		KeepaliveTime:         2 * time.Minute,
 		KeepaliveTimeout:      20 * time.Second,
 		MinClientPingInterval: 10 * time.Second,
+		MaxConcurrentStreams:  1000,
 		Settings:              DefaultSettingsPolicy(),
 		Send:                  DefaultSendLimits(),
 		Receive:               DefaultReceivePolicy(),
@@ -134,6 +140,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.HandshakeTimeout > 0 {
 		opts = append(opts, grpc.ConnectionTimeout(cfg.HandshakeTimeout))
+	}
+	if cfg.MaxConcurrentStreams > 0 {
+		opts = append(opts, grpc.MaxConcurrentStreams(cfg.MaxConcurrentStreams))
 	}
 	s.grpc = grpc.NewServer(opts...)
 	v2.RegisterMessagingServiceServer(s.grpc, s.svc)

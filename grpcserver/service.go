@@ -126,8 +126,9 @@ func (s *service) connClosed(c *connInfo) {
 	}
 }
 
-// attachClient records that client id called on the call's connection,
-// so the connection's close can release the client. Any goroutine.
+// attachClient records that client id called on the call's connection
+// (its first call there), so the connection's close can release the
+// client. Any goroutine.
 func (s *service) attachClient(ctx context.Context, id string) {
 	c := connOf(ctx)
 	if c == nil || id == "" {
