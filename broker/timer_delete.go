@@ -27,7 +27,6 @@ package broker
 
 import (
 	"encoding/base64"
-	"net/netip"
 	"strconv"
 	"strings"
 
@@ -44,7 +43,6 @@ type timerDeleteJob struct {
 	due   int64
 	key   string
 	phys  int64
-	host  netip.AddrPort
 	after func(phys int64, err error)
 }
 
