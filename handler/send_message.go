@@ -61,7 +61,7 @@ func replySend(c remoting.Conn, req *codec.Command, r broker.SendResult, err err
 		return
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
-	codec.SendMessageResponseHeader{MsgID: r.OffsetMsgID, QueueID: r.QueueID, QueueOffset: r.QueueOffset}.Encode(resp)
+	codec.SendMessageResponseHeader{MsgID: r.OffsetMsgID, QueueID: r.QueueID, QueueOffset: r.QueueOffset, TransactionID: r.TransactionID}.Encode(resp)
 	reply.Respond(c, req, resp)
 }
 
