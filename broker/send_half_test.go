@@ -70,6 +70,12 @@ func TestCoreSendHalfCommit(t *testing.T) {
 	if codec.TransactionType(msgs[0].SysFlag) != codec.SysFlagTransactionCommit {
 		t.Fatalf("committed sysFlag %#x", msgs[0].SysFlag)
 	}
+	if got := testutil.ToFloat64(f.Broker.Metrics.MessagesIn.WithLabelValues("TxnTopic", "transaction", "false")); got != 1 {
+		t.Fatalf("committed message counted %v times in messages_in of its topic", got)
+	}
+	if got := testutil.ToFloat64(f.Broker.Metrics.MessagesIn.WithLabelValues(transaction.HalfTopic, "transaction", "true")); got != 2 {
+		t.Fatalf("halves counted %v times in messages_in of the half topic", got)
+	}
 	wantCodeRemark(t, end(t, f, endOf(t, res, codec.SysFlagTransactionCommit)), codec.SystemError, "Find prepared transaction message failed")
 	if err := end(t, f, endOf(t, res2, codec.SysFlagTransactionRollback)); err != nil {
 		t.Fatalf("rollback: %v", err)

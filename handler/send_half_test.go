@@ -11,6 +11,7 @@ import (
 
 	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/handler"
 )
 
 // TestSendMessage_HalfThenCommit: the reply of a transactional SEND
@@ -39,6 +40,28 @@ func TestSendMessage_HalfThenCommit(t *testing.T) {
 	require.EqualValues(t, 2, h.b().Store.PendingHalves())
 	require.Zero(t, h.b().Store.MaxOffset("T", 1))
 
+	// mqadmin queryMsgById on the reply's msgId finds the half, as stored
+	// in Java's commit log.
+	viewIn := func(phys int64, topic string) *codec.Command {
+		req := codec.NewRequest(codec.RequestViewMessageByID, 0, nil, nil)
+		codec.ViewMessageRequestHeader{Offset: phys, Topic: topic}.Encode(req)
+		return call(t, c, req)
+	}
+	view := func(phys int64) *codec.Command { return viewIn(phys, "") }
+	require.Equal(t, codec.Success, viewIn(phys, "T").Code)
+	require.Equal(t, codec.Success, viewIn(phys, "RMQ_SYS_TRANS_HALF_TOPIC").Code)
+	require.Equal(t, codec.SystemError, viewIn(phys, "Other").Code)
+	resp := view(phys)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	hm, _, err := codec.DecodeMessage(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "RMQ_SYS_TRANS_HALF_TOPIC", hm.Topic)
+	require.Equal(t, r.QueueOffset, hm.QueueOffset)
+	require.Equal(t, phys, hm.PhysicalOffset)
+	realTopic, _ := hm.Property(codec.PropertyRealTopic)
+	require.Equal(t, "T", realTopic)
+	require.Equal(t, "committed", string(hm.Body))
+
 	require.NoError(t, c.InvokeOneway(endTxn("PG", broker.HalfResult{QueueOffset: r2.QueueOffset, PhysicalOffset: phys2,
 		TransactionID: r2.TransactionID}, codec.SysFlagTransactionRollback, true)))
 	require.NoError(t, c.InvokeOneway(endTxn("PG", broker.HalfResult{QueueOffset: r.QueueOffset, PhysicalOffset: phys,
@@ -50,6 +73,26 @@ func TestSendMessage_HalfThenCommit(t *testing.T) {
 	uniq, _ := ms[0].m.Property(codec.PropertyUniqClientMessageIDKeyIdx)
 	require.Equal(t, "UNIQ-COMMIT", uniq)
 
+	// Decided halves are gone: the offset finds nothing any more.
+	require.Equal(t, codec.SystemError, view(phys).Code)
+	require.Equal(t, codec.SystemError, view(phys2).Code)
+
 	n := send(t, c, "T", 0, "plain", sendOpts{props: map[string]string{codec.PropertyUniqClientMessageIDKeyIdx: "UNIQ-PLAIN"}})
 	require.Equal(t, "UNIQ-PLAIN", n.TransactionID)
+
+	// statsAll and exportMetrics read TOPIC_PUT_NUMS: the halves under the
+	// half topic, the committed message under its topic (as Java's
+	// BrokerStatsManager counts them).
+	putNums := func(topic string) uint64 {
+		req := codec.NewRequest(handler.RequestViewBrokerStatsData, 0, nil, nil)
+		codec.ViewBrokerStatsDataRequestHeader{StatsName: handler.StatsTopicPutNums, StatsKey: topic}.Encode(req)
+		resp := call(t, c, req)
+		var d handler.BrokerStatsData
+		if resp.Code != codec.Success || jsonUnmarshal(resp.Body, &d) != nil {
+			return 0
+		}
+		return d.StatsMinute.Sum
+	}
+	eventually(t, func() bool { return putNums("RMQ_SYS_TRANS_HALF_TOPIC") == 2 && putNums("T") == 2 },
+		"TOPIC_PUT_NUMS half topic %d, T %d", putNums("RMQ_SYS_TRANS_HALF_TOPIC"), putNums("T"))
 }

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * Scenario 11: transactional messages from the Java remoting {@link TransactionMQProducer}. The local
  * transaction commits, rolls back, or answers UNKNOW and leaves the decision to the broker's check
  * (CHECK_TRANSACTION_STATE), which then commits or rolls back; and a check of a half whose producer shut
- * down reaches a second producer instance of the same group. A POP push consumer of the topic sees every
+ * down (after it answered UNKNOW to one) reaches a second producer instance of the same group; while
+ * undecided, the half is found by viewMessage (VIEW_MESSAGE_BY_ID) as a Java broker's commit log has it. A POP push consumer of the topic sees every
  * committed message exactly once with its content and msgId, and no rolled-back one: popshim's
  * rocketmq_half_messages gauge reaching 0 and its rollback counter say when every decision is applied.
  * popshim runs with a 1 s transaction timeout and check interval so checks come quickly.
@@ -43,6 +44,8 @@ class S11TransactionTest extends InteropBase {
     private final Map<Integer, LocalTransactionState> local = new ConcurrentHashMap<>();
     private final Map<Integer, LocalTransactionState> onCheck = new ConcurrentHashMap<>();
     private final Map<Integer, AtomicInteger> checks = new ConcurrentHashMap<>();
+    /** The msgId of the last check's message per index: the half's offsetMsgId (MessageDecoder.decode). */
+    private final Map<Integer, String> checkedIds = new ConcurrentHashMap<>();
 
     @BeforeAll
     void consume() throws Exception {
@@ -71,6 +74,7 @@ class S11TransactionTest extends InteropBase {
             @Override
             public LocalTransactionState checkLocalTransaction(MessageExt msg) {
                 int idx = Spec.indexOf(msg);
+                checkedIds.put(idx, msg.getMsgId());
                 checks.computeIfAbsent(idx, k -> new AtomicInteger()).incrementAndGet();
                 return onCheck.getOrDefault(idx, LocalTransactionState.UNKNOW);
             }
@@ -146,6 +150,14 @@ class S11TransactionTest extends InteropBase {
         TransactionMQProducer first = producer(group);
         onCheck.put(10, LocalTransactionState.UNKNOW);
         Spec orphan = send(first, 10, LocalTransactionState.UNKNOW);
+        // The first instance is checked and does not know yet.
+        Received.await("a check of the first producer", Duration.ofSeconds(60), () -> checks.containsKey(10), this::diag);
+        // viewMessage (VIEW_MESSAGE_BY_ID, what mqadmin queryMsgById sends) finds the undecided half by its
+        // offsetMsgId (the checked message's msgId), as Java's commit log holds it.
+        MessageExt half = first.getDefaultMQProducerImpl().viewMessage(topic, checkedIds.get(10));
+        assertEquals("RMQ_SYS_TRANS_HALF_TOPIC", half.getTopic(), "viewed half: " + half);
+        assertEquals(topic, half.getProperty("REAL_TOPIC"), "viewed half: " + half);
+        assertEquals(orphan.uniqKey, half.getProperty("UNIQ_KEY"), "viewed half: " + half);
         first.shutdown();
         int checkedByFirst = checks.getOrDefault(10, new AtomicInteger()).get();
         onCheck.put(10, LocalTransactionState.COMMIT_MESSAGE);
