@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/batch"
@@ -69,29 +67,6 @@ type Stack struct {
 	closeOnce sync.Once
 	closeErr  error
 	closing   atomic.Bool // set when Close starts
-}
-
-// Option adjusts StartStack for tests (the command line never sets one).
-type Option func(*stackOptions)
-
-// stackOptions are what Options set.
-type stackOptions struct {
-	writeHook    popstore.WriteHook
-	beforeListen func(*handler.Broker)
-}
-
-// WithWriteHook wraps every synced store write in h
-// (popstore.Options.WriteHook): tests slow the store down
-// (popstore.DelayHook) or inject write faults with it.
-func WithWriteHook(h popstore.WriteHook) Option {
-	return func(o *stackOptions) { o.writeHook = h }
-}
-
-// WithBeforeListen calls f with the broker state after it is built and
-// started and before any listener accepts a connection: tests replace a
-// clock (clients.ClientTable.SetClock) there.
-func WithBeforeListen(f func(*handler.Broker)) Option {
-	return func(o *stackOptions) { o.beforeListen = f }
 }
 
 // Serve runs popshim until ctx is done, then shuts down in order and
@@ -237,30 +212,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 			return nil, err
 		}
 	}
-	if cfg.MetricsListen != "" {
-		if st.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
-			return nil, fmt.Errorf("stack: metrics listen %s: %w", cfg.MetricsListen, err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(st.Registry, promhttp.HandlerOpts{Registry: st.Registry}))
-		if cfg.Pprof {
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		}
-		mctx, stop := context.WithCancel(context.Background())
-		st.metricsStop = stop
-		st.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-			BaseContext: func(net.Listener) context.Context { return mctx }}
-		st.metricsWG = make(chan struct{})
-		go func(srv *http.Server, ln net.Listener, done chan struct{}) {
-			defer close(done)
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error().Err(err).Msg("metrics server stopped")
-			}
-		}(st.metrics, st.metricsLn, st.metricsWG)
+	if err = st.startHTTP(cfg, log); err != nil {
+		return nil, err
 	}
 	if st.Broker.Registrar() != nil {
 		st.registrar, st.routes = st.Broker.Registrar(), st.Broker.Routes()
@@ -414,14 +367,8 @@ func (st *Stack) close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("broker server: %w", err))
 		}
 	}
-	if st.metrics != nil {
-		st.metricsStop()
-		if err := st.metrics.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("metrics server: %w", err))
-		}
-		<-st.metricsWG
-	} else if st.metricsLn != nil {
-		_ = st.metricsLn.Close()
+	if err := st.stopHTTP(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if st.Store != nil {
 		if err := st.Store.Close(); err != nil {
