@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Scenario 11: transactional messages from the Java remoting {@link TransactionMQProducer}. The local
+ * Scenario 12: transactional messages from the Java remoting {@link TransactionMQProducer}. The local
  * transaction commits, rolls back, or answers UNKNOW and leaves the decision to the broker's check
  * (CHECK_TRANSACTION_STATE), which then commits or rolls back; and a check of a half whose producer shut
  * down (after it answered UNKNOW to one) reaches a second producer instance of the same group; while
@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * rocketmq_half_messages gauge reaching 0 and its rollback counter say when every decision is applied.
  * popshim runs with a 1 s transaction timeout and check interval so checks come quickly.
  */
-class S11TransactionTest extends InteropBase {
+class S12TransactionTest extends InteropBase {
     @Override
     protected List<String> popshimArgs() {
         return List.of("--transaction-timeout", "1s", "--transaction-check-interval", "500ms",
@@ -49,12 +49,12 @@ class S11TransactionTest extends InteropBase {
 
     @BeforeAll
     void consume() throws Exception {
-        topic = unique("s11");
+        topic = unique("s12");
         // A warm-up message through a plain producer creates the topic and proves the consumer is live.
-        var plain = track(Sending.producer(shim, unique("s11_plain"), wire));
+        var plain = track(Sending.producer(shim, unique("s12_plain"), wire));
         Spec warm = Spec.make(topic, 0, "TagA");
         warm.uniqKey = plain.send(warm.toMessage()).getMsgId();
-        track(got.start(shim, unique("s11_cg"), topic, "*", 30_000, wire, m -> ConsumeConcurrentlyStatus.CONSUME_SUCCESS));
+        track(got.start(shim, unique("s12_cg"), topic, "*", 30_000, wire, m -> ConsumeConcurrentlyStatus.CONSUME_SUCCESS));
         Received.await("the warm-up message", Duration.ofSeconds(60), () -> got.of(0).size() > 0, this::diag);
     }
 
@@ -121,7 +121,7 @@ class S11TransactionTest extends InteropBase {
 
     @Test
     void commitRollbackAndCheckBack() throws Exception {
-        TransactionMQProducer p = producer(unique("s11_pg"));
+        TransactionMQProducer p = producer(unique("s12_pg"));
         track(p);
         Spec committed = send(p, 1, LocalTransactionState.COMMIT_MESSAGE);
         send(p, 2, LocalTransactionState.ROLLBACK_MESSAGE);
@@ -146,7 +146,7 @@ class S11TransactionTest extends InteropBase {
 
     @Test
     void checkReachesSecondProducerOfTheGroup() throws Exception {
-        String group = unique("s11_pg2");
+        String group = unique("s12_pg2");
         TransactionMQProducer first = producer(group);
         onCheck.put(10, LocalTransactionState.UNKNOW);
         Spec orphan = send(first, 10, LocalTransactionState.UNKNOW);
