@@ -1,7 +1,9 @@
 # popshim build, run and test entry points. `make run` and `make test` work on
 # a fresh Debian/Ubuntu machine with Go and a C compiler: `deps` installs
 # RocksDB (librocksdb-dev) and pkg-config; `make test`'s interop step also
-# needs JDK 17, Maven and Maven Central.
+# needs JDK 17, Maven and Maven Central, and for its gRPC part openssl,
+# python3 with venv and Node.js with npm (the Python and Node v5 SDKs are
+# installed from PyPI and npm into ~/.cache/popshim-v5 on first use).
 
 GO        ?= go
 BIN       := bin/popshim
@@ -69,7 +71,9 @@ vet: tools
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	@if ! $(GO) mod tidy -diff >/dev/null 2>&1; then echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags crash ./testdata/crash/
 	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags crash ./testdata/crash/
 
 unit:
 	$(GO) test -race -count=1 ./...

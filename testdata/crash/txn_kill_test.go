@@ -39,7 +39,7 @@ type halfSent struct {
 }
 
 // createTopicNamed creates name with one queue.
-func createTopicNamed(c *conn, name string) {
+func createTopicNamed(c *crashClient, name string) {
 	c.t.Helper()
 	req := codec.NewRequest(codec.RequestUpdateAndCreateTopic, 0, nil, nil)
 	codec.CreateTopicRequestHeader{Topic: name, DefaultTopic: "TBW102", ReadQueueNums: 1, WriteQueueNums: 1,
@@ -52,7 +52,7 @@ func createTopicNamed(c *conn, name string) {
 // sendHalves sends n half messages "prefix-i" concurrently, as
 // TransactionMQProducer does (TRAN_MSG, PGROUP, prepared sysFlag), and
 // returns those answered SUCCESS, indexed by i.
-func sendHalves(t *testing.T, c *conn, prefix string, n int) map[int]halfSent {
+func sendHalves(t *testing.T, c *crashClient, prefix string, n int) map[int]halfSent {
 	t.Helper()
 	var (
 		mu   sync.Mutex
@@ -207,7 +207,7 @@ func awaitNoHalves(t *testing.T, maddr string, b *broker) {
 
 // txnOutcome compares the topic's content with the decisions: every
 // committed key exactly once, no rolled-back one.
-func txnOutcome(t *testing.T, c *conn, sent map[int]halfSent, commit func(i int) bool) (committed int) {
+func txnOutcome(t *testing.T, c *crashClient, sent map[int]halfSent, commit func(i int) bool) (committed int) {
 	t.Helper()
 	got := pullTopic(t, c, txnTopic)
 	for i, h := range sent {

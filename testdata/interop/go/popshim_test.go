@@ -139,6 +139,7 @@ func startPopshim(t *testing.T, extra ...string) *popshim {
 		"--broker-ip", "127.0.0.1",
 		"--namesrv-listen", p.namesrv,
 		"--metrics-listen", p.metrics,
+		"--grpc-listen=", // the remoting suite: no gRPC port (the default :8081 may be taken)
 		"--data-dir", filepath.Join(dir, "data"),
 		"--log-format", "console")
 	p.cmd.Args = append(p.cmd.Args, extra...)
