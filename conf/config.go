@@ -200,6 +200,10 @@ type Config struct {
 	// TransactionCheckMax: checks of a half message before it moves to
 	// TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
 	TransactionCheckMax int
+	// RebalanceLockMaxLiveTime is how long a LOCK_BATCH_MQ lock lives after
+	// its holder's last lock or renewal (rocketmq.broker.rebalance
+	// .lockMaxLiveTime, 60 s). --rebalance-lock-max-live-time.
+	RebalanceLockMaxLiveTime time.Duration
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -328,6 +332,7 @@ func Default() *Config {
 		TransactionTimeout:         6 * time.Second,
 		TransactionCheckInterval:   30 * time.Second,
 		TransactionCheckMax:        15,
+		RebalanceLockMaxLiveTime:   60 * time.Second,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,

@@ -69,6 +69,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.TransactionTimeout, "transaction-timeout", c.TransactionTimeout, "how long after it was stored a transactional half message is first checked with CHECK_TRANSACTION_STATE, unless it sets CHECK_IMMUNITY_TIME_IN_SECONDS (transactionTimeOut)")
 	fs.DurationVar(&c.TransactionCheckInterval, "transaction-check-interval", c.TransactionCheckInterval, "pause between two checks of one undecided half message (transactionCheckInterval)")
 	fs.IntVar(&c.TransactionCheckMax, "transaction-check-max", c.TransactionCheckMax, "checks of a half message before it moves to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)")
+	fs.DurationVar(&c.RebalanceLockMaxLiveTime, "rebalance-lock-max-live-time", c.RebalanceLockMaxLiveTime, "how long an orderly consumer's queue lock (LOCK_BATCH_MQ) lives after its holder last locked it; then another client may take the queue (rocketmq.broker.rebalance.lockMaxLiveTime)")
 	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
 	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close connections without traffic for this long; 0 disables")

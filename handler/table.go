@@ -27,6 +27,8 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestHeartBeat, b.handleHeartBeat)
 	r.Handle(codec.RequestUnregisterClient, b.handleUnregisterClient)
 	r.Handle(codec.RequestGetConsumerListByGroup, b.handleGetConsumerListByGroup)
+	r.Handle(codec.RequestLockBatchMQ, b.handleLockBatchMQ)
+	r.Handle(codec.RequestUnlockBatchMQ, b.handleUnlockBatchMQ)
 	r.Handle(codec.RequestQueryAssignment, b.handleQueryAssignment)
 	r.Handle(codec.RequestSetMessageRequestMode, b.handleSetMessageRequestMode)
 	r.Handle(codec.RequestQueryConsumerOffset, b.handleQueryConsumerOffset)
