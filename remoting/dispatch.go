@@ -56,8 +56,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	}
 }
 
-// dispatch runs the handler for req on the event loop. Responses from the
-// peer are ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; while the
+// dispatch runs the handler for req on the event loop. A response from
+// the peer completes the Server.Invoke waiting for its opaque (call.go),
+// else it is ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; while the
 // server drains (Server.Drain), requests from clients newer than V5_3_1 get
 // GO_AWAY (1500) without reaching their handler, and older clients'
 // requests run as usual (a Java broker keeps serving them in its shutdown
@@ -66,8 +67,10 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 // SYSTEM_ERROR instead of ending the loop.
 func (s *Server) dispatch(c *conn, req *codec.Command) {
 	if req.IsResponse() {
-		s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
-			Msg("ignoring response frame from client")
+		if !s.completeCall(c, req) {
+			s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
+				Msg("ignoring response frame from client: no request of the server waits for it")
+		}
 		return
 	}
 	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: monoNanos()}

@@ -40,6 +40,7 @@ type Server struct {
 
 	flushes  atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
 	draining atomic.Bool   // set by Drain: GO_AWAY to new clients
+	calls    callTable     // server-initiated requests waiting for a response (call.go)
 
 	mu   sync.Mutex
 	eng  gnet.Engine
@@ -247,8 +248,9 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	return nil, gnet.None
 }
 
-// OnClose makes later replies on the connection fail with net.ErrClosed
-// and removes it from the open count. A connection OnOpen refused has no
+// OnClose makes later replies on the connection fail with net.ErrClosed,
+// removes it from the open count and fails the Invoke calls still waiting
+// for its answers. A connection OnOpen refused has no
 // conn context and is ignored.
 func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c, ok := gc.Context().(*conn)
@@ -259,6 +261,7 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.mu.Lock()
 	delete(s.conns, c.id)
 	s.mu.Unlock()
+	s.failCalls(c)
 	s.opts.Metrics.connClosed(s.opts.Name)
 	if s.opts.OnClose != nil {
 		s.opts.OnClose(c.id)
