@@ -72,6 +72,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(auth.RequestListACL, b.handleAuthListACL)
 	r.Handle(codec.RequestCleanExpiredConsumeQueue, b.handleCleanExpiredConsumeQueue)
 	r.Handle(codec.RequestGetConsumerRunningInfo, b.handleGetConsumerRunningInfo)
+	r.Handle(codec.RequestConsumeMessageDirectly, b.handleConsumeMessageDirectly)
 	r.Handle(codec.RequestGetBrokerConsumeStats, b.handleGetBrokerConsumeStats)
 	r.Handle(codec.RequestUpdateBrokerConfig, b.handleUpdateBrokerConfig)
 	r.Handle(codec.RequestQueryConsumeQueue, b.handleQueryConsumeQueue)
