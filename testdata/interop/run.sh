@@ -10,7 +10,7 @@
 #            P*Test) and the Go v5 client (testdata/interop/gov5, its own Go module)
 #   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
 #            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
-#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll (mqadmin_test.sh)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll, consumerStatus and queryMsgById -g -d against a live Java consumer (mqadmin_test.sh)
 # `all` runs three lanes at once (java+go, proxy+cluster, mqadmin), each printed whole when it ends.
 # Env:   INTEROP_SERIAL=1         run the suites one after another instead
 #        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
