@@ -100,6 +100,24 @@ type Config struct {
 	// RetentionInterval is how often expired messages are deleted.
 	// --retention-interval, default 10m.
 	RetentionInterval time.Duration
+	// EnablePropertyFilter lets consumers filter by SQL92 selectors over
+	// message properties (BrokerConfig.enablePropertyFilter): the SQL92
+	// subscriptions of POP and PULL (in the request, or registered by
+	// HEART_BEAT) are compiled and evaluated, and CHECK_CLIENT_CONFIG
+	// accepts them. Off, POP, PULL and CHECK_CLIENT_CONFIG refuse SQL92
+	// with SYSTEM_ERROR (1) "The broker does not support consumer to
+	// filter message by SQL92", and a Java consumer with such a
+	// subscription fails to start; HEART_BEAT registers it either way, as
+	// Java's does. Default true, where Java's is false:
+	// a Java broker with it on keeps consumer filter data per group and may
+	// compute a bloom-filter bitmap for every stored message
+	// (enableCalcFilterBitMap), so it is opt-in there; popshim evaluates a
+	// selector only while a request with an SQL92 subscription scans
+	// messages (no per-message work at SEND, no state), so a broker whose
+	// clients use tags only pays nothing, and one whose clients use SQL92
+	// works without extra configuration. An expression is at most 64 KiB
+	// and a scan is bounded as for tags. --enable-property-filter.
+	EnablePropertyFilter bool
 	// MessageIndexEnable keeps the key index of KEYS and UNIQ_KEY that
 	// QUERY_MESSAGE reads, written with each message (RocketMQ's
 	// messageIndexEnable, default true). --message-index-enable.
@@ -132,6 +150,13 @@ type Config struct {
 	// memory under a flood of large messages stays near this bound.
 	// --queue-max-bytes, default 256 MiB.
 	QueueMaxBytes int64
+	// ReadMaxBytes is remoting.ServerOptions.MaxReadBytes of each
+	// listener: the bytes of large frames (over 64 KiB) being read or not
+	// yet answered; a connection whose next frame would pass it is not
+	// read until answers make room. 0 (default): QueueMaxBytes + 64 MiB,
+	// so the writer queue can still fill and answer SYSTEM_BUSY; negative:
+	// no bound. --read-max-bytes.
+	ReadMaxBytes int64
 	// MemoryLimit is the Go runtime's soft memory limit, bytes
 	// (runtime/debug.SetMemoryLimit): the GC works harder as the heap nears
 	// it, so the garbage of refused large SENDs cannot grow the heap to
@@ -276,6 +301,19 @@ type Config struct {
 	ShutdownTimeout time.Duration
 }
 
+// EffectiveReadMaxBytes returns the read budget of each remoting listener
+// (remoting.ServerOptions.MaxReadBytes): -1 for none, else ReadMaxBytes or
+// its default, QueueMaxBytes + 64 MiB.
+func (c *Config) EffectiveReadMaxBytes() int64 {
+	switch {
+	case c.ReadMaxBytes < 0:
+		return -1
+	case c.ReadMaxBytes > 0:
+		return c.ReadMaxBytes
+	}
+	return c.QueueMaxBytes + 64<<20
+}
+
 // EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
 // none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
 func (c *Config) EffectiveMemoryLimit() int64 {
@@ -310,6 +348,7 @@ func Default() *Config {
 		Retention:                   72 * time.Hour,
 		RetentionInterval:           10 * time.Minute,
 		MessageIndexEnable:          true,
+		EnablePropertyFilter:        true,
 		PopWriteMode:                "group",
 		SyncWorkers:                 16,
 		GCPercent:                   400,

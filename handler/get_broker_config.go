@@ -49,6 +49,7 @@ var brokerConfigJavaNames = map[string]struct {
 	"data-dir":                       {"storePathRootDir", nil},
 	"auto-create-topic":              {"autoCreateTopicEnable", nil},
 	"auto-create-subscription-group": {"autoCreateSubscriptionGroup", nil},
+	"enable-property-filter":         {"enablePropertyFilter", nil},
 	"default-topic-queue-nums":       {"defaultTopicQueueNums", nil},
 	"max-message-size":               {"maxMessageSize", nil},
 	"wait-time-mills-in-send-queue":  {"waitTimeMillsInSendQueue", nil},

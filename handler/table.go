@@ -25,6 +25,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestChangeMessageInvisibleTime, b.handleChangeInvisibleTime)
 	r.Handle(codec.RequestNotification, b.handleNotification)
 	r.Handle(codec.RequestHeartBeat, b.handleHeartBeat)
+	r.Handle(codec.RequestCheckClientConfig, b.handleCheckClientConfig)
 	r.Handle(codec.RequestUnregisterClient, b.handleUnregisterClient)
 	r.Handle(codec.RequestGetConsumerListByGroup, b.handleGetConsumerListByGroup)
 	r.Handle(codec.RequestLockBatchMQ, b.handleLockBatchMQ)

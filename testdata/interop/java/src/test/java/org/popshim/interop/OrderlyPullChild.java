@@ -15,7 +15,7 @@ import org.apache.rocketmq.remoting.protocol.body.LockBatchRequestBody;
 import org.apache.rocketmq.remoting.protocol.body.LockBatchResponseBody;
 
 /**
- * One orderly push consumer in a JVM of its own, for {@link S11OrderlyPullTest}: a DefaultMQPushConsumer
+ * One orderly push consumer in a JVM of its own, for {@link S12OrderlyPullTest}: a DefaultMQPushConsumer
  * in PULL mode (client-side rebalance, the default) with a MessageListenerOrderly, so that the test can kill
  * it with SIGKILL like a crashed process. Arguments: name-server address, consumer group, topic, instance
  * name. It reports on stdout, one line each, flushed at once:

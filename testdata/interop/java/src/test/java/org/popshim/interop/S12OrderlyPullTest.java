@@ -32,7 +32,7 @@ import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHe
 import org.junit.jupiter.api.Test;
 
 /**
- * Scenario 11: orderly consumption over PULL with queue locks (LOCK_BATCH_MQ / UNLOCK_BATCH_MQ). Four
+ * Scenario 12: orderly consumption over PULL with queue locks (LOCK_BATCH_MQ / UNLOCK_BATCH_MQ). Four
  * DefaultMQPushConsumer instances with a MessageListenerOrderly in PULL mode (client-side rebalance, not
  * POP), each in a JVM of its own ({@link OrderlyPullChild}), on one topic of 8 queues while a producer keeps
  * sending one message per queue and round (key k on queue k, index i):
@@ -54,7 +54,7 @@ import org.junit.jupiter.api.Test;
  * At the end the committed consumer offsets equal the queues' max offsets (PULL's commit and
  * UPDATE_CONSUMER_OFFSET work) and a fresh client can lock all 8 queues (nothing left locked).
  */
-class S11OrderlyPullTest extends InteropBase {
+class S12OrderlyPullTest extends InteropBase {
     static final int QUEUES = 8;
     static final long ROUND_PAUSE_MS = 40;
     static final Duration PHASE = Duration.ofSeconds(90);
@@ -88,9 +88,9 @@ class S11OrderlyPullTest extends InteropBase {
                 "-Drocketmq.client.rebalance.lockInterval=1000", "-Drocketmq.client.rebalance.lockMaxLiveTime=5000",
                 "-Drocketmq.client.rebalance.waitInterval=2000",
                 "-cp", cp, OrderlyPullChild.class.getName(),
-                shim.namesrvAddr(), group, topic, "s11-c" + id + "-" + System.nanoTime());
+                shim.namesrvAddr(), group, topic, "s12-c" + id + "-" + System.nanoTime());
             process = new ProcessBuilder(cmd).redirectError(home.resolve("stderr.log").toFile()).start();
-            reader = new Thread(this::read, "s11-child-" + id);
+            reader = new Thread(this::read, "s12-child-" + id);
             reader.setDaemon(true);
             reader.start();
         }
@@ -156,9 +156,9 @@ class S11OrderlyPullTest extends InteropBase {
 
     @Test
     void orderlyPullConsumersKeepQueueOrderAcrossRebalanceKillAndRestart() throws Exception {
-        String topic = unique("s11");
-        String group = unique("s11_cg");
-        DefaultMQProducer p = track(Sending.producer(shim, unique("s11_pg"), wire));
+        String topic = unique("s12");
+        String group = unique("s12_cg");
+        DefaultMQProducer p = track(Sending.producer(shim, unique("s12_pg"), wire));
         p.createTopic("TBW102", topic, QUEUES, Map.of());
         List<MessageQueue> queues = new ArrayList<>();
         Received.await("route of " + topic, Duration.ofSeconds(30), () -> {
@@ -180,7 +180,7 @@ class S11OrderlyPullTest extends InteropBase {
             try {
                 for (int i = 0; producing.get(); i++) {
                     for (int k = 0; k < QUEUES; k++) {
-                        Message m = new Message(topic, "s11", ("s11 " + k + " " + i).getBytes(StandardCharsets.UTF_8));
+                        Message m = new Message(topic, "s12", ("s12 " + k + " " + i).getBytes(StandardCharsets.UTF_8));
                         m.putUserProperty("k", Integer.toString(k));
                         m.putUserProperty("i", Integer.toString(i));
                         SendResult r = p.send(m, queues.get(k));
@@ -192,7 +192,7 @@ class S11OrderlyPullTest extends InteropBase {
             } catch (Throwable e) {
                 sendErrors.add(e);
             }
-        }, "s11-producer");
+        }, "s12-producer");
         try {
             Child c1 = new Child(1, group, topic);
             Child c2 = new Child(2, group, topic);
@@ -314,7 +314,7 @@ class S11OrderlyPullTest extends InteropBase {
                 }
             }
         }
-        System.out.println("S11: " + redelivered + " redeliveries after a change of holder");
+        System.out.println("S12: " + redelivered + " redeliveries after a change of holder");
         assertTrue(violations.isEmpty(), violations.size() + " order/exclusivity violations, first: "
             + violations.subList(0, Math.min(10, violations.size())));
     }
@@ -338,7 +338,7 @@ class S11OrderlyPullTest extends InteropBase {
                 }
             }
         }
-        System.out.println("S11: " + locks + " LOCK_BATCH_MQ (" + refused + " with a queue refused), " + unlocks + " UNLOCK_BATCH_MQ");
+        System.out.println("S12: " + locks + " LOCK_BATCH_MQ (" + refused + " with a queue refused), " + unlocks + " UNLOCK_BATCH_MQ");
         assertTrue(locks > 0 && refused > 0 && unlocks > 0, "locks " + locks + ", refused " + refused + ", unlocks " + unlocks);
     }
 
@@ -356,7 +356,7 @@ class S11OrderlyPullTest extends InteropBase {
             }
             LockBatchRequestBody body = new LockBatchRequestBody();
             body.setConsumerGroup(group);
-            body.setClientId("s11-checker");
+            body.setClientId("s12-checker");
             body.setMqSet(new HashSet<>(queues));
             Set<MessageQueue> locked = api.api.lockBatchMQ(api.brokerAddr, body, 10_000);
             assertEquals(new HashSet<>(queues), locked, "queues still locked after every consumer left");
