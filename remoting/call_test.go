@@ -188,3 +188,35 @@ func TestInvokeConnectionClosed(t *testing.T) {
 	assert.Error(t, s.Invoke(id, codec.NewRequest(1, 0, nil, nil), 0, func(*codec.Command, error) {}))
 	assert.Nil(t, ServerOf(nil))
 }
+
+// TestInvokeLargeResponse: an answer larger than LargeFrameBytes (a
+// ConsumerRunningInfo with a jstack can be) takes the large-frame read
+// path and still completes its call, with its budget returned.
+func TestInvokeLargeResponse(t *testing.T) {
+	var connID atomic.Uint64
+	r0 := NewRouter()
+	r0.Handle(codeEcho, func(c Conn, req *codec.Command) { connID.Store(c.ID()); echoHandler(c, req) })
+	s := startServer(t, r0, ServerOptions{MaxReadBytes: 1 << 20})
+	big := make([]byte, 3*LargeFrameBytes)
+	for i := range big {
+		big[i] = byte('a' + i%26)
+	}
+	cl, err := client.DialContext(context.Background(), s.Addr().String(), client.Options{
+		OnRequest: func(req *codec.Command) *codec.Command {
+			resp := codec.NewResponse(req, 0, "")
+			resp.Body = big
+			return resp
+		},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	hello(t, cl)
+	r := await(t, invoke(t, s, connID.Load(), codec.NewRequest(codec.RequestGetConsumerRunningInfo, 0, nil, nil), 10*time.Second))
+	require.NoError(t, r.err)
+	assert.Equal(t, big, r.resp.Body)
+	assert.Zero(t, s.calls.pending())
+	hello(t, cl) // the connection reads on
+	s.budget.mu.Lock()
+	assert.Zero(t, s.budget.reserved, "the response's read budget was returned")
+	s.budget.mu.Unlock()
+}
