@@ -216,8 +216,10 @@ class S12OrderlyPullTest extends InteropBase {
             int c2Before = c2.consumed.size();
             Received.await("C1 or C2 consuming the killed C3's queues " + orphaned, PHASE, () -> {
                 Set<Integer> taken = new HashSet<>();
-                c1.consumed.subList(c1Before, c1.consumed.size()).forEach(c -> taken.add(c.queue()));
-                c2.consumed.subList(c2Before, c2.consumed.size()).forEach(c -> taken.add(c.queue()));
+                List<Consumed> s1 = new ArrayList<>(c1.consumed);
+                List<Consumed> s2 = new ArrayList<>(c2.consumed);
+                s1.subList(c1Before, s1.size()).forEach(c -> taken.add(c.queue()));
+                s2.subList(c2Before, s2.size()).forEach(c -> taken.add(c.queue()));
                 return taken.containsAll(orphaned);
             }, () -> status(children));
 
