@@ -18,7 +18,8 @@ import (
 // within the core's ClientCallTimeout, or SYSTEM_ERROR when its connection
 // is gone (AdminBrokerProcessor.callConsumer). Nothing waits: the answer
 // is relayed from the consumer connection's event loop, the timeout from
-// a timer goroutine. Any goroutine.
+// a timer goroutine, a connection already gone on the caller's goroutine.
+// Any goroutine.
 func (b *Broker) callConsumer(c remoting.Conn, req *codec.Command, code int32, group, clientID string,
 	ch clients.ClientChannel, fields map[string]string, body []byte) {
 	failed := func() { reply.Err(c, req, broker.CallFailedError(group, clientID, ch.RemoteAddr)) }
@@ -29,14 +30,14 @@ func (b *Broker) callConsumer(c remoting.Conn, req *codec.Command, code int32, g
 	}
 	timeout := b.ClientCallTimeout()
 	out := codec.NewRequest(code, 0, fields, body)
-	err := srv.Invoke(ch.ConnID, out, timeout, func(resp *codec.Command, err error) {
+	srv.Invoke(ch.ConnID, out, timeout, func(resp *codec.Command, err error) {
 		switch {
 		case err == nil:
 			relayed := codec.NewResponse(req, resp.Code, resp.Remark)
 			relayed.Language, relayed.Version = resp.Language, resp.Version
 			relayed.ExtFields, relayed.Body = resp.ExtFields, resp.Body
 			reply.Respond(c, req, relayed)
-		case errors.Is(err, remoting.ErrCallTimeout):
+		case errors.Is(err, remoting.ErrInvokeTimeout):
 			b.Log.Warn().Str("group", group).Str("clientId", clientID).Int32("code", code).Dur("timeout", timeout).
 				Msg("consumer did not answer a forwarded request in time")
 			reply.Err(c, req, broker.CallTimeoutError(group, clientID, ch.RemoteAddr, timeout))
@@ -44,9 +45,6 @@ func (b *Broker) callConsumer(c remoting.Conn, req *codec.Command, code int32, g
 			failed()
 		}
 	})
-	if err != nil {
-		failed()
-	}
 }
 
 // forwardedFields are the fields of the admin's request a forwarded one

@@ -24,15 +24,9 @@
 //
 // Oneway requests (flag bit 1) get no reply: the Conn a handler receives is a
 // per-request view whose Reply drops the frame (and records result "oneway"
-// in rocketmq_rpc_latency) when the request was oneway.
-//
-// Requests to clients (call.go, push.go): Server.Send queues a oneway
-// request on a connection (CHECK_TRANSACTION_STATE); Server.Invoke queues
-// a request and routes the client's response (a frame with flag bit 0
-// set, matched by connection and opaque) to a callback, or fails it after
-// its timeout or when the connection closes, without any goroutine
-// waiting (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY). A
-// response that no Invoke waits for is dropped.
+// in rocketmq_rpc_latency) when the request was oneway. Frames from a client
+// with flag bit 0 set (responses) are ignored, except the answer to a
+// request the server sent with Server.Invoke (invoke.go), which settles it.
 //
 // A malformed frame (bad length, too large, bad header) ends that
 // connection's input: later bytes are discarded, the replies owed to the

@@ -40,7 +40,6 @@ type Server struct {
 
 	flushes  atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
 	draining atomic.Bool   // set by Drain: GO_AWAY to new clients
-	calls    callTable     // server-initiated requests waiting for a response (call.go)
 
 	// Read budget (readbudget.go, largeframe.go, readpause_linux.go).
 	budget         readBudget
@@ -57,6 +56,8 @@ type Server struct {
 	// the idle scan and the MaxConns bound (its length is the open count).
 	// Refused connections never enter it. REQUIRES: mu held.
 	conns map[uint64]*conn
+
+	calls calls // requests sent with Invoke, waiting for the client's answer
 
 	// TLS sessions (tls_session.go): their goroutines run outside gnet,
 	// so Stop ends and waits for them itself.
@@ -262,8 +263,7 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 }
 
 // OnClose makes later replies on the connection fail with net.ErrClosed,
-// removes it from the open count and fails the Invoke calls still waiting
-// for its answers. A connection OnOpen refused has no
+// removes it from the open count and fails the Invokes waiting on it. A connection OnOpen refused has no
 // conn context and is ignored.
 func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c, ok := gc.Context().(*conn)
@@ -275,7 +275,7 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.mu.Lock()
 	delete(s.conns, c.id)
 	s.mu.Unlock()
-	s.failCalls(c)
+	s.failCalls(c.id)
 	s.opts.Metrics.connClosed(s.opts.Name)
 	if s.opts.OnClose != nil {
 		s.opts.OnClose(c.id)
