@@ -316,7 +316,7 @@ class S15OrderlyPullTest extends InteropBase {
                 }
             }
         }
-        System.out.println("S12: " + redelivered + " redeliveries after a change of holder");
+        System.out.println("S15: " + redelivered + " redeliveries after a change of holder");
         assertTrue(violations.isEmpty(), violations.size() + " order/exclusivity violations, first: "
             + violations.subList(0, Math.min(10, violations.size())));
     }
@@ -340,7 +340,7 @@ class S15OrderlyPullTest extends InteropBase {
                 }
             }
         }
-        System.out.println("S12: " + locks + " LOCK_BATCH_MQ (" + refused + " with a queue refused), " + unlocks + " UNLOCK_BATCH_MQ");
+        System.out.println("S15: " + locks + " LOCK_BATCH_MQ (" + refused + " with a queue refused), " + unlocks + " UNLOCK_BATCH_MQ");
         assertTrue(locks > 0 && refused > 0 && unlocks > 0, "locks " + locks + ", refused " + refused + ", unlocks " + unlocks);
     }
 
