@@ -8,7 +8,8 @@ package broker
 // topic), queueId (-1 = every queue), maxMsgNums (1..32), invisibleTime (ms),
 // pollTime (ms, 0 = no long poll), bornTime (ms; absent, 0 or later than
 // the broker clock = now: clock skew never lengthens a poll),
-// initMode (0 MIN, 1 MAX), expType/exp (TAG filter), order, attemptId, bname.
+// initMode (0 MIN, 1 MAX), expType/exp (TAG or SQL92 filter,
+// subscription_filter.go), order, attemptId, bname.
 //
 // Behaviour:
 //   - On the caller's goroutine: validate against in-memory topic metadata,
@@ -22,7 +23,7 @@ package broker
 //   - On a reader: per source queue take the (group, topic, queueId)
 //     try-lock (skip the queue when taken), start from the committed consume
 //     offset (first use: MIN, or MAX-1 for initMode MAX; retry topics always
-//     MIN), read and filter by tag, build one checkpoint per returned
+//     MIN), read and filter (tag or SQL92 selector), build one checkpoint per returned
 //     message (popTime = broker clock at the start of the read).
 //   - Every 5th request per (group, topic) reads the pop retry topics
 //     (%RETRY%group+topic, then %RETRY%group_topic) before the normal
@@ -43,8 +44,9 @@ package broker
 //     is capped at maxPollMillis, 60 s, clients send 15-20 s), woken by
 //     appends to the topic or its retry topics (as many POPs of the group
 //     as messages arrived, earliest deadline first; in a group with a TAG
-//     filter parked, only POPs whose filter matches a new message, found by
-//     reading the new messages' tags on a reader) and by released contended
+//     or SQL92 filter parked, only POPs whose filter matches a new message,
+//     found by reading the new messages' tags or properties on a reader)
+//     and by released contended
 //     locks (one POP of the group); a woken POP that finds nothing parks
 //     again with its original deadline. A scan stopped by the filter bound
 //     re-runs at once.
@@ -68,9 +70,9 @@ package broker
 // exist, " + FAQ for an unknown group with auto-creation off;
 // INVALID_PARAMETER (29) maxMsgNums outside 1..32,
 // queueId out of range, negative invisibleTime, invalid group name;
-// SUBSCRIPTION_PARSE_FAILED (23) unknown expression type;
-// REQUEST_CODE_NOT_SUPPORTED (3) for SQL92 filters, which popshim does not
-// serve.
+// SUBSCRIPTION_PARSE_FAILED (23) unknown expression type or an SQL92
+// selector that does not compile; SYSTEM_ERROR (1) for SQL92 with
+// --enable-property-filter off (ParseFilter).
 //
 // Orderly POP (order=true; broker/orderly, broker/pop_order.go): only the
 // topic's queues are read (no retry topics). A queue whose lease (the last
@@ -91,8 +93,6 @@ package broker
 // passing, wakes it.
 
 import (
-	"errors"
-
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/codec"
@@ -178,7 +178,7 @@ func (b *Broker) Pop(r PopRequest, done func(PopResult, error)) {
 		refuse(e)
 		return
 	}
-	filter, e := ParseFilter(h.ExpType, h.Exp)
+	filter, e := b.ParseFilter(h.ExpType, h.Exp)
 	if e != nil {
 		refuse(e)
 		return
@@ -231,21 +231,6 @@ func (b *Broker) CheckConsumeGroup(group string) *Error {
 		return &Error{Code: codec.NoPermission, Remark: GroupNoPermissionRemark(group)}
 	}
 	return nil
-}
-
-// ParseFilter parses a subscription's expression type and expression into
-// a TAG filter (nil: every message). SQL92 → REQUEST_CODE_NOT_SUPPORTED
-// (3), which popshim does not serve; an unknown type or a bad expression
-// → SUBSCRIPTION_PARSE_FAILED (23). Any goroutine.
-func ParseFilter(expType, exp string) (*longpoll.TagFilter, *Error) {
-	filter, err := longpoll.ParseTagFilter(expType, exp)
-	switch {
-	case err == nil:
-		return filter, nil
-	case errors.Is(err, longpoll.ErrSQL92):
-		return nil, &Error{Code: codec.RequestCodeNotSupported, Remark: err.Error()}
-	}
-	return nil, Errorf(codec.SubscriptionParseFailed, "parse the consumer's subscription failed: %s %q", err, expType)
 }
 
 // EnsurePopRetryTopic makes %RETRY%<group> exist when a group pops, so its

@@ -21,7 +21,7 @@ type PopJob struct {
 	h              PopRequest
 	done           func(PopResult, error) // called once: the answer
 	meta           popstore.TopicMeta
-	filter         *longpoll.TagFilter
+	filter         *longpoll.Filter
 	deadlineMillis int64          // end of the long poll, broker clock
 	keys           []longpoll.Key // what wakes it: the topic and its pop retry topics
 	seqStripe      int            // popSeq stripe of (group, topic)
@@ -53,11 +53,11 @@ func (j *PopJob) EndTaking() {
 }
 
 // newPopJob returns the job of one validated POP request h, over topic
-// meta with TAG filter filter (nil: every message), long-polling until
-// deadline (broker clock, Unix ms), answering through done. Caller's
-// goroutine.
+// meta with subscription filter filter (TAG or SQL92; nil: every
+// message), long-polling until deadline (broker clock, Unix ms),
+// answering through done. Caller's goroutine.
 func newPopJob(s *Service, h PopRequest, done func(PopResult, error),
-	meta popstore.TopicMeta, filter *longpoll.TagFilter, deadline int64) *PopJob {
+	meta popstore.TopicMeta, filter *longpoll.Filter, deadline int64) *PopJob {
 	j := &PopJob{
 		s: s, h: h, done: done, meta: meta, filter: filter, deadlineMillis: deadline,
 		keys: []longpoll.Key{

@@ -68,7 +68,7 @@ func TestCorePopRefusals(t *testing.T) {
 		{"queue out of range", func(r *broker.PopRequest) { r.QueueID = 5 }, codec.InvalidParameter},
 		{"negative invisibleTime", func(r *broker.PopRequest) { r.InvisibleTime = -1 }, codec.InvalidParameter},
 		{"bad group", func(r *broker.PopRequest) { r.ConsumerGroup = "bad group!" }, codec.InvalidParameter},
-		{"sql92", func(r *broker.PopRequest) { r.ExpType, r.Exp = "SQL92", "a > 1" }, codec.RequestCodeNotSupported},
+		{"sql92 that does not compile", func(r *broker.PopRequest) { r.ExpType, r.Exp = "SQL92", "a >" }, codec.SubscriptionParseFailed},
 		{"empty, no poll", func(r *broker.PopRequest) {}, codec.PollingTimeout},
 	}
 	for _, tc := range cases {

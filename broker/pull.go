@@ -22,8 +22,8 @@ package broker
 //     commitOffset ≥ 0 the consume offset is committed through the writer
 //     (background lane, not waited for: commitPullOffset).
 //   - On a reader: read from queueOffset (at most 32 messages), filter by
-//     tag (the subscription in the request, else the one registered by
-//     HEART_BEAT, else everything). Offset rules: empty queue → 19 (offset
+//     tag or SQL92 selector (the subscription in the request, else the one
+//     registered by HEART_BEAT, else everything; subscription_filter.go). Offset rules: empty queue → 19 (offset
 //     0) or 21; below min → 21 with nextBeginOffset = min; at max → 19;
 //     above max → 21 with nextBeginOffset = max; everything filtered out →
 //     20 with nextBeginOffset past the scanned range.
@@ -43,8 +43,10 @@ package broker
 // with auto-creation off ("subscription group [<group>] does not exist, "
 // + FAQ); SYSTEM_ERROR (1) queueId out of range, read failure;
 // SUBSCRIPTION_GROUP_NOT_EXIST (26) consumerGroup not a legal group name
-// (codec.ValidateGroup); REQUEST_CODE_NOT_SUPPORTED (3) for SQL92;
-// SUBSCRIPTION_PARSE_FAILED (23); SYSTEM_BUSY (2) reader queue full;
+// (codec.ValidateGroup); SYSTEM_ERROR (1) for SQL92 with
+// --enable-property-filter off; SUBSCRIPTION_PARSE_FAILED (23) unknown
+// expression type or a selector that does not compile; SYSTEM_BUSY (2)
+// reader queue full;
 // POLLING_FULL (209) registry full.
 
 import (
@@ -154,14 +156,9 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 			}
 		}
 	}
-	filter, err := longpoll.ParseTagFilter(expType, exp)
-	switch {
-	case err == nil:
-	case errors.Is(err, longpoll.ErrSQL92):
-		refuse(&Error{Code: codec.RequestCodeNotSupported, Remark: err.Error()})
-		return
-	default:
-		refuse(&Error{Code: codec.SubscriptionParseFailed, Remark: "parse the consumer's subscription failed: " + err.Error()})
+	filter, e := b.ParseFilter(expType, exp)
+	if e != nil {
+		refuse(e)
 		return
 	}
 	if h.SysFlag&codec.PullSysFlagCommitOffset != 0 && h.CommitOffset >= 0 {

@@ -11,7 +11,7 @@ type pullJob struct {
 	b              *Broker
 	r              PullRequest
 	done           func(PullResult, error) // called once: the answer
-	filter         *longpoll.TagFilter     // nil: every message
+	filter         *longpoll.Filter        // nil: every message
 	deadlineMillis int64                   // end of the long poll, broker clock
 	keys           []longpoll.Key          // the pulled queue
 }

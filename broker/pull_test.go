@@ -165,10 +165,10 @@ func TestCorePullRefusals(t *testing.T) {
 			"topic[NoSuchTopic] not exist, apply first please!"},
 		{"queue out of range", func(r *broker.PullRequest) { r.QueueID = 3 }, codec.SystemError,
 			"queueId[3] is illegal, topic:[TopicR] topicConfig.readQueueNums:[1]"},
-		{"sql92", func(r *broker.PullRequest) {
+		{"sql92 that does not compile", func(r *broker.PullRequest) {
 			r.SysFlag |= codec.PullSysFlagSubscription
-			r.ExpressionType, r.Subscription = "SQL92", "a > 1"
-		}, codec.RequestCodeNotSupported, ""},
+			r.ExpressionType, r.Subscription = "SQL92", "a >"
+		}, codec.SubscriptionParseFailed, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,8 +11,9 @@ import (
 const probeMaxBytes = 1 << 20
 
 // PendingTags implements longpoll.TagSource for the long-poll registry: the TAGS
-// property of up to limit messages of (topic, queueID) that group has not
-// consumed yet, in queue order. A queue's range starts at the group's
+// property (withProps: and the whole properties string, for SQL92 waiters)
+// of up to limit messages of (topic, queueID) that group has not consumed
+// yet, in queue order. A queue's range starts at the group's
 // committed consume offset or from, whichever is larger (without a
 // committed offset: from, else the last limit messages), and ends before
 // to (< 0: the queue's maxOffset). queueID anyQueue covers every read queue
@@ -20,7 +21,7 @@ const probeMaxBytes = 1 << 20
 // reports that pending messages were left uninspected. Read errors end the
 // scan of that queue (the wake-up then works with what was read). Runs on
 // a reader goroutine.
-func (s *Service) PendingTags(group, topic string, queueID int32, from, to int64, limit int) ([]longpoll.PendingTag, bool) {
+func (s *Service) PendingTags(group, topic string, queueID int32, from, to int64, limit int, withProps bool) ([]longpoll.PendingTag, bool) {
 	queues := []int32{queueID}
 	if queueID == longpoll.AnyQueue {
 		meta, ok := s.Topics.Get(topic)
@@ -65,7 +66,11 @@ func (s *Service) PendingTags(group, topic string, queueID int32, from, to int64
 					continue
 				}
 				tag, has := codec.PropertyValue(m.Properties, codec.PropertyTags)
-				out = append(out, longpoll.PendingTag{QueueID: q, Tag: strings.Clone(tag), HasTag: has})
+				pt := longpoll.PendingTag{QueueID: q, Tag: strings.Clone(tag), HasTag: has}
+				if withProps {
+					pt.Props, pt.HasProps = strings.Clone(m.Properties), true
+				}
+				out = append(out, pt)
 				n++
 			}
 			start = next

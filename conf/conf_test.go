@@ -265,3 +265,23 @@ func TestGRPCListen(t *testing.T) {
 	_, err = parse(t, []string{"--grpc-listen=nonsense"}, nil)
 	require.ErrorContains(t, err, "grpc-listen")
 }
+
+// --read-max-bytes: 0 is --queue-max-bytes + 64 MiB, negative is none
+// (-1), a positive value is taken as is and must be at least 1 MiB.
+func TestReadMaxBytesFlag(t *testing.T) {
+	c, err := parse(t, []string{"--queue-max-bytes=67108864"}, nil)
+	require.NoError(t, err)
+	require.Zero(t, c.ReadMaxBytes)
+	require.Equal(t, int64(128<<20), c.EffectiveReadMaxBytes())
+
+	c, err = parse(t, nil, map[string]string{"POPSHIM_READ_MAX_BYTES": "33554432"})
+	require.NoError(t, err)
+	require.Equal(t, int64(32<<20), c.EffectiveReadMaxBytes())
+
+	c, err = parse(t, []string{"--read-max-bytes=-5"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(-1), c.EffectiveReadMaxBytes())
+
+	_, err = parse(t, []string{"--read-max-bytes=1000"}, nil)
+	require.ErrorContains(t, err, "--read-max-bytes must be 0, negative, or in [1 MiB, 1 TiB]")
+}

@@ -9,9 +9,6 @@
 package conf
 
 import (
-	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/popshim/popshim/codec"
@@ -100,6 +97,24 @@ type Config struct {
 	// RetentionInterval is how often expired messages are deleted.
 	// --retention-interval, default 10m.
 	RetentionInterval time.Duration
+	// EnablePropertyFilter lets consumers filter by SQL92 selectors over
+	// message properties (BrokerConfig.enablePropertyFilter): the SQL92
+	// subscriptions of POP and PULL (in the request, or registered by
+	// HEART_BEAT) are compiled and evaluated, and CHECK_CLIENT_CONFIG
+	// accepts them. Off, POP, PULL and CHECK_CLIENT_CONFIG refuse SQL92
+	// with SYSTEM_ERROR (1) "The broker does not support consumer to
+	// filter message by SQL92", and a Java consumer with such a
+	// subscription fails to start; HEART_BEAT registers it either way, as
+	// Java's does. Default true, where Java's is false:
+	// a Java broker with it on keeps consumer filter data per group and may
+	// compute a bloom-filter bitmap for every stored message
+	// (enableCalcFilterBitMap), so it is opt-in there; popshim evaluates a
+	// selector only while a request with an SQL92 subscription scans
+	// messages (no per-message work at SEND, no state), so a broker whose
+	// clients use tags only pays nothing, and one whose clients use SQL92
+	// works without extra configuration. An expression is at most 64 KiB
+	// and a scan is bounded as for tags. --enable-property-filter.
+	EnablePropertyFilter bool
 	// MessageIndexEnable keeps the key index of KEYS and UNIQ_KEY that
 	// QUERY_MESSAGE reads, written with each message (RocketMQ's
 	// messageIndexEnable, default true). --message-index-enable.
@@ -132,6 +147,13 @@ type Config struct {
 	// memory under a flood of large messages stays near this bound.
 	// --queue-max-bytes, default 256 MiB.
 	QueueMaxBytes int64
+	// ReadMaxBytes is remoting.ServerOptions.MaxReadBytes of each
+	// listener: the bytes of large frames (over 64 KiB) being read or not
+	// yet answered; a connection whose next frame would pass it is not
+	// read until answers make room. 0 (default): QueueMaxBytes + 64 MiB,
+	// so the writer queue can still fill and answer SYSTEM_BUSY; negative:
+	// no bound. --read-max-bytes.
+	ReadMaxBytes int64
 	// MemoryLimit is the Go runtime's soft memory limit, bytes
 	// (runtime/debug.SetMemoryLimit): the GC works harder as the heap nears
 	// it, so the garbage of refused large SENDs cannot grow the heap to
@@ -200,6 +222,15 @@ type Config struct {
 	// TransactionCheckMax: checks of a half message before it moves to
 	// TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
 	TransactionCheckMax int
+	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE's reply in its
+	// topic as well as pushing it (storeReplyMessageEnable, true).
+	StoreReplyMessageEnable bool
+	// RecallMessageEnable serves RECALL_MESSAGE (recallMessageEnable, false).
+	RecallMessageEnable bool
+	// RebalanceLockMaxLiveTime is how long a LOCK_BATCH_MQ lock lives after
+	// its holder's last lock or renewal (rocketmq.broker.rebalance
+	// .lockMaxLiveTime, 60 s). --rebalance-lock-max-live-time.
+	RebalanceLockMaxLiveTime time.Duration
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -272,18 +303,6 @@ type Config struct {
 	ShutdownTimeout time.Duration
 }
 
-// EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
-// none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
-func (c *Config) EffectiveMemoryLimit() int64 {
-	switch {
-	case c.MemoryLimit < 0:
-		return 0
-	case c.MemoryLimit > 0:
-		return c.MemoryLimit
-	}
-	return 2*c.QueueMaxBytes + 512<<20
-}
-
 // Default returns the configuration with every default filled in except
 // the auto-detected BrokerIP (see Load).
 func Default() *Config {
@@ -306,6 +325,7 @@ func Default() *Config {
 		Retention:                   72 * time.Hour,
 		RetentionInterval:           10 * time.Minute,
 		MessageIndexEnable:          true,
+		EnablePropertyFilter:        true,
 		PopWriteMode:                "group",
 		SyncWorkers:                 16,
 		GCPercent:                   400,
@@ -328,6 +348,8 @@ func Default() *Config {
 		TransactionTimeout:         6 * time.Second,
 		TransactionCheckInterval:   30 * time.Second,
 		TransactionCheckMax:        15,
+		StoreReplyMessageEnable:    true,
+		RebalanceLockMaxLiveTime:   60 * time.Second,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,
@@ -341,39 +363,3 @@ func Default() *Config {
 		AuthAuthorization:         true,
 	}
 }
-
-// NamesrvAddrs splits NamesrvAddr into host:port entries, dropping empty
-// ones. Nil when none are configured.
-func (c *Config) NamesrvAddrs() []string {
-	var out []string
-	for _, a := range strings.FieldsFunc(c.NamesrvAddr, func(r rune) bool { return r == ';' || r == ',' }) {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// BrokerAddr is the advertised broker address BrokerIP:port, with the port
-// taken from Listen. When Listen asks for port 0, pass the bound port
-// (remoting.Server.Addr) instead: BrokerAddrWithPort.
-func (c *Config) BrokerAddr() string {
-	_, port, _ := net.SplitHostPort(c.Listen)
-	return net.JoinHostPort(c.BrokerIP, port)
-}
-
-// BrokerAddrWithPort is BrokerIP:port for an explicit port.
-func (c *Config) BrokerAddrWithPort(port int) string {
-	return net.JoinHostPort(c.BrokerIP, strconv.Itoa(port))
-}
-
-// Defaults shared with the listeners: a remoting.ServerOptions zero value
-// means the same numbers (TestDefaultsMatchRemoting in handler checks it).
-const (
-	// DefaultMaxConns is the default --max-conns: far above what clients
-	// of one broker open, far below what exhausts file descriptors.
-	DefaultMaxConns = 10000
-	// DefaultTLSHandshakeTimeout is the default --tls-handshake-timeout
-	// (Netty SslHandler's 10 s).
-	DefaultTLSHandshakeTimeout = 10 * time.Second
-)

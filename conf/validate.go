@@ -72,6 +72,9 @@ func (c *Config) Validate() error {
 	if c.QueueMaxBytes < 1<<20 || c.QueueMaxBytes > 1<<40 {
 		v.errf("--queue-max-bytes must be in [1 MiB, 1 TiB], got %d", c.QueueMaxBytes)
 	}
+	if c.ReadMaxBytes > 0 && (c.ReadMaxBytes < 1<<20 || c.ReadMaxBytes > 1<<40) {
+		v.errf("--read-max-bytes must be 0, negative, or in [1 MiB, 1 TiB], got %d", c.ReadMaxBytes)
+	}
 	v.intRange("wait-time-mills-in-send-queue", c.WaitTimeMillsInSendQueue, 0, 3600000)
 	if !(c.DiskSpaceWarningLevelRatio >= 0 && c.DiskSpaceWarningLevelRatio <= 1) {
 		v.errf("--disk-space-warning-level-ratio must be in [0, 1] (0 disables), got %g", c.DiskSpaceWarningLevelRatio)
@@ -94,6 +97,7 @@ func (c *Config) Validate() error {
 	}
 	v.positiveDur("transaction-check-interval", c.TransactionCheckInterval, time.Millisecond)
 	v.intRange("transaction-check-max", c.TransactionCheckMax, 1, 1<<20)
+	v.positiveDur("rebalance-lock-max-live-time", c.RebalanceLockMaxLiveTime, time.Millisecond)
 	v.intRange("pop-reader-workers", c.PopReaderWorkers, 1, 1024)
 	v.intRange("pop-reader-queue", c.PopReaderQueue, 1, 1<<24)
 	if c.IdleTimeout < 0 {

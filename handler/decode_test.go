@@ -97,7 +97,9 @@ func TestDEC03_HeaderRobustness(t *testing.T) {
 	require.Equal(t, codec.SystemError, code(base, set("maxMsgNums", "x")), "unparsable field")
 	sql := base
 	sql.exp, sql.expType = "a > 1", "SQL92"
-	require.Equal(t, codec.RequestCodeNotSupported, code(sql, nil), "SQL92 not served")
+	require.Equal(t, codec.PollingTimeout, code(sql, nil), "SQL92 served (--enable-property-filter)")
+	sql.exp = "a >"
+	require.Equal(t, codec.SubscriptionParseFailed, code(sql, nil), "SQL92 that does not compile")
 	bad := base
 	bad.exp, bad.expType = "a", "XPATH"
 	require.Equal(t, codec.SubscriptionParseFailed, code(bad, nil))

@@ -49,6 +49,7 @@ var brokerConfigJavaNames = map[string]struct {
 	"data-dir":                       {"storePathRootDir", nil},
 	"auto-create-topic":              {"autoCreateTopicEnable", nil},
 	"auto-create-subscription-group": {"autoCreateSubscriptionGroup", nil},
+	"enable-property-filter":         {"enablePropertyFilter", nil},
 	"default-topic-queue-nums":       {"defaultTopicQueueNums", nil},
 	"max-message-size":               {"maxMessageSize", nil},
 	"wait-time-mills-in-send-queue":  {"waitTimeMillsInSendQueue", nil},
@@ -67,6 +68,10 @@ var brokerConfigJavaNames = map[string]struct {
 	"transaction-timeout":        {"transactionTimeOut", durationIn(time.Millisecond)},
 	"transaction-check-interval": {"transactionCheckInterval", durationIn(time.Millisecond)},
 	"transaction-check-max":      {"transactionCheckMax", nil},
+
+	// Request-reply and recall (BrokerConfig).
+	"store-reply-message-enable": {"storeReplyMessageEnable", nil},
+	"recall-message-enable":      {"recallMessageEnable", nil},
 
 	// NettyServerConfig, part of Java's broker configuration text.
 	"idle-timeout": {"serverChannelMaxIdleTimeSeconds", durationIn(time.Second)},

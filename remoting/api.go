@@ -24,7 +24,8 @@ type Conn interface {
 	// handlers answer GO_AWAY for "shutting down, nothing done" and need
 	// not know the client's version. The first response to a request
 	// settles it: a connection that sent a malformed frame closes once
-	// every request before that frame was answered. Errors: net.ErrClosed
+	// every request before that frame was answered, and a large request
+	// returns its read budget (ServerOptions.MaxReadBytes). Errors: net.ErrClosed
 	// (connection gone), or gnet's error when the engine is shutting down.
 	Reply(resp *codec.Command) error
 	// RemoteAddr is the peer address.
@@ -37,6 +38,8 @@ type Conn interface {
 // that decoded the frame, so it must never block: no RocksDB, no waiting on
 // the writer, no sleeping. It answers through c.Reply, now or later, from any
 // goroutine. req is owned by the handler (nothing aliases gnet's buffers).
+// A large request (over LargeFrameBytes) holds read budget until its first
+// response or until its connection closes.
 type HandlerFunc func(c Conn, req *codec.Command)
 
 // Router is the dispatch table keyed by request code. Build it before the

@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"container/list"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -80,10 +81,33 @@ type conn struct {
 	inflight []*frameBuf
 	iov      [][]byte
 	flushAt  int64 // monoNanos when inflight was handed to gnet
+
+	// Read budget (readbudget.go, largeframe.go). waitElem, want and
+	// granted are guarded by srv.budget.mu: the queue entry while this
+	// connection waits for room for its next large frame, that frame's
+	// size, and the reservation made for it while it waited (taken by
+	// the loop on its next OnTraffic).
+	waitElem *list.Element
+	want     int64
+	granted  int64
+	// heldReqs are the large requests dispatched on this connection whose
+	// budget is not returned yet (their answer is owed); OnClose returns
+	// it for them. REQUIRES: mu held.
+	heldReqs map[*request]struct{}
+	// readWaiting is set while the connection's reads are paused; the
+	// idle scan (ticker goroutine) leaves such a connection open.
+	readWaiting atomic.Bool
+
+	epfd       int    // loop: epoll of the connection's event loop; -1 when reads cannot be paused
+	readPaused bool   // loop: EPOLLIN is removed from the connection's registration
+	pausedBuf  int    // loop: bytes gnet holds for this connection, as of its last pause
+	big        []byte // loop: the bytes of the large frame being read so far; nil when none
+	bigSize    int    // loop: that frame's size
+	bigHeld    int64  // loop: budget reserved for it (0 when the budget is off)
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {
-	c := &conn{srv: s, gc: gc, id: nextConnID.Add(1), remote: gc.RemoteAddr()}
+	c := &conn{srv: s, gc: gc, id: nextConnID.Add(1), remote: gc.RemoteAddr(), epfd: -1}
 	c.touch()
 	return c
 }

@@ -15,9 +15,12 @@ import (
 // OnTraffic decodes every whole frame buffered on the connection and
 // dispatches it; a partial frame stays in gnet's inbound buffer until more
 // bytes arrive. Each frame is copied into an owned *codec.Command before
-// Discard, so nothing borrowed from gnet reaches a handler. A malformed or
-// too large frame ends the input of this connection only (Server.malformed):
-// the requests before it are still answered, then the connection closes.
+// Discard, so nothing borrowed from gnet reaches a handler. A large frame
+// (over LargeFrameBytes) is read into a buffer of its own once the read
+// budget admits it, and the connection's reads pause while it waits
+// (largeframe.go). A malformed or too large frame ends the input of this
+// connection only (Server.malformed): the requests before it are still
+// answered, then the connection closes.
 func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
 	c.touch()
@@ -31,6 +34,12 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 	}
 	for {
+		if c.big != nil {
+			if a, done := s.readLarge(c, gc); !done {
+				return a
+			}
+			continue
+		}
 		head, err := gc.Peek(4)
 		if err != nil {
 			return gnet.None // fewer than 4 bytes buffered
@@ -39,6 +48,14 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 			return s.malformed(c, gc, err)
 		}
 		size := int(binary.BigEndian.Uint32(head)) + 4 // PeekFrame checked 8 <= size <= max
+		if size > LargeFrameBytes {
+			ok, held := s.admit(c, gc, size)
+			if !ok {
+				return gnet.None // paused until the budget has room
+			}
+			c.startLarge(size, held)
+			continue
+		}
 		if gc.InboundBuffered() < size {
 			return gnet.None
 		}
@@ -52,28 +69,43 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 		_, _ = gc.Discard(size)
 		c.consumed += int64(size)
-		s.dispatch(c, req)
+		s.dispatch(c, req, 0)
 	}
 }
 
-// dispatch runs the handler for req on the event loop. Responses from the
-// peer are ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; while the
+// dispatch runs the handler for req on the event loop. A response from the
+// peer settles the Invoke waiting for it (invoke.go) and is otherwise
+// ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; while the
 // server drains (Server.Drain), requests from clients newer than V5_3_1 get
 // GO_AWAY (1500) without reaching their handler, and older clients'
 // requests run as usual (a Java broker keeps serving them in its shutdown
 // grace period); then ServerOptions.Guard may answer instead of the
 // handler; a panicking handler is logged and answered with
-// SYSTEM_ERROR instead of ending the loop.
-func (s *Server) dispatch(c *conn, req *codec.Command) {
+// SYSTEM_ERROR instead of ending the loop. held is the read budget of a
+// large frame: it returns when the request is answered (or its connection
+// closes), at once for a response frame, after the handler for a oneway
+// request.
+func (s *Server) dispatch(c *conn, req *codec.Command, held int64) {
 	if req.IsResponse() {
-		s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
-			Msg("ignoring response frame from client")
+		// The budget goes back first: a settled answer (a ConsumerRunningInfo
+		// with a jstack can pass LargeFrameBytes) owns its Body.
+		s.budget.release(held)
+		if !s.settleCall(c.id, req) {
+			s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
+				Msg("ignoring response frame from client")
+		}
 		return
 	}
 	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: monoNanos()}
 	if !r.oneway {
 		r.owes.Store(true)
 		c.owed.Add(1)
+		if held > 0 {
+			r.held.Store(held)
+			c.trackHeld(r)
+		}
+	} else if held > 0 {
+		defer s.budget.release(held)
 	}
 	h := s.router.Lookup(req.Code)
 	if h == nil {
@@ -132,11 +164,13 @@ type request struct {
 	oneway   bool
 	start    int64 // monoNanos at dispatch
 	longPoll atomic.Bool
-	owes     atomic.Bool // not answered yet (never set for oneway requests)
+	owes     atomic.Bool  // not answered yet (never set for oneway requests)
+	held     atomic.Int64 // read budget of a large request, returned by its answer (releaseHeld)
 }
 
 // Reply queues resp on the connection (see conn.reply), unless the request
-// was oneway: then it returns nil and sends nothing. A GO_AWAY response to
+// was oneway: then it returns nil and sends nothing. The first response
+// returns the read budget of a large request. A GO_AWAY response to
 // a client at or below V5_3_1 is sent as SYSTEM_BUSY (forClient).
 func (r *request) Reply(resp *codec.Command) error {
 	resp = forClient(resp, r.version)
@@ -148,6 +182,9 @@ func (r *request) Reply(resp *codec.Command) error {
 	}
 	settles := resp.IsResponse() && r.owes.CompareAndSwap(true, false)
 	err := r.c.reply(resp, settles)
+	if settles {
+		r.releaseHeld()
+	}
 	result := resultSuccess
 	if err != nil {
 		result = resultWriteChannelFailed

@@ -11,7 +11,10 @@
 //
 // Ownership rules:
 //   - Nothing borrowed from gnet (Peek slices, the loop's shared read buffer)
-//     leaves OnTraffic: DecodeFrame copies everything the Command holds.
+//     leaves OnTraffic: DecodeFrame copies everything the Command holds. A
+//     large frame (over LargeFrameBytes) is moved out of gnet as it arrives
+//     into a buffer allocated for it alone, and its Command's Body is the
+//     tail of that buffer (largeframe.go).
 //   - A reply buffer belongs to gnet from AsyncWritev until its write
 //     callback runs; only the callback puts it back into the pool.
 //   - At most one AsyncWritev per connection is outstanding. Replies that
@@ -22,12 +25,26 @@
 // Oneway requests (flag bit 1) get no reply: the Conn a handler receives is a
 // per-request view whose Reply drops the frame (and records result "oneway"
 // in rocketmq_rpc_latency) when the request was oneway. Frames from a client
-// with flag bit 0 set (responses) are ignored.
+// with flag bit 0 set (responses) are ignored, except the answer to a
+// request the server sent with Server.Invoke (invoke.go), which settles it.
 //
 // A malformed frame (bad length, too large, bad header) ends that
 // connection's input: later bytes are discarded, the replies owed to the
 // requests decoded before it are still written (bounded by
 // ServerOptions.MalformedGrace), then the connection closes.
+//
+// Read backpressure (readbudget.go, largeframe.go, readpause_linux.go):
+// ServerOptions.MaxReadBytes bounds the bytes of large frames being read
+// plus the large requests decoded and not answered yet. A connection whose
+// next frame header announces a large frame that does not fit waits, in a
+// first-come first-served queue, with its socket no longer read (the
+// event loop's epoll registration loses EPOLLIN, so TCP flow control
+// stops the peer); an answer that returns budget admits the oldest
+// waiting connections and wakes their loops. Small frames are never held
+// back, so HEART_BEAT, POP and ACK keep flowing on every connection not
+// stuck behind a large frame of its own. SYSTEM_BUSY from the writer and
+// its [TIMEOUT_CLEAN_QUEUE] are answered by handlers as before: the bound
+// only decides when a large frame is read.
 //
 // Server.Drain starts a graceful shutdown as a Java broker's isShuttingDown
 // does: new requests from clients above V5_3_1 get GO_AWAY (1500), older

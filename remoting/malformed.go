@@ -23,8 +23,14 @@ const snippetBytes = 32
 // ServerOptions.MalformedGrace has passed, whichever comes first. Returns
 // the action for OnTraffic: gnet.Close when nothing is owed.
 func (s *Server) malformed(c *conn, gc gnet.Conn, err error) gnet.Action {
-	n := min(gc.InboundBuffered(), snippetBytes)
-	snippet, _ := gc.Peek(n)
+	snippet, _ := gc.Peek(min(gc.InboundBuffered(), snippetBytes))
+	return s.malformedAt(c, gc, err, snippet)
+}
+
+// malformedAt is malformed with the snippet given: the first bytes of a
+// large frame that was read into its own buffer (largeframe.go) and is no
+// longer in gnet's.
+func (s *Server) malformedAt(c *conn, gc gnet.Conn, err error, snippet []byte) gnet.Action {
 	reason := "bad_frame"
 	switch {
 	case errors.Is(err, codec.ErrFrameTooLarge):

@@ -47,6 +47,11 @@ var resultNames = [...]string{
 //	    wake-up and the write(2) of the replies
 //	popshim_remoting_tls_connections_total{server,result} counter, connections whose first byte was a TLS
 //	    handshake (result handshake_ok, handshake_failed) or plaintext refused by TLSEnforcing (plaintext_refused)
+//	popshim_remoting_read_inflight_bytes{server}        gauge, bytes, read budget held by large frames being
+//	    read or decoded and not answered (bounded by ServerOptions.MaxReadBytes)
+//	popshim_remoting_read_paused_connections{server}    gauge, connections whose reads are paused
+//	popshim_remoting_read_paused_buffered_bytes{server} gauge, bytes gnet holds for paused connections
+//	popshim_remoting_read_pauses_total{server}          counter, times a connection's reads were paused
 //
 // request_code and response_code are the lower-case Java constant names
 // (pop_message, system_busy), as RemotingHelper.getRequestCodeDesc gives. A
@@ -64,6 +69,10 @@ type Metrics struct {
 	refused    *prometheus.CounterVec
 	flush      prometheus.Histogram
 	tlsConns   *prometheus.CounterVec
+	readBytes  *prometheus.GaugeVec
+	readPaused *prometheus.GaugeVec
+	readBuffed *prometheus.GaugeVec
+	readPauses *prometheus.CounterVec
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
@@ -132,6 +141,18 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		tlsConns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_tls_connections_total", Help: "Connections by TLS outcome: handshake_ok, handshake_failed, plaintext_refused (--tls-mode=enforcing).", ConstLabels: constLabels,
 		}, []string{"server", "result"}),
+		readBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "popshim_remoting_read_inflight_bytes", Help: "Read budget held by large frames being read or decoded and not answered, bytes (bounded by --read-max-bytes).", ConstLabels: constLabels,
+		}, []string{"server"}),
+		readPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "popshim_remoting_read_paused_connections", Help: "Connections whose reads are paused until the read budget has room for their next large frame.", ConstLabels: constLabels,
+		}, []string{"server"}),
+		readBuffed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "popshim_remoting_read_paused_buffered_bytes", Help: "Bytes already read from paused connections and held in their inbound buffers.", ConstLabels: constLabels,
+		}, []string{"server"}),
+		readPauses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_read_pauses_total", Help: "Times a connection's reads were paused for the read budget.", ConstLabels: constLabels,
+		}, []string{"server"}),
 		reqNames:  make(map[int32]string),
 		respNames: make(map[int32]string),
 	}
@@ -141,7 +162,8 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.flush, m.tlsConns} {
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.flush, m.tlsConns,
+		m.readBytes, m.readPaused, m.readBuffed, m.readPauses} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

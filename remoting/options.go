@@ -37,6 +37,18 @@ type ServerOptions struct {
 	// (10000); a negative value disables the bound. A Java broker has no
 	// such bound.
 	MaxConns int
+	// MaxReadBytes bounds the bytes of large frames (over LargeFrameBytes)
+	// this Server holds at once: frames being read, counted at their
+	// announced size from the moment reading their body starts, plus
+	// requests decoded from them and not answered yet (readbudget.go).
+	// A connection whose next frame is large and does not fit stops being
+	// read (its socket is left unread, so TCP flow control slows the
+	// peer) until answers return enough budget; waiting connections are
+	// admitted oldest first, and a frame larger than the bound alone is
+	// read when nothing else is held. Small frames are never held back.
+	// Each Server counts its own. Zero means DefaultMaxReadBytes; a
+	// negative value disables the bound (every frame is read at once).
+	MaxReadBytes int64
 	// Metrics receives per-request latency and connection counters. Nil
 	// disables metrics. One Metrics may be shared by several servers.
 	Metrics *Metrics
@@ -91,6 +103,10 @@ const (
 	// one connection per broker address), far below what exhausts file
 	// descriptors and per-connection buffers.
 	DefaultMaxConns = 10000
+	// DefaultMaxReadBytes is the default ServerOptions.MaxReadBytes: the
+	// default of popshim's --queue-max-bytes (256 MiB) plus 64 MiB, as
+	// popshim's --read-max-bytes defaults.
+	DefaultMaxReadBytes = 320 << 20
 	// DefaultTLSHandshakeTimeout is the default
 	// ServerOptions.TLSHandshakeTimeout (Netty SslHandler's 10 s).
 	DefaultTLSHandshakeTimeout = 10 * time.Second
@@ -118,6 +134,9 @@ func (o ServerOptions) WithDefaults() ServerOptions {
 	}
 	if o.MaxConns == 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxReadBytes == 0 {
+		o.MaxReadBytes = DefaultMaxReadBytes
 	}
 	if o.TLSHandshakeTimeout == 0 {
 		o.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout

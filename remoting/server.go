@@ -41,6 +41,14 @@ type Server struct {
 	flushes  atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
 	draining atomic.Bool   // set by Drain: GO_AWAY to new clients
 
+	// Read budget (readbudget.go, largeframe.go, readpause_linux.go).
+	budget         readBudget
+	gauges         *readGauges  // nil without Metrics
+	paused         atomic.Int64 // connections whose reads are paused
+	pausedBuffered atomic.Int64 // bytes gnet holds for paused connections
+	epollMu        sync.Mutex
+	epolls         map[gnet.EventLoop]int // REQUIRES: epollMu held. Event loop → its epoll fd, -1 unknown.
+
 	mu   sync.Mutex
 	eng  gnet.Engine
 	addr net.Addr
@@ -48,6 +56,8 @@ type Server struct {
 	// the idle scan and the MaxConns bound (its length is the open count).
 	// Refused connections never enter it. REQUIRES: mu held.
 	conns map[uint64]*conn
+
+	calls calls // requests sent with Invoke, waiting for the client's answer
 
 	// TLS sessions (tls_session.go): their goroutines run outside gnet,
 	// so Stop ends and waits for them itself.
@@ -63,7 +73,11 @@ type Server struct {
 func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 	opts = opts.WithDefaults()
 	l := log.With().Str("component", "remoting").Str("server", opts.Name).Logger()
+	g := opts.Metrics.readGauges(opts.Name)
 	return &Server{
+		budget:   readBudget{limit: opts.MaxReadBytes, g: g},
+		gauges:   g,
+		epolls:   make(map[gnet.EventLoop]int),
 		opts:     opts,
 		router:   router,
 		log:      l,
@@ -119,7 +133,7 @@ func (s *Server) Start() error {
 	err := <-s.booted
 	if err == nil {
 		s.log.Info().Stringer("addr", s.Addr()).Int("max_frame_bytes", s.opts.MaxFrameBytes).
-			Dur("idle_timeout", s.opts.IdleTimeout).Int("max_conns", s.opts.MaxConns).
+			Dur("idle_timeout", s.opts.IdleTimeout).Int("max_conns", s.opts.MaxConns).Int64("max_read_bytes", s.opts.MaxReadBytes).
 			Stringer("tls_mode", s.opts.TLSMode).Msg("remoting server listening")
 	}
 	return err
@@ -242,13 +256,14 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	gc.SetContext(c)
 	s.conns[c.id] = c
 	s.mu.Unlock()
+	c.epfd = s.loopEpoll(gc)
 	s.opts.Metrics.connOpened(s.opts.Name, c.tls == nil)
 	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).Bool("tls", c.tls != nil).Msg("connection opened")
 	return nil, gnet.None
 }
 
-// OnClose makes later replies on the connection fail with net.ErrClosed
-// and removes it from the open count. A connection OnOpen refused has no
+// OnClose makes later replies on the connection fail with net.ErrClosed,
+// removes it from the open count and fails the Invokes waiting on it. A connection OnOpen refused has no
 // conn context and is ignored.
 func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c, ok := gc.Context().(*conn)
@@ -256,9 +271,11 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	c.markClosed()
+	s.closeReads(c)
 	s.mu.Lock()
 	delete(s.conns, c.id)
 	s.mu.Unlock()
+	s.failCalls(c.id)
 	s.opts.Metrics.connClosed(s.opts.Name)
 	if s.opts.OnClose != nil {
 		s.opts.OnClose(c.id)
@@ -276,16 +293,48 @@ func (s *Server) openConns() int {
 	return len(s.conns)
 }
 
-// OnTick closes connections idle for longer than IdleTimeout. gnet runs it
-// on its own goroutine; it only reads atomics and calls gnet.Conn.Close,
-// which is safe from any goroutine.
+// loopEpoll returns the epoll descriptor of gc's event loop, found on the
+// loop's first connection (findLoopEpoll) and cached; -1 when the read
+// budget is off or the descriptor cannot be found (then large frames are
+// counted but reads are never paused, and a warning says so once per
+// loop). Loop goroutine, from OnOpen.
+func (s *Server) loopEpoll(gc gnet.Conn) int {
+	if !s.budget.enabled() {
+		return -1
+	}
+	el := gc.EventLoop()
+	s.epollMu.Lock()
+	defer s.epollMu.Unlock()
+	if fd, ok := s.epolls[el]; ok {
+		return fd
+	}
+	fd, err := findLoopEpoll(gc.Fd())
+	if err != nil {
+		s.log.Warn().Err(err).Msg("reads cannot be paused on this event loop; large frames are counted but not held back")
+	}
+	s.epolls[el] = fd
+	return fd
+}
+
+// readStats reports the read budget: bytes reserved, connections queued
+// for it, connections whose reads are paused, bytes gnet holds for them.
+// Any goroutine; for tests.
+func (s *Server) readStats() (reserved int64, waiting int, paused, buffered int64) {
+	reserved, waiting = s.budget.stats()
+	return reserved, waiting, s.paused.Load(), s.pausedBuffered.Load()
+}
+
+// OnTick closes connections idle for longer than IdleTimeout, except those
+// whose reads the server paused (the peer is not idle, the server is not
+// reading it). gnet runs it on its own goroutine; it only reads atomics
+// and calls gnet.Conn.Close, which is safe from any goroutine.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	idle := s.opts.IdleTimeout
 	deadline := monoNanos() - int64(idle)
 	var victims []*conn
 	s.mu.Lock()
 	for _, c := range s.conns {
-		if c.lastActive.Load() < deadline && !c.idleClosing.Load() {
+		if c.lastActive.Load() < deadline && !c.idleClosing.Load() && !c.readWaiting.Load() {
 			victims = append(victims, c)
 		}
 	}

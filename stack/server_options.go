@@ -32,6 +32,7 @@ func serverOptions(c *conf.Config, name, addr string, m *remoting.Metrics) remot
 		MaxFrameBytes: c.MaxFrameSize,
 		IdleTimeout:   idle,
 		MaxConns:      maxConns,
+		MaxReadBytes:  c.EffectiveReadMaxBytes(),
 		EventLoops:    c.EventLoops,
 		Metrics:       m,
 

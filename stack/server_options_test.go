@@ -24,6 +24,7 @@ func parseConfig(t *testing.T, args []string, env map[string]string) (*conf.Conf
 func TestDefaultsMatchRemoting(t *testing.T) {
 	require.Equal(t, remoting.DefaultMaxConns, conf.DefaultMaxConns)
 	require.Equal(t, remoting.DefaultTLSHandshakeTimeout, conf.DefaultTLSHandshakeTimeout)
+	require.Equal(t, int64(remoting.DefaultMaxReadBytes), conf.Default().EffectiveReadMaxBytes())
 	c := conf.Default()
 	for _, mode := range []string{"disabled", "permissive", "enforcing"} {
 		c.TLS.Mode = mode
@@ -64,4 +65,16 @@ func TestMaxConnsFlag(t *testing.T) {
 	require.ErrorContains(t, err, "--max-conns must be in [0,")
 	_, err = parseConfig(t, []string{"--max-conns=16777217"}, nil)
 	require.ErrorContains(t, err, "--max-conns must be in [0,")
+}
+
+// --read-max-bytes reaches both listeners: 0 is --queue-max-bytes + 64 MiB,
+// negative disables (-1 in remoting).
+func TestReadMaxBytesReachesListeners(t *testing.T) {
+	c, err := parseConfig(t, []string{"--queue-max-bytes=67108864"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(128<<20), BrokerServerOptions(c, nil).MaxReadBytes)
+	require.Equal(t, int64(128<<20), NamesrvServerOptions(c, nil).MaxReadBytes)
+	c, err = parseConfig(t, nil, map[string]string{"POPSHIM_READ_MAX_BYTES": "-1"})
+	require.NoError(t, err)
+	require.Negative(t, BrokerServerOptions(c, nil).MaxReadBytes)
 }

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/batch"
@@ -63,35 +61,13 @@ type Stack struct {
 	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
 	// for its ?seconds= and holds Shutdown until the shutdown timeout.
 	metricsStop context.CancelFunc
+	grpc        *grpcEndpoint       // nil when --grpc-listen is empty
 	registrar   *namesrv.Registrar  // nil without --namesrv-addr
 	routes      *namesrv.RouteCache // nil without --namesrv-addr
 
 	closeOnce sync.Once
 	closeErr  error
 	closing   atomic.Bool // set when Close starts
-}
-
-// Option adjusts StartStack for tests (the command line never sets one).
-type Option func(*stackOptions)
-
-// stackOptions are what Options set.
-type stackOptions struct {
-	writeHook    popstore.WriteHook
-	beforeListen func(*handler.Broker)
-}
-
-// WithWriteHook wraps every synced store write in h
-// (popstore.Options.WriteHook): tests slow the store down
-// (popstore.DelayHook) or inject write faults with it.
-func WithWriteHook(h popstore.WriteHook) Option {
-	return func(o *stackOptions) { o.writeHook = h }
-}
-
-// WithBeforeListen calls f with the broker state after it is built and
-// started and before any listener accepts a connection: tests replace a
-// clock (clients.ClientTable.SetClock) there.
-func WithBeforeListen(f func(*handler.Broker)) Option {
-	return func(o *stackOptions) { o.beforeListen = f }
 }
 
 // Serve runs popshim until ctx is done, then shuts down in order and
@@ -223,8 +199,12 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		return nil, err
 	}
 	st.Broker.ServeTransactionChecks(st.broker)
+	st.Broker.ServeReplies(st.broker)
 	if tcp, ok := st.broker.Addr().(*net.TCPAddr); ok {
 		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddrWithPort(tcp.Port))
+	}
+	if err = st.startGRPC(cfg, log, reg, labels, rm); err != nil {
+		return nil, err
 	}
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
@@ -237,30 +217,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 			return nil, err
 		}
 	}
-	if cfg.MetricsListen != "" {
-		if st.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
-			return nil, fmt.Errorf("stack: metrics listen %s: %w", cfg.MetricsListen, err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(st.Registry, promhttp.HandlerOpts{Registry: st.Registry}))
-		if cfg.Pprof {
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		}
-		mctx, stop := context.WithCancel(context.Background())
-		st.metricsStop = stop
-		st.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-			BaseContext: func(net.Listener) context.Context { return mctx }}
-		st.metricsWG = make(chan struct{})
-		go func(srv *http.Server, ln net.Listener, done chan struct{}) {
-			defer close(done)
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error().Err(err).Msg("metrics server stopped")
-			}
-		}(st.metrics, st.metricsLn, st.metricsWG)
+	if err = st.startHTTP(cfg, log); err != nil {
+		return nil, err
 	}
 	if st.Broker.Registrar() != nil {
 		st.registrar, st.routes = st.Broker.Registrar(), st.Broker.Routes()
@@ -272,6 +230,9 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		Str("dataDir", cfg.DataDir).Str("writeMode", string(mode))
 	if a := st.NamesrvAddr(); a != "" {
 		ev = ev.Str("namesrv", a)
+	}
+	if a := st.GRPCAddr(); a != "" {
+		ev = ev.Str("grpc", a)
 	}
 	if a := st.MetricsAddr(); a != "" {
 		ev = ev.Str("metrics", a)
@@ -338,16 +299,19 @@ func addrString(s *remoting.Server) string {
 //     V5_3_1 are answered GO_AWAY (1500) and not executed; older clients'
 //     requests still run, and a mutation the closed writer refuses is
 //     answered SYSTEM_BUSY (2) with a "shutting down" remark;
-//  1. name-server registration: UNREGISTER_BROKER to each name server;
-//  2. Broker.Close: revive stops, parked long polls are answered, the
+//  1. the gRPC endpoint stops gracefully (GracefulStop: parked receives
+//     answered, running calls finished, push-consumer leases released
+//     through the writer), bounded by ctx;
+//  2. name-server registration: UNREGISTER_BROKER to each name server;
+//  3. Broker.Close: revive stops, parked long polls are answered, the
 //     reader pool stops;
-//  3. writer Close: everything accepted is written, fsynced and answered
+//  4. writer Close: everything accepted is written, fsynced and answered
 //     with its real result while the connections are still open, so no
 //     durable mutation loses its reply;
-//  4. the name-server and broker listeners stop (bytes already handed to
+//  5. the name-server and broker listeners stop (bytes already handed to
 //     gnet are flushed, then every connection closes);
-//  5. the /metrics server;
-//  6. the store (WAL synced, RocksDB closed).
+//  6. the /metrics server;
+//  7. the store (WAL synced, RocksDB closed).
 //
 // ctx bounds the listener and metrics shutdowns, except that the listeners
 // always get at least minReplyFlush (1 s) to write replies already queued. Safe on a partly started
@@ -385,6 +349,9 @@ func (st *Stack) close(ctx context.Context) error {
 			srv.Drain()
 		}
 	}
+	if err := st.stopGRPC(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if st.registrar != nil {
 		st.registrar.Close(ctx)
 	}
@@ -414,14 +381,8 @@ func (st *Stack) close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("broker server: %w", err))
 		}
 	}
-	if st.metrics != nil {
-		st.metricsStop()
-		if err := st.metrics.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("metrics server: %w", err))
-		}
-		<-st.metricsWG
-	} else if st.metricsLn != nil {
-		_ = st.metricsLn.Close()
+	if err := st.stopHTTP(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if st.Store != nil {
 		if err := st.Store.Close(); err != nil {

@@ -4,8 +4,9 @@
 // deadline passes (capped at MaxPollMillis) or their connection closes.
 // It also keeps the taker table (POP requests being served, so a peer of
 // the same group never scans past messages they want), the tag-aware
-// wake-up machinery (TagSource, PendingTag) and the TAG filter of a
-// subscription (TagFilter).
+// wake-up machinery (TagSource, PendingTag) and the filter of a
+// subscription (Filter: TAG, or an SQL92 selector compiled by
+// broker/filter).
 //
 // Callers and goroutines: handlers on the gnet event loops park and
 // register takers (Snapshot, Park, AddTaker); the reader goroutines of the

@@ -1,14 +1,20 @@
 package longpoll
 
-import "github.com/popshim/popshim/codec"
+import (
+	"slices"
+
+	"github.com/popshim/popshim/broker/filter"
+	"github.com/popshim/popshim/codec"
+)
 
 // PeerWants is what the outstanding POP requests of one group want from
-// one queue: everything (a peer without a filter) or the tags their
-// filters name. Built under a takerStripe lock, then read by one POP run
-// only.
+// one queue: everything (a peer without a filter), the tags their TAG
+// filters name, and what their SQL92 selectors match. Built under a
+// takerStripe lock, then read by one POP run only.
 type PeerWants struct {
 	all  bool
 	tags map[string]struct{}
+	sqls []*filter.Expr // distinct selectors (broker/filter.Cached shares equal ones)
 }
 
 // WantsProps reports whether a parked peer would take a message with the
@@ -19,6 +25,14 @@ func (w *PeerWants) WantsProps(props string) bool {
 	}
 	if w.all {
 		return true
+	}
+	for _, e := range w.sqls {
+		if e.Match(props) {
+			return true
+		}
+	}
+	if len(w.tags) == 0 {
+		return false
 	}
 	tag, ok := codec.PropertyValue(props, codec.PropertyTags)
 	if !ok {
@@ -35,6 +49,12 @@ func (w *PeerWants) add(p *Poll) *PeerWants {
 	}
 	if p.Filter == nil {
 		w.all = true
+		return w
+	}
+	if e := p.Filter.sql; e != nil {
+		if !slices.Contains(w.sqls, e) {
+			w.sqls = append(w.sqls, e)
+		}
 		return w
 	}
 	for t := range p.Filter.tags {

@@ -69,9 +69,10 @@ type Poll struct {
 	// messages, so wake-ups are counted per group. "" (PULL, NOTIFICATION,
 	// which take nothing from each other): always woken.
 	Group string
-	// Filter is the TAG subscription of a POP (nil: every message). A
-	// group with a filtered POP parked is woken by tag (see wakeMatching).
-	Filter *TagFilter
+	// Filter is the TAG or SQL92 subscription of a POP (nil: every
+	// message). A group with a filtered POP parked is woken by the tags or
+	// properties of the pending messages (see wakeMatching).
+	Filter *Filter
 	// Src reads the tags of pending messages for tag-aware wake-ups; nil
 	// for requests without a group.
 	Src TagSource

@@ -21,7 +21,8 @@ import (
 //     message against the parked request's filter before waking it
 //     (notifyMessageArriving); popshim's append listener knows no tags, so
 //     a reader goroutine reads the TAGS of the pending messages (up to
-//     probeLimit) and wakes, per message in queue order, the
+//     probeLimit; with an SQL92 waiter in the group, their whole
+//     properties) and wakes, per message in queue order, the
 //     earliest-deadline waiter whose filter matches it. Non-matching POPs
 //     stay parked. Probes for one (topic, queueId, group) coalesce while
 //     queued.
@@ -37,6 +38,7 @@ type wakeReq struct {
 	// group's consume offset; to < 0: up to the queue's maxOffset.
 	from, to int64
 	all      bool // wake every waiter, tags not considered (tests, diagnostics)
+	props    bool // a waiter has an SQL92 filter: probes read properties
 }
 
 // merge widens w to cover o as well (coalesced probes).
@@ -56,24 +58,28 @@ func (w *wakeReq) merge(o wakeReq) {
 	} else {
 		w.to = max(w.to, o.to)
 	}
+	w.props = w.props || o.props
 }
 
-// PendingTag is the TAGS property of one pending message of a queue.
+// PendingTag is the TAGS property of one pending message of a queue and,
+// when the probe asked for them, its properties.
 type PendingTag struct {
-	QueueID int32  // the queue of the message
-	Tag     string // its TAGS property ("" when HasTag is false)
-	HasTag  bool   // the message carries a TAGS property
+	QueueID  int32  // the queue of the message
+	Tag      string // its TAGS property ("" when HasTag is false)
+	HasTag   bool   // the message carries a TAGS property
+	Props    string // its properties string (codec layout) when HasProps
+	HasProps bool   // Props was read (the probe asked withProps)
 }
 
 // TagSource reads what tag-aware wake-ups need; broker.Service implements it
 // (broker/tag_probe.go) and every parked POP carries it.
 type TagSource interface {
-	// PendingTags returns the tags of up to limit messages of
-	// (topic, queueID) not yet consumed by group, in queue order, starting
-	// at max(from, consume offset) and ending before to (< 0: maxOffset);
-	// truncated reports that more pending messages follow. Blocks on
-	// RocksDB: reader goroutines only.
-	PendingTags(group, topic string, queueID int32, from, to int64, limit int) (tags []PendingTag, truncated bool)
+	// PendingTags returns the tags (withProps: and the properties) of up
+	// to limit messages of (topic, queueID) not yet consumed by group, in
+	// queue order, starting at max(from, consume offset) and ending before
+	// to (< 0: maxOffset); truncated reports that more pending messages
+	// follow. Blocks on RocksDB: reader goroutines only.
+	PendingTags(group, topic string, queueID int32, from, to int64, limit int, withProps bool) (tags []PendingTag, truncated bool)
 	// SubmitProbe queues job on a reader goroutine without blocking; false
 	// when it cannot be queued.
 	SubmitProbe(job func()) bool
@@ -81,19 +87,6 @@ type TagSource interface {
 
 // probeLimit bounds the pending messages one tag-aware wake-up inspects.
 const probeLimit = 64
-
-// matchesTag reports whether a POP with filter f would take a message with
-// tag t (a nil filter takes everything; a filter needs a TAGS property).
-func matchesTag(f *TagFilter, t PendingTag) bool {
-	if f == nil {
-		return true
-	}
-	if !t.HasTag {
-		return false
-	}
-	_, hit := f.tags[t.Tag]
-	return hit
-}
 
 // Wake bumps the epoch of topic and wakes every request waiting for
 // (topic, queueID) and for (topic, any queue); queueID anyQueue matches
@@ -161,6 +154,7 @@ func (r *Registry) WakeSome(topic string, queueID int32, group string, n int) {
 func (r *Registry) wakeFor(req wakeReq) {
 	s := r.stripe(req.topic)
 	var tagGroups map[string]TagSource
+	var sqlGroups map[string]bool
 	s.mu.Lock()
 	s.bump(req.topic)
 	cands := s.candidates(req)
@@ -171,6 +165,12 @@ func (r *Registry) wakeFor(req wakeReq) {
 					tagGroups = make(map[string]TagSource)
 				}
 				tagGroups[c.p.Group] = c.p.Src
+				if c.p.Filter.IsSQL() {
+					if sqlGroups == nil {
+						sqlGroups = make(map[string]bool)
+					}
+					sqlGroups[c.p.Group] = true
+				}
 			}
 		}
 	}
@@ -186,7 +186,7 @@ func (r *Registry) wakeFor(req wakeReq) {
 	r.finish(direct)
 	for g, src := range tagGroups {
 		sub := req
-		sub.group = g
+		sub.group, sub.props = g, sqlGroups[g]
 		r.probes.start(r, src, sub)
 	}
 }
@@ -328,14 +328,14 @@ func (q *probeQueue) queued() int {
 	return len(q.pending)
 }
 
-// probe runs on a reader: it reads the pending tags of the queued wake-up
-// of k and wakes the matching polls.
+// probe runs on a reader: it reads the pending tags (or properties) of the
+// queued wake-up of k and wakes the matching polls.
 func (r *Registry) probe(src TagSource, k probeKey) {
 	req, ok := r.probes.take(k)
 	if !ok {
 		return
 	}
-	tags, truncated := src.PendingTags(req.group, req.topic, req.queueID, req.from, req.to, probeLimit)
+	tags, truncated := src.PendingTags(req.group, req.topic, req.queueID, req.from, req.to, probeLimit, req.props)
 	r.wakeMatching(req, tags, truncated)
 }
 
@@ -371,7 +371,7 @@ func (r *Registry) wakeMatching(req wakeReq, tags []PendingTag, truncated bool) 
 			break
 		}
 		for i, c := range cands {
-			if c.p == nil || (c.queueID != AnyQueue && c.queueID != t.QueueID) || !matchesTag(c.p.Filter, t) {
+			if c.p == nil || (c.queueID != AnyQueue && c.queueID != t.QueueID) || !c.p.Filter.matchesPending(t) {
 				continue
 			}
 			picked = append(picked, c.p)

@@ -3,11 +3,26 @@
 # BENCH_MEM_CHECKPOINTS outstanding checkpoints (messages produced and
 # popped, never ACKed: `popshim bench` prepares them, then ACKs at 1/s for
 # 1 s) and with BENCH_MEM_CONNS idle TCP connections (opened by python3 and
-# held), each on a fresh popshim with a fresh data dir. Writes
-# $BENCH_OUT/memory.md.
+# held), each on a fresh popshim with a fresh data dir. Then two floods of
+# large frames, each reporting the peak RSS (VmHWM) of a fresh popshim:
+#   send: BENCH_MEM_SEND_CONNS connections with one BENCH_MEM_SEND_BYTES
+#     SEND_MESSAGE_V2 in flight each (`popshim bench produce`) for
+#     BENCH_MEM_SEND_DURATION;
+#   drip: BENCH_MEM_DRIP_CONNS connections each announcing a
+#     BENCH_MEM_DRIP_BYTES frame and sending BENCH_MEM_DRIP_RATE bytes of it
+#     per second for BENCH_MEM_DRIP_SECS seconds (python3).
+# Writes $BENCH_OUT/memory.md.
 #
 # Env (defaults in brackets): POPSHIM_BIN, BENCH_OUT [<repo>/bin/bench],
-#   BENCH_MEM_CHECKPOINTS [1000000]   BENCH_MEM_CONNS [10000]   BENCH_KEEP
+#   BENCH_MEM_CASES ["checkpoints conns send drip"]: the rows to measure
+#   BENCH_MEM_CHECKPOINTS [1000000]   BENCH_MEM_CONNS [10000]
+#   BENCH_MEM_SEND_CONNS [800]   BENCH_MEM_SEND_BYTES [1048576]
+#   BENCH_MEM_SEND_DURATION [15s]   BENCH_MEM_DRIP_CONNS [5000]
+#   BENCH_MEM_DRIP_BYTES [4194304]   BENCH_MEM_DRIP_RATE [4]
+#   BENCH_MEM_DRIP_SECS [30]
+#   BENCH_MEM_SERVE_ARGS: extra `popshim serve` flags for every row, e.g.
+#     "--read-max-bytes=-1" measures without the read budget
+#   BENCH_KEEP
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,34 +34,56 @@ mkdir -p "$work/pids"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 bench_settings memory
+cases=${BENCH_MEM_CASES:-checkpoints conns send drip}
 cks=${BENCH_MEM_CHECKPOINTS:-1000000}
 nconns=${BENCH_MEM_CONNS:-10000}
-ulimit -n $((nconns + 4096)) 2>/dev/null || { echo "memory: cannot raise the open-file limit to $((nconns + 4096))" >&2; exit 2; }
+sconns=${BENCH_MEM_SEND_CONNS:-800}
+sbytes=${BENCH_MEM_SEND_BYTES:-1048576}
+sdur=${BENCH_MEM_SEND_DURATION:-15s}
+dconns=${BENCH_MEM_DRIP_CONNS:-5000}
+dbytes=${BENCH_MEM_DRIP_BYTES:-4194304}
+drate=${BENCH_MEM_DRIP_RATE:-4}
+dsecs=${BENCH_MEM_DRIP_SECS:-30}
+# shellcheck disable=SC2206 # split on purpose: a list of flags
+serve_args=(${BENCH_MEM_SERVE_ARGS:-})
+maxconns=$nconns
+for n in "$sconns" "$dconns"; do
+  [ "$n" -gt "$maxconns" ] && maxconns=$n
+done
+ulimit -n $((maxconns + 4096)) 2>/dev/null || { echo "memory: cannot raise the open-file limit to $((maxconns + 4096))" >&2; exit 2; }
 
 rss_mib() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
+hwm_mib() { awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
+want() { case " $cases " in *" $1 "*) return 0 ;; esac; return 1; }
 
 start() {
   port=$(free_port); nport=$(free_port); mport=$(free_port)
   rm -rf "$work/data"
-  pid=$(start_bg popshim "$work/popshim.log" "$bin" serve --listen "127.0.0.1:$port" \
+  pid=$(start_bg popshim "$work/popshim.log" "$bin" serve --grpc-listen= --listen "127.0.0.1:$port" \
     --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 \
-    --data-dir "$work/data" --log-level warn --max-conns $((nconns + 100)))
+    --data-dir "$work/data" --log-level warn --max-conns $((maxconns + 100)) "${serve_args[@]}")
   wait_port 127.0.0.1 "$port" 30
   sleep 1
 }
 
 machine_note | tee "$out/machine-memory.txt"
-start
-idle=$(rss_mib "$pid")
-echo "memory: idle $idle MiB; preparing $cks outstanding checkpoints"
-"$bin" bench --addr "127.0.0.1:$port" --messages "$cks" --rate 1 --duration 1s --change-burst 0 \
-  --server-pid "$pid" --quiet --json "$work/cks.json" >/dev/null
-withcks=$(rss_mib "$pid")
-stop_bg popshim
+echo "serve flags: ${serve_args[*]:-(defaults)}" | tee -a "$out/machine-memory.txt"
+rows=()
+if want checkpoints; then
+  start
+  idle=$(rss_mib "$pid")
+  rows+=("| idle, empty store | $idle |")
+  echo "memory: idle $idle MiB; preparing $cks outstanding checkpoints"
+  "$bin" bench --addr "127.0.0.1:$port" --messages "$cks" --rate 1 --duration 1s --change-burst 0 \
+    --server-pid "$pid" --quiet --json "$work/cks.json" >/dev/null
+  rows+=("| $cks outstanding checkpoints (popped, not ACKed) | $(rss_mib "$pid") |")
+  stop_bg popshim
+fi
 
-start
-echo "memory: opening $nconns idle connections"
-python3 - "$port" "$nconns" "$pid" >"$work/conns.txt" <<'EOF'
+if want conns; then
+  start
+  echo "memory: opening $nconns idle connections"
+  python3 - "$port" "$nconns" "$pid" >"$work/conns.txt" <<'EOF'
 import socket, sys, time
 port, n, pid = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 socks = []
@@ -58,13 +95,55 @@ print(int(rss) // 1024)
 for s in socks:
     s.close()
 EOF
-withconns=$(cat "$work/conns.txt")
-stop_bg popshim
+  rows+=("| $nconns idle connections | $(cat "$work/conns.txt") |")
+  stop_bg popshim
+fi
+
+if want send; then
+  start
+  echo "memory: $sconns connections × one $sbytes-byte SEND in flight for $sdur"
+  if ! "$bin" bench produce --addr "127.0.0.1:$port" --conns "$sconns" --inflight 1 --body-size "$sbytes" \
+    --duration "$sdur" --settle-max 0 --quiet --json "$work/send.json" >"$work/send.txt" 2>&1; then
+    echo "memory: bench produce failed:" >&2
+    tail -5 "$work/send.txt" >&2
+    exit 1
+  fi
+  rows+=("| $sconns × $sbytes-byte SEND in flight for $sdur: peak | $(hwm_mib "$pid") |")
+  stop_bg popshim
+fi
+
+if want drip; then
+  start
+  echo "memory: $dconns connections each dripping a $dbytes-byte frame at $drate bytes/s for ${dsecs}s"
+  python3 - "$port" "$dconns" "$dbytes" "$dsecs" "$drate" <<'EOF'
+import socket, struct, sys, time
+port, n, size, secs, rate = (int(a) for a in sys.argv[1:6])
+# The length word (frame size - 4) and the header word (JSON, 100-byte
+# header), then rate bytes per connection per second.
+head = struct.pack(">II", size - 4, 100)
+socks = []
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(head)
+    s.setblocking(False)
+    socks.append(s)
+for _ in range(secs):
+    t = time.monotonic()
+    for s in socks:
+        try:
+            s.send(b"{" * rate)
+        except BlockingIOError:
+            pass
+    time.sleep(max(0.0, 1 - (time.monotonic() - t)))
+for s in socks:
+    s.close()
+EOF
+  rows+=("| $dconns × $dbytes-byte frame dripped at $drate bytes/s for ${dsecs}s: peak | $(hwm_mib "$pid") |")
+  stop_bg popshim
+fi
 
 {
   echo "| popshim state | RSS MiB |"
   echo "|---|---|"
-  echo "| idle, empty store | $idle |"
-  echo "| $cks outstanding checkpoints (popped, not ACKed) | $withcks |"
-  echo "| $nconns idle connections | $withconns |"
+  printf '%s\n' "${rows[@]}"
 } | tee "$out/memory.md"

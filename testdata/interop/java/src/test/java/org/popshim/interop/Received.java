@@ -12,6 +12,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
@@ -43,6 +44,13 @@ final class Received {
     DefaultMQPushConsumer start(Popshim shim, String group, String topic, String subExpression,
                                 long invisibleMillis, RPCHook hook,
                                 Function<MessageExt, ConsumeConcurrentlyStatus> answer) throws Exception {
+        return start(shim, group, topic, MessageSelector.byTag(subExpression), invisibleMillis, hook, answer);
+    }
+
+    /** As {@link #start(Popshim, String, String, String, long, RPCHook, Function)} with any selector (TAG or SQL92). */
+    DefaultMQPushConsumer start(Popshim shim, String group, String topic, MessageSelector selector,
+                                long invisibleMillis, RPCHook hook,
+                                Function<MessageExt, ConsumeConcurrentlyStatus> answer) throws Exception {
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(group, hook);
         c.setNamesrvAddr(shim.namesrvAddr());
         c.setInstanceName(group + "-" + System.nanoTime());
@@ -54,7 +62,7 @@ final class Received {
         c.setConsumeThreadMin(4);
         c.setConsumeThreadMax(4);
         c.setAwaitTerminationMillisWhenShutdown(5_000);
-        c.subscribe(topic, subExpression);
+        c.subscribe(topic, selector);
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             ConsumeConcurrentlyStatus status = ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
             for (MessageExt m : msgs) {
