@@ -55,7 +55,7 @@ func blobFiles(t *testing.T, dir string) int {
 }
 
 // Records of at least DefaultBlobMinBytes go to blob files, smaller ones
-// stay in the table files, and the family's blob options are what
+// stay in the table files, and the family's blob and LSM options are what
 // options.go says.
 func TestBlobFilesForLargeRecords(t *testing.T) {
 	s, dir := popstoretest.Open(t, popstore.Options{})
@@ -64,6 +64,9 @@ func TestBlobFilesForLargeRecords(t *testing.T) {
 	require.Equal(t, "false", cfOption(t, dir, "messages", "enable_blob_garbage_collection"))
 	require.Equal(t, "kNoCompression", cfOption(t, dir, "messages", "blob_compression_type"))
 	require.Equal(t, "false", cfOption(t, dir, "pop", "enable_blob_files"))
+	require.Equal(t, "134217728", cfOption(t, dir, "messages", "write_buffer_size"))
+	require.Equal(t, "8", cfOption(t, dir, "messages", "level0_file_num_compaction_trigger"))
+	require.Equal(t, "4", cfOption(t, dir, "pop", "level0_file_num_compaction_trigger"))
 
 	appendBodies(t, s, "small", 0, 20, 64, 1_000)
 	require.NoError(t, s.FlushMemtables(true))

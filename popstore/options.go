@@ -31,6 +31,22 @@ const DefaultBlobMinBytes = 512
 // blobFileBytes is the target size of one blob file (RocksDB's default).
 const blobFileBytes = 256 << 20
 
+// messagesWriteBufferBytes and messagesL0Trigger size the messages
+// family's LSM tree (RocksDB's defaults: 64 MiB and 4). With the bodies in
+// blob files its table files hold keys, blob references and
+// physical-offset entries, ~50 bytes per message; but every L0 file still
+// spans all queues' key ranges (they interleave), so each L0→L1
+// compaction rewrites all of L1. Twice the memtable and twice the L0 files
+// per compaction make those compactions a quarter as frequent: in 2-minute
+// runs of 1 KiB produce (2026-12-04) 2.75 instead of 2.97 disk bytes per
+// payload byte and 23 instead of 33 µs of server CPU per message, pop+ack
+// unchanged (a POP's seek visits up to 8 L0 files instead of 4). Memory:
+// up to two 128 MiB memtables under sustained produce.
+const (
+	messagesWriteBufferBytes = 128 << 20
+	messagesL0Trigger        = 8
+)
+
 // Blob files for the messages family. With every value inline, a message
 // body was written to the WAL, again by the flush, and again by every
 // compaction that moved its table file down a level; and since the
@@ -74,6 +90,8 @@ func messagesOptions(base *grocksdb.Options, minBlob int) (*grocksdb.Options, er
 		o.SetBlobCompressionType(grocksdb.NoCompression)
 		o.EnableBlobGC(false)
 	}
+	o.SetWriteBufferSize(messagesWriteBufferBytes)
+	o.SetLevel0FileNumCompactionTrigger(messagesL0Trigger)
 	return o, nil
 }
 

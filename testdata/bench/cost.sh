@@ -104,7 +104,7 @@ start_target() {
   [ "${COST_PPROF:-0}" = 1 ] && extra=(--pprof)
   # shellcheck disable=SC2086
   spid=$(start_bg popshim "$work/popshim/popshim.log" "$path" serve --listen "127.0.0.1:$port" \
-    --namesrv-listen "" --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 \
+    --namesrv-listen "" --grpc-listen= --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 \
     --data-dir "$work/popshim/data" --log-level warn "${extra[@]}" ${COST_SERVE_ARGS:-})
   wait_port 127.0.0.1 "$port" 30
   addr=127.0.0.1:$port bname=popshim-a murl=http://127.0.0.1:$mport
