@@ -69,7 +69,9 @@ vet: tools
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	@if ! $(GO) mod tidy -diff >/dev/null 2>&1; then echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags crash ./testdata/crash/
 	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags crash ./testdata/crash/
 
 unit:
 	$(GO) test -race -count=1 ./...

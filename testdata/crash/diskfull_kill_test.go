@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore/popstoretest"
 )
@@ -157,23 +158,23 @@ func (l *ledger) count(what string, code int32) {
 	l.answers[what][code]++
 }
 
-// client is one remoting connection with bounded calls.
-type client struct {
+// crashClient is one remoting connection with bounded calls.
+type crashClient struct {
 	t *testing.T
 	c *client.Conn
 }
 
-func dial(t *testing.T, addr string) *client {
+func dial(t *testing.T, addr string) *crashClient {
 	t.Helper()
 	c, err := client.Dial(addr)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return &client{t: t, c: c}
+	return &crashClient{t: t, c: c}
 }
 
-func (c *client) call(req *codec.Command) *codec.Command {
+func (c *crashClient) call(req *codec.Command) *codec.Command {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
@@ -207,7 +208,7 @@ func msgNum(b []byte) int {
 	return i
 }
 
-func (c *client) createTopic() {
+func (c *crashClient) createTopic() {
 	c.t.Helper()
 	req := codec.NewRequest(codec.RequestUpdateAndCreateTopic, 0, nil, nil)
 	codec.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: 1, WriteQueueNums: 1,
@@ -218,7 +219,7 @@ func (c *client) createTopic() {
 }
 
 // send sends the next message, records the answer and returns its code.
-func (c *client) send(l *ledger) int32 {
+func (c *crashClient) send(l *ledger) int32 {
 	c.t.Helper()
 	i := l.next
 	l.next++
@@ -249,7 +250,7 @@ type popped struct {
 }
 
 // pop pops up to max messages of every queue of the topic (retry included).
-func (c *client) pop(max int32, l *ledger) (int32, []popped) {
+func (c *crashClient) pop(max int32, l *ledger) (int32, []popped) {
 	c.t.Helper()
 	h := codec.PopMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: -1, MaxMsgNums: max,
 		InvisibleTime: invisibleMs, PollTime: 200, BornTime: time.Now().UnixMilli(), InitMode: codec.ConsumeInitModeMin}
@@ -280,7 +281,7 @@ func (c *client) pop(max int32, l *ledger) (int32, []popped) {
 }
 
 // ack acks p, records the answer and returns its code.
-func (c *client) ack(p popped, l *ledger) int32 {
+func (c *crashClient) ack(p popped, l *ledger) int32 {
 	c.t.Helper()
 	h := codec.AckMessageRequestHeader{ConsumerGroup: group, Topic: p.handle.RealTopic(topic, group),
 		QueueID: p.handle.QueueID, Offset: p.handle.QueueOffset, ExtraInfo: p.raw, BrokerName: p.handle.BrokerName}
@@ -300,7 +301,7 @@ func (c *client) ack(p popped, l *ledger) int32 {
 
 // pullAll reads the whole queue with PULL (no offset committed) and returns
 // the message numbers found.
-func (c *client) pullAll() map[int]bool {
+func (c *crashClient) pullAll() map[int]bool {
 	c.t.Helper()
 	found := map[int]bool{}
 	for off := int64(0); ; {
@@ -334,7 +335,7 @@ func (c *client) pullAll() map[int]bool {
 // that group G receives every message it has not acknowledged (those popped
 // and not acked after their invisible time) and none it has. Each message
 // received is acked, so the ledger ends with everything stored acked.
-func verify(t *testing.T, c *client, l *ledger, stage string) {
+func verify(t *testing.T, c *crashClient, l *ledger, stage string) {
 	t.Helper()
 	stored := c.pullAll()
 	for i := range l.sent {
@@ -385,7 +386,7 @@ func verify(t *testing.T, c *client, l *ledger, stage string) {
 
 // sendUntilSuccess sends until a SEND answers SUCCESS (the broker recovered),
 // bounded by waitFor.
-func sendUntilSuccess(t *testing.T, c *client, l *ledger, stage string) {
+func sendUntilSuccess(t *testing.T, c *crashClient, l *ledger, stage string) {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for c.send(l) != codec.Success {
@@ -397,7 +398,7 @@ func sendUntilSuccess(t *testing.T, c *client, l *ledger, stage string) {
 }
 
 // popAndAckHalf pops up to n messages and acks every other one.
-func popAndAckHalf(t *testing.T, c *client, l *ledger, n int32) {
+func popAndAckHalf(t *testing.T, c *crashClient, l *ledger, n int32) {
 	t.Helper()
 	_, ms := c.pop(n, l)
 	if len(ms) == 0 {

@@ -52,7 +52,7 @@ func popshimBin(t *testing.T) string {
 }
 
 // createTimerTopic creates timerTopic with one queue.
-func createTimerTopic(c *client) {
+func createTimerTopic(c *crashClient) {
 	c.t.Helper()
 	req := codec.NewRequest(codec.RequestUpdateAndCreateTopic, 0, nil, nil)
 	codec.CreateTopicRequestHeader{Topic: timerTopic, DefaultTopic: "TBW102", ReadQueueNums: 1, WriteQueueNums: 1,
@@ -65,7 +65,7 @@ func createTimerTopic(c *client) {
 // sendTimers sends n messages concurrently, message i with the properties
 // props(i) plus UNIQ_KEY prefix-i, and returns those answered SUCCESS; due
 // gives the lower bound of message i's due time from its send start.
-func sendTimers(t *testing.T, c *client, prefix string, n int, props func(i int) map[string]string, due func(i int, start int64) int64) []timerSent {
+func sendTimers(t *testing.T, c *crashClient, prefix string, n int, props func(i int) map[string]string, due func(i int, start int64) int64) []timerSent {
 	t.Helper()
 	var (
 		mu   sync.Mutex
@@ -124,7 +124,7 @@ type storedTimer struct {
 
 // pullTimers reads the whole queue of timerTopic with PULL and returns each
 // UNIQ_KEY found with its count and earliest store timestamp.
-func pullTimers(t *testing.T, c *client) map[string]*storedTimer {
+func pullTimers(t *testing.T, c *crashClient) map[string]*storedTimer {
 	t.Helper()
 	found := map[string]*storedTimer{}
 	for off := int64(0); ; {
@@ -163,7 +163,7 @@ func pullTimers(t *testing.T, c *client) map[string]*storedTimer {
 
 // awaitDelivered pulls until every sent key is stored (bounded by waitFor),
 // then once more after settle, and returns the final read.
-func awaitDelivered(t *testing.T, c *client, sent []timerSent, settle time.Duration) map[string]*storedTimer {
+func awaitDelivered(t *testing.T, c *crashClient, sent []timerSent, settle time.Duration) map[string]*storedTimer {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
