@@ -1,7 +1,9 @@
 # popshim build, run and test entry points. `make run` and `make test` work on
 # a fresh Debian/Ubuntu machine with Go and a C compiler: `deps` installs
 # RocksDB (librocksdb-dev) and pkg-config; `make test`'s interop step also
-# needs JDK 17, Maven and Maven Central.
+# needs JDK 17, Maven and Maven Central, and for its gRPC part openssl,
+# python3 with venv and Node.js with npm (the Python and Node v5 SDKs are
+# installed from PyPI and npm into ~/.cache/popshim-v5 on first use).
 
 GO        ?= go
 BIN       := bin/popshim
@@ -26,7 +28,7 @@ GOLANGCI_LINT := $(CURDIR)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/gola
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-tls bench-auth bench-grpc clean
+.PHONY: all build run test deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc clean
 
 all: build
 
@@ -125,6 +127,10 @@ bench-memory: build
 ## bench-grpc: v5 gRPC send and receive+ack: popshim's endpoint, rocketmq-proxy on popshim, rocketmq-proxy on RocketMQ 5.5.1; interleaved rounds.
 bench-grpc: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/grpc.sh
+
+## bench-timers-long: 1 M timers due over 30 days: disk, RSS, idle CPU, restart time, ACK/s beside them.
+bench-timers-long: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/timers_long.sh
 
 ## bench-auth: the ACK workload with --auth-enabled (signed client) vs without, interleaved.
 bench-auth: build

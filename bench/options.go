@@ -71,6 +71,15 @@ type Options struct {
 	// flight parks until the ACKs of the batch before it are durable.
 	// --orderly (pop mode).
 	Orderly bool
+	// TimerSpread makes the timer mode fill instead of drain: the
+	// Messages timers fall due evenly over this span, starting
+	// TimerSpreadStart after the run, and the run reports the fill (no
+	// delivery is awaited). --timer-spread (timer mode); 0 = all due at
+	// once.
+	TimerSpread time.Duration
+	// TimerSpreadStart is when the first spread timer is due, from the
+	// start of the run. --timer-spread-start, default 1h.
+	TimerSpreadStart time.Duration
 	// BodySize is the message body size in bytes. --body-size, default 128.
 	BodySize int
 	// Keys is how many space-separated KEYS each message of `bench produce`
@@ -264,6 +273,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.BoolVar(&o.TLS, "tls", o.TLS, "connect with TLS; the server certificate is not verified (for test certificates)")
 	if !withChange {
 		fs.BoolVar(&o.Orderly, "orderly", o.Orderly, "pop mode: orderly (FIFO) POPs, order=true")
+		fs.DurationVar(&o.TimerSpread, "timer-spread", o.TimerSpread, "timer mode: spread the --messages timers' due times evenly over this span and only measure the fill (e.g. 720h); 0 = all due at once")
+		fs.DurationVar(&o.TimerSpreadStart, "timer-spread-start", time.Hour, "timer mode with --timer-spread: when the first timer is due, from the start")
 	}
 	fs.StringVar(&o.AccessKey, "access-key", o.AccessKey, "sign requests as this ACL user (AccessKey), for a broker with --auth-enabled")
 	fs.StringVar(&o.SecretKey, "secret-key", os.Getenv("POPSHIM_BENCH_SECRET_KEY"), "SecretKey of --access-key (default $POPSHIM_BENCH_SECRET_KEY)")

@@ -49,6 +49,12 @@ type TimerStats struct {
 	// (--rate runs against a popshim with the stage metrics only).
 	StagesBeforeDue   []StageStats `json:"stages_before_due,omitempty"`
 	StagesDuringDrain []StageStats `json:"stages_during_drain,omitempty"`
+	// SpreadSeconds is --timer-spread (a fill run: the timers fall due
+	// evenly over it, from FirstDueMs); FillPerSecond is Timers over
+	// SendSeconds.
+	SpreadSeconds float64 `json:"spread_seconds,omitempty"`
+	FirstDueMs    int64   `json:"first_due_ms,omitempty"`
+	FillPerSecond float64 `json:"fill_per_second,omitempty"`
 }
 
 // timerCounters is one scrape of the timer series.
@@ -119,6 +125,9 @@ func timerLead(n int) time.Duration { return 5*time.Second + time.Duration(n)*20
 // SENDs, prepare failures, delivery not complete within o.Duration after
 // the due time.
 func RunTimer(ctx context.Context, o Options) (*Report, error) {
+	if o.TimerSpread > 0 {
+		return runTimerFill(ctx, o)
+	}
 	if o.MetricsURL == "" {
 		return nil, fmt.Errorf("bench: timer mode reads the delivery from /metrics: --metrics-url is required")
 	}
@@ -145,7 +154,7 @@ func RunTimer(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	st := &TimerStats{DueMs: started.Add(timerLead(o.Messages)).UnixMilli()}
-	sent, err := sendTimers(ctx, clients, &o, st.DueMs)
+	sent, err := sendTimers(ctx, clients, &o, func(int64) int64 { return st.DueMs })
 	if err != nil {
 		return nil, err
 	}
@@ -215,18 +224,18 @@ func waitDelivered(ctx context.Context, o *Options, st *TimerStats, sent int, be
 	}
 }
 
-// sendTimers sends o.Messages timer messages due at dueMs over the
-// clients, round robin over the queues, and returns how many answered
+// sendTimers sends o.Messages timer messages over the clients, message q
+// (1, 2, …) due at dueOf(q), round robin over the queues, and returns how
+// many answered
 // SUCCESS. SENDs answered SYSTEM_BUSY (a loaded broker shedding SENDs that
 // waited too long in its queue) are sent again in further rounds, as
 // produce does; it gives up after 5 rounds in a row that stored nothing.
 // Errors: any other answer, a transport error, or giving up.
-func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueMs int64) (int, error) {
+func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueOf func(q int64) int64) (int, error) {
 	body := make([]byte, o.BodySize)
 	for i := range body {
 		body[i] = 'a' + byte(i%26)
 	}
-	due := strconv.FormatInt(dueMs, 10)
 	var issued, ok atomic.Int64
 	var lastErr, lastBusy atomic.Value
 	for stalled := 0; stalled < 5 && ok.Load() < int64(o.Messages); {
@@ -241,7 +250,7 @@ func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueMs i
 			q := issued.Add(1)
 			c := newRequest(codec.RequestSendMessageV2)
 			props := codec.PropertyUniqClientMessageIDKeyIdx + "\x01benchtimer" + strconv.FormatInt(q, 16) + "\x02" +
-				codec.PropertyTimerDeliverMS + "\x01" + due + "\x02"
+				codec.PropertyTimerDeliverMS + "\x01" + strconv.FormatInt(dueOf(q), 10) + "\x02"
 			codec.SendMessageRequestHeader{ProducerGroup: "bench_producer", Topic: o.Topic, DefaultTopic: "TBW102",
 				DefaultTopicQueueNums: int32(o.Queues), QueueID: int32(q % int64(o.Queues)), BornTimestamp: time.Now().UnixMilli(),
 				Properties: props}.EncodeV2(c)

@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // TestParseTimers reads the timer series with popshim's constant labels and
@@ -64,4 +68,29 @@ func TestRunTimerAckLoopback(t *testing.T) {
 	require.Greater(t, series["ack_outside_drain"].OK, int64(1000), "the stream ran before the due time and after the drain")
 	require.Equal(t, series["ack"].OK, series["ack_during_drain"].OK+series["ack_outside_drain"].OK)
 	require.Contains(t, out.String(), "ack_outside_drain")
+}
+
+// TestRunTimerFillLoopback: with --timer-spread the timer mode stores the
+// timers with due times spread over the span (first at the spread start,
+// none due during the run) and reports the fill; the broker holds them
+// all pending.
+func TestRunTimerFillLoopback(t *testing.T) {
+	st := stacktest.StartEdited(t, func(c *conf.Config) { c.TimerMaxDelaySec = 365 * 24 * 3600 })
+	var out bytes.Buffer
+	o := Options{Addr: st.BrokerAddr(), Messages: 300, Conns: 2, Inflight: 8, Duration: 30 * time.Second,
+		Out: &out, CreateTopic: true, Queues: 2, BodySize: 64, TimerSpread: 30 * 24 * time.Hour, TimerSpreadStart: time.Hour}
+	r, err := RunTimer(context.Background(), o)
+	require.NoError(t, err, out.String())
+	require.Equal(t, 300, r.Timer.Timers)
+	require.Positive(t, r.Timer.FillPerSecond)
+	require.EqualValues(t, 300, st.Store.PendingTimers())
+	next, ok, err := st.Store.NextTimerDue(popstore.TimerKey{})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, r.Timer.FirstDueMs, next, "the first timer is due at the spread start")
+	last, err := st.Store.ScanTimers(popstore.TimerKey{}, r.Timer.FirstDueMs+o.TimerSpread.Milliseconds(), 1000, 1<<30)
+	require.NoError(t, err)
+	require.Len(t, last, 300)
+	require.Greater(t, last[299].Key.DueMillis-next, (29 * 24 * time.Hour).Milliseconds(), "spread over the span")
+	require.Contains(t, out.String(), "timer fill: 300 timers")
 }

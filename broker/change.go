@@ -89,6 +89,11 @@ type ChangeRequest struct {
 	Offset        int64  // the message's queue offset (receipt field 7)
 	ExtraInfo     string // the receipt handle
 	InvisibleTime int64  // new invisible duration from now, ms
+	// Suspend (gRPC ChangeInvisibleDurationRequest.suspend; remoting has
+	// no such field): the new checkpoint is marked so that its revive does
+	// not count a redelivery (reconsumeTimes stays). false keeps the mark
+	// of the old checkpoint. Not applied to orderly receipts.
+	Suspend bool
 }
 
 // ChangeResult is a successful CHANGE: the new receipt handle and the
@@ -135,6 +140,7 @@ func (b *Broker) ChangeInvisible(r ChangeRequest, done func(ChangeResult, error)
 		Key:           rc.Key,
 		PopTimeMillis: now, InvisibleTimeMillis: r.InvisibleTime,
 		RetryFlag: uint8(codec.RetryFlagOfTopic(r.Topic)),
+		Suspend:   r.Suspend,
 	}
 	j.ck.Key.VisibleAtMillis = now + r.InvisibleTime
 	j.handle = rc.EI
@@ -181,7 +187,7 @@ func (j *changeJob) Apply(tx *popstore.Txn) error {
 		return nil
 	}
 	j.ck.RetryFlag = cur.RetryFlag
-	j.ck.Suspend = cur.Suspend
+	j.ck.Suspend = j.ck.Suspend || cur.Suspend
 	j.ck.PhysicalOffset = cur.PhysicalOffset
 	return tx.ReplaceCheckpoint(j.old, j.ck)
 }

@@ -44,7 +44,11 @@
 // The produce path (send*.go): Send validates a message or batch, routes
 // it (auto-created topic, retry → DLQ, delay level or timer → timer
 // entry) and stores it with one produce-lane op; SendBack stores a
-// consumed message's retry or DLQ copy.
+// consumed message's retry or DLQ copy. Reply (reply*.go) is the replier's
+// half of request-reply: it pushes the reply to the requester through the
+// ReplyPusher an adapter installs and stores it. Timer deletion
+// (timer_delete.go: TIMER_DEL_UNIQKEY markers, recall handles) and Recall
+// (recall.go, RECALL_MESSAGE) cancel pending timer messages.
 //
 // It also owns the client-registration, assignment and metadata
 // operations: Heartbeat (with RefreshHeartbeat for a protocol's fast path

@@ -10,6 +10,7 @@ import "sync/atomic"
 type hooks struct {
 	routes    atomic.Pointer[routeSourceRef]
 	registrar atomic.Pointer[func(done func())]
+	replies   atomic.Pointer[replyPusherRef] // reply_push.go
 }
 
 // routeSourceRef boxes a RouteSource for atomic.Pointer.

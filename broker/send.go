@@ -144,6 +144,10 @@ type SendResult struct {
 	// DeliverAtMillis is the due time (Unix ms) of a delayed message
 	// stored as a timer entry; 0 when stored at once.
 	DeliverAtMillis int64
+	// RecallHandle is the handle RECALL_MESSAGE takes to cancel a timer
+	// message (SendMessageResponseHeader.recallHandle; timer_delete.go);
+	// "" for anything else.
+	RecallHandle string
 }
 
 // sendTarget is where a send lands after validation.
@@ -199,6 +203,10 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 			return
 		}
 		t.props, due = sch.Props, sch.DueMillis
+		if sch.DeleteKey != "" { // TIMER_DEL_UNIQKEY: a deletion marker (timer_delete.go)
+			b.sendTimerDelete(t, sch, uniq, done)
+			return
+		}
 	}
 	m := codec.MessageExt{
 		Message:        codec.Message{Topic: t.topic, Flag: r.Flag, Body: r.Body, Properties: t.props},

@@ -92,6 +92,7 @@ func (j *sendJob) Done(err error) {
 		b.Timers.NoteDurable(j.due)
 		b.Metrics.TimerEnqueued.Inc()
 		res.DeliverAtMillis, kind = j.due, "delay"
+		res.RecallHandle = b.recallHandleOf(t.topic, t.props)
 	} else {
 		res.QueueOffset = j.queueOffset
 	}

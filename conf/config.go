@@ -9,9 +9,6 @@
 package conf
 
 import (
-	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/popshim/popshim/codec"
@@ -225,6 +222,11 @@ type Config struct {
 	// TransactionCheckMax: checks of a half message before it moves to
 	// TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
 	TransactionCheckMax int
+	// StoreReplyMessageEnable stores a SEND_REPLY_MESSAGE's reply in its
+	// topic as well as pushing it (storeReplyMessageEnable, true).
+	StoreReplyMessageEnable bool
+	// RecallMessageEnable serves RECALL_MESSAGE (recallMessageEnable, false).
+	RecallMessageEnable bool
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -297,31 +299,6 @@ type Config struct {
 	ShutdownTimeout time.Duration
 }
 
-// EffectiveReadMaxBytes returns the read budget of each remoting listener
-// (remoting.ServerOptions.MaxReadBytes): -1 for none, else ReadMaxBytes or
-// its default, QueueMaxBytes + 64 MiB.
-func (c *Config) EffectiveReadMaxBytes() int64 {
-	switch {
-	case c.ReadMaxBytes < 0:
-		return -1
-	case c.ReadMaxBytes > 0:
-		return c.ReadMaxBytes
-	}
-	return c.QueueMaxBytes + 64<<20
-}
-
-// EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
-// none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
-func (c *Config) EffectiveMemoryLimit() int64 {
-	switch {
-	case c.MemoryLimit < 0:
-		return 0
-	case c.MemoryLimit > 0:
-		return c.MemoryLimit
-	}
-	return 2*c.QueueMaxBytes + 512<<20
-}
-
 // Default returns the configuration with every default filled in except
 // the auto-detected BrokerIP (see Load).
 func Default() *Config {
@@ -367,6 +344,7 @@ func Default() *Config {
 		TransactionTimeout:         6 * time.Second,
 		TransactionCheckInterval:   30 * time.Second,
 		TransactionCheckMax:        15,
+		StoreReplyMessageEnable:    true,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,
@@ -380,39 +358,3 @@ func Default() *Config {
 		AuthAuthorization:         true,
 	}
 }
-
-// NamesrvAddrs splits NamesrvAddr into host:port entries, dropping empty
-// ones. Nil when none are configured.
-func (c *Config) NamesrvAddrs() []string {
-	var out []string
-	for _, a := range strings.FieldsFunc(c.NamesrvAddr, func(r rune) bool { return r == ';' || r == ',' }) {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// BrokerAddr is the advertised broker address BrokerIP:port, with the port
-// taken from Listen. When Listen asks for port 0, pass the bound port
-// (remoting.Server.Addr) instead: BrokerAddrWithPort.
-func (c *Config) BrokerAddr() string {
-	_, port, _ := net.SplitHostPort(c.Listen)
-	return net.JoinHostPort(c.BrokerIP, port)
-}
-
-// BrokerAddrWithPort is BrokerIP:port for an explicit port.
-func (c *Config) BrokerAddrWithPort(port int) string {
-	return net.JoinHostPort(c.BrokerIP, strconv.Itoa(port))
-}
-
-// Defaults shared with the listeners: a remoting.ServerOptions zero value
-// means the same numbers (TestDefaultsMatchRemoting in handler checks it).
-const (
-	// DefaultMaxConns is the default --max-conns: far above what clients
-	// of one broker open, far below what exhausts file descriptors.
-	DefaultMaxConns = 10000
-	// DefaultTLSHandshakeTimeout is the default --tls-handshake-timeout
-	// (Netty SslHandler's 10 s).
-	DefaultTLSHandshakeTimeout = 10 * time.Second
-)

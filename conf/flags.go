@@ -70,6 +70,8 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.TimerMaxDelaySec, "timer-max-delay-sec", c.TimerMaxDelaySec, "how far ahead a timer message (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) may be due; beyond it SEND answers MESSAGE_ILLEGAL (timerMaxDelaySec)")
 	fs.DurationVar(&c.TransactionTimeout, "transaction-timeout", c.TransactionTimeout, "how long after it was stored a transactional half message is first checked with CHECK_TRANSACTION_STATE, unless it sets CHECK_IMMUNITY_TIME_IN_SECONDS (transactionTimeOut)")
 	fs.DurationVar(&c.TransactionCheckInterval, "transaction-check-interval", c.TransactionCheckInterval, "pause between two checks of one undecided half message (transactionCheckInterval)")
+	fs.BoolVar(&c.StoreReplyMessageEnable, "store-reply-message-enable", c.StoreReplyMessageEnable, "store a request-reply reply (SEND_REPLY_MESSAGE) in its topic as well as pushing it to the requester (storeReplyMessageEnable)")
+	fs.BoolVar(&c.RecallMessageEnable, "recall-message-enable", c.RecallMessageEnable, "serve RECALL_MESSAGE: cancel a pending timer message with the recall handle of its SEND reply (recallMessageEnable); off: NO_PERMISSION")
 	fs.IntVar(&c.TransactionCheckMax, "transaction-check-max", c.TransactionCheckMax, "checks of a half message before it moves to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)")
 	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
 	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")

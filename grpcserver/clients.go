@@ -51,6 +51,73 @@ func (t *telemetryStream) send(c *v2.TelemetryCommand) error {
 type clientState struct {
 	settings *v2.Settings     // the client's last Settings item, as sent
 	stream   *telemetryStream // the open Telemetry stream, nil when none
+	// conns are the open connections the client called on; when the last
+	// one closes, the client is gone (its leases are released).
+	conns map[*connInfo]struct{}
+	// seenMillis is the broker clock at the client's last heartbeat (or
+	// first call), for ClientExpiry.
+	seenMillis int64
+}
+
+// state returns id's entry, creating it. REQUIRES: c.mu held.
+func (c *clients) state(id string) *clientState {
+	st := c.m[id]
+	if st == nil {
+		st = &clientState{}
+		c.m[id] = st
+	}
+	return st
+}
+
+// attach records conn as a connection of client id (its first call on
+// it) at broker clock nowMillis.
+func (c *clients) attach(id string, conn *connInfo, nowMillis int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(id)
+	if st.conns == nil {
+		st.conns = make(map[*connInfo]struct{}, 1)
+	}
+	st.conns[conn] = struct{}{}
+	if st.seenMillis < nowMillis {
+		st.seenMillis = nowMillis
+	}
+}
+
+// detach forgets conn for client id and reports whether it was the
+// client's last open connection.
+func (c *clients) detach(id string, conn *connInfo) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.m[id]
+	if st == nil {
+		return true
+	}
+	delete(st.conns, conn)
+	return len(st.conns) == 0
+}
+
+// heartbeat records a heartbeat of client id at broker clock nowMillis.
+func (c *clients) heartbeat(id string, nowMillis int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state(id).seenMillis = nowMillis
+}
+
+// expire forgets every client with no open connection whose last
+// heartbeat is more than maxIdleMillis before nowMillis, and returns their
+// ids.
+func (c *clients) expire(nowMillis, maxIdleMillis int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var gone []string
+	for id, st := range c.m {
+		if len(st.conns) == 0 && st.stream == nil && nowMillis-st.seenMillis > maxIdleMillis {
+			delete(c.m, id)
+			gone = append(gone, id)
+		}
+	}
+	return gone
 }
 
 // clients is the endpoint's table of v5 clients by x-mq-client-id. Other
@@ -68,11 +135,7 @@ func newClients() *clients { return &clients{m: map[string]*clientState{}} }
 func (c *clients) settingsReceived(id string, s *v2.Settings, ts *telemetryStream) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.m[id]
-	if st == nil {
-		st = &clientState{}
-		c.m[id] = st
-	}
+	st := c.state(id)
 	st.settings, st.stream = s, ts
 }
 
@@ -117,4 +180,14 @@ func (c *clients) streams() int {
 		}
 	}
 	return n
+}
+
+// stream returns id's open Telemetry stream, nil when none.
+func (c *clients) stream(id string) *telemetryStream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.m[id]; st != nil {
+		return st.stream
+	}
+	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/popshim/popshim/broker"
 )
 
 // Config is everything the endpoint needs at construction. Build it from
@@ -39,6 +41,11 @@ type Config struct {
 	// silent for KeepaliveTime and closes it when the ping is not answered
 	// within KeepaliveTimeout, so a vanished client's stream ends.
 	KeepaliveTime, KeepaliveTimeout time.Duration
+	// MaxConcurrentStreams bounds the calls one connection may have open at
+	// once (Telemetry and ReceiveMessage streams included); a client
+	// beyond it waits for a stream to end (grpc-go queues, nothing fails).
+	// 0: grpc-go's default (unbounded).
+	MaxConcurrentStreams uint32
 	// MinClientPingInterval is the shortest ping interval a client may use
 	// (pings are allowed without active RPCs; the Java client pings every
 	// 300 s even when idle). Faster pingers are closed, as grpc-go does.
@@ -47,6 +54,26 @@ type Config struct {
 	Settings SettingsPolicy
 	// Logger receives connection-level and client-level events; nil: none.
 	Logger *zerolog.Logger
+
+	// Core is the broker core every data RPC calls (required): the
+	// endpoint implements no operation itself.
+	Core *broker.Broker
+	// Send bounds what SendMessage accepts (DefaultSendLimits; MaxBodyBytes
+	// from --max-message-size).
+	Send SendLimits
+	// Receive holds the ReceiveMessage rules (DefaultReceivePolicy).
+	Receive ReceivePolicy
+	// Leases holds the auto-renew rules for push consumers
+	// (DefaultLeasePolicy).
+	Leases LeasePolicy
+	// Routes holds the rule that gives every broker of a route its gRPC
+	// endpoint (see RouteEndpoints).
+	Routes RouteEndpoints
+	// Auth checks the caller of each RPC; nil: every call is allowed.
+	Auth Authenticator
+	// Metrics records per-RPC latency and the endpoint's own series; nil:
+	// nothing is recorded.
+	Metrics *Metrics
 }
 
 // DefaultConfig returns plaintext with the proxy's limits and the
@@ -59,7 +86,11 @@ func DefaultConfig() Config {
 		KeepaliveTime:         2 * time.Minute,
 		KeepaliveTimeout:      20 * time.Second,
 		MinClientPingInterval: 10 * time.Second,
+		MaxConcurrentStreams:  1000,
 		Settings:              DefaultSettingsPolicy(),
+		Send:                  DefaultSendLimits(),
+		Receive:               DefaultReceivePolicy(),
+		Leases:                DefaultLeasePolicy(),
 	}
 }
 
@@ -73,9 +104,13 @@ type Server struct {
 	stopping chan struct{}
 }
 
-// New builds the endpoint from cfg. Errors: a TLS mode other than disabled
-// without a TLS config. Call from the goroutine that assembles the process.
+// New builds the endpoint from cfg. Errors: no Core, a TLS mode other than
+// disabled without a TLS config. Call from the goroutine that assembles
+// the process. No goroutine runs until Serve.
 func New(cfg Config) (*Server, error) {
+	if cfg.Core == nil {
+		return nil, errors.New("grpcserver: Config.Core is required")
+	}
 	creds, err := newSniffCreds(cfg.TLSMode, cfg.TLSConfig, cfg.HandshakeTimeout)
 	if err != nil {
 		return nil, err
@@ -85,9 +120,13 @@ func New(cfg Config) (*Server, error) {
 		log = cfg.Logger.With().Str("component", "grpc").Logger()
 	}
 	s := &Server{stopping: make(chan struct{})}
-	s.svc = &service{policy: cfg.Settings, clients: newClients(), stopping: s.stopping, log: log}
+	s.svc = newService(cfg, s.stopping, log)
+	tracker := &connTracker{onOpen: s.svc.connOpened, onClose: s.svc.connClosed}
 	opts := []grpc.ServerOption{
 		grpc.Creds(creds),
+		grpc.StatsHandler(tracker),
+		grpc.ChainUnaryInterceptor(s.svc.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.svc.streamInterceptor),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvMsgBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			MaxConnectionIdle: cfg.IdleTimeout,
@@ -102,6 +141,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HandshakeTimeout > 0 {
 		opts = append(opts, grpc.ConnectionTimeout(cfg.HandshakeTimeout))
 	}
+	if cfg.MaxConcurrentStreams > 0 {
+		opts = append(opts, grpc.MaxConcurrentStreams(cfg.MaxConcurrentStreams))
+	}
 	s.grpc = grpc.NewServer(opts...)
 	v2.RegisterMessagingServiceServer(s.grpc, s.svc)
 	return s, nil
@@ -111,6 +153,11 @@ func New(cfg Config) (*Server, error) {
 // returns nil; any other return is the listener's fatal error. lis is
 // closed when Serve returns. Blocks; call it on its own goroutine.
 func (s *Server) Serve(lis net.Listener) error {
+	if tcp, ok := lis.Addr().(*net.TCPAddr); ok {
+		s.svc.routes.setBoundPort(tcp.Port)
+	}
+	s.svc.startBackground()
+	defer s.svc.stopBackground()
 	err := s.grpc.Serve(lis)
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
@@ -127,10 +174,13 @@ func (s *Server) Serve(lis net.Listener) error {
 }
 
 // GracefulStop stops accepting connections, sends GOAWAY, ends the open
-// Telemetry streams (they never end by themselves) and waits for the
-// running RPCs to finish. When ctx ends first, the remaining connections
-// are closed at once (Stop) and ctx's error is returned. Any goroutine;
-// later calls return at once.
+// Telemetry streams (they never end by themselves) and the parked
+// ReceiveMessage polls (answered MESSAGE_NOT_FOUND), and waits for the
+// running RPCs to finish; then it makes the messages push consumers hold
+// under auto-renew visible again (LeasePolicy.ReleaseInvisible) and waits
+// for those writes. Call it before the core and its writer close. When
+// ctx ends first, the remaining connections are closed at once (Stop) and
+// ctx's error is returned. Any goroutine; later calls return at once.
 func (s *Server) GracefulStop(ctx context.Context) error {
 	s.markStopping()
 	done := make(chan struct{})
@@ -138,18 +188,21 @@ func (s *Server) GracefulStop(ctx context.Context) error {
 		s.grpc.GracefulStop()
 		close(done)
 	}()
+	var err error
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		s.grpc.Stop()
 		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	s.svc.leases.releaseAll(ctx)
+	return err
 }
 
 // Stop closes every connection and listener at once; running RPCs see
-// their streams fail. Any goroutine.
+// their streams fail. Leases are not released (their messages come back
+// after their invisible time). Any goroutine.
 func (s *Server) Stop() {
 	s.markStopping()
 	s.grpc.Stop()
@@ -166,3 +219,22 @@ func (s *Server) ClientSettings(clientID string) (*v2.Settings, bool) {
 
 // TelemetryStreams returns the number of open Telemetry streams. Any goroutine.
 func (s *Server) TelemetryStreams() int { return s.svc.clients.streams() }
+
+// ErrNoTelemetry is PushCommand's error for a client without an open
+// Telemetry stream.
+var ErrNoTelemetry = errors.New("grpcserver: the client has no open Telemetry stream")
+
+// PushCommand writes cmd on the open Telemetry stream of client id: the
+// commands a server initiates (RecoverOrphanedTransactionCommand once
+// popshim serves transactions, PrintThreadStackTraceCommand,
+// VerifyMessageCommand, ReconnectEndpointsCommand). The client's answers
+// to stack-trace and verify commands arrive on the same stream and are
+// ignored for now. Errors: ErrNoTelemetry, or the stream's write error.
+// Any goroutine; it waits while the stream's flow control holds the write.
+func (s *Server) PushCommand(id string, cmd *v2.TelemetryCommand) error {
+	ts := s.svc.clients.stream(id)
+	if ts == nil {
+		return ErrNoTelemetry
+	}
+	return ts.send(cmd)
+}

@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/popshim/popshim/broker/brokertest"
 )
 
 // callBound turns a hang into a failure; no assertion depends on it.
@@ -53,6 +55,9 @@ func selfSigned(t *testing.T) *tls.Config {
 // test ends.
 func startServer(t *testing.T, cfg Config) (*Server, string) {
 	t.Helper()
+	if cfg.Core == nil {
+		cfg.Core = brokertest.Start(t, nil, nil).Broker
+	}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -273,27 +278,34 @@ func TestNotifyClientTermination(t *testing.T) {
 	_ = stream.CloseSend()
 }
 
-// RPCs that need the broker core answer UNIMPLEMENTED for now; a 5 MiB
-// request is read (the limit is above grpc-go's 4 MiB default).
-func TestUnimplementedUntilCore(t *testing.T) {
+// PullMessage and the offset RPCs answer UNIMPLEMENTED, as the proxy
+// does; a 5 MiB request is read (the limit is above grpc-go's 4 MiB
+// default) and refused with a Status, not a transport error.
+func TestUnimplementedAndLargeRequest(t *testing.T) {
 	_, addr := startServer(t, DefaultConfig())
 	c := dial(t, addr, false)
 	ctx, cancel := context.WithTimeout(withClient(context.Background(), "u@1"), callBound)
 	defer cancel()
 	big := goClientMessage("T", make([]byte, 5<<20))
-	_, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{big}}, grpc.MaxCallSendMsgSize(64<<20))
-	if status.Code(err) != codes.Unimplemented {
-		t.Fatalf("SendMessage: %v", err)
+	r, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{big}}, grpc.MaxCallSendMsgSize(64<<20))
+	if err != nil || r.GetStatus().GetCode() != v2.Code_MESSAGE_BODY_TOO_LARGE {
+		t.Fatalf("SendMessage of 5 MiB: %v %v", r, err)
 	}
-	if _, err := c.QueryRoute(ctx, &v2.QueryRouteRequest{}); status.Code(err) != codes.Unimplemented {
-		t.Errorf("QueryRoute: %v", err)
-	}
-	rs, err := c.ReceiveMessage(ctx, &v2.ReceiveMessageRequest{})
+	ps, err := c.PullMessage(ctx, &v2.PullMessageRequest{})
 	if err == nil {
-		_, err = rs.Recv()
+		_, err = ps.Recv()
 	}
 	if status.Code(err) != codes.Unimplemented {
-		t.Errorf("ReceiveMessage: %v", err)
+		t.Errorf("PullMessage: %v", err)
+	}
+	if _, err := c.UpdateOffset(ctx, &v2.UpdateOffsetRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("UpdateOffset: %v", err)
+	}
+	if _, err := c.GetOffset(ctx, &v2.GetOffsetRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("GetOffset: %v", err)
+	}
+	if _, err := c.QueryOffset(ctx, &v2.QueryOffsetRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("QueryOffset: %v", err)
 	}
 }
 
@@ -336,8 +348,11 @@ func TestTLSModes(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{TLSMode: TLSEnforcing}); err == nil {
+	if _, err := New(Config{TLSMode: TLSEnforcing, Core: brokertest.Start(t, nil, nil).Broker}); err == nil {
 		t.Error("TLS mode without a certificate accepted")
+	}
+	if _, err := New(Config{}); err == nil {
+		t.Error("a server without a core accepted")
 	}
 }
 

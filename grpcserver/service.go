@@ -4,27 +4,149 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
 )
 
-// service implements apache.rocketmq.v2.MessagingService. Until the broker
-// core is connected, every RPC except Telemetry and NotifyClientTermination
-// answers gRPC UNIMPLEMENTED (the embedded Unimplemented server, embedded
-// by value as protoc-gen-go-grpc ≥ 1.5 requires). grpc-go calls each
-// method on its own goroutine.
+// service implements apache.rocketmq.v2.MessagingService on the broker
+// core. Every RPC turns its request into the core's typed request, calls
+// the core and shapes the answer; PullMessage, the offset RPCs,
+// RecallMessage and SyncLiteSubscription stay UNIMPLEMENTED (the embedded
+// Unimplemented server, embedded by value as protoc-gen-go-grpc ≥ 1.5
+// requires), as in rocketmq-proxy. grpc-go calls each method on its own
+// goroutine; a handler may wait there for the core's completion callback
+// (the core itself never blocks).
 type service struct {
 	v2.UnimplementedMessagingServiceServer
 
+	core     *broker.Broker
 	policy   SettingsPolicy
+	send     SendLimits
+	receive  ReceivePolicy
+	routes   *routeRule
+	auth     Authenticator
+	metrics  *Metrics
 	clients  *clients
+	leases   *leases
 	stopping <-chan struct{} // closed when the server starts to stop
 	log      zerolog.Logger
+
+	// abandoned counts receives whose caller left before their POP
+	// answered (tests wait on it).
+	abandoned atomic.Int64
+
+	bgStop chan struct{} // closed by stopBackground
+	bgDone chan struct{} // closed when the background loop returned
+	bgOnce sync.Once
+}
+
+// newService builds the service of cfg (cfg.Core set).
+func newService(cfg Config, stopping <-chan struct{}, log zerolog.Logger) *service {
+	s := &service{
+		core: cfg.Core, policy: cfg.Settings, send: cfg.Send, receive: cfg.Receive,
+		routes: newRouteRule(cfg.Routes), auth: cfg.Auth, metrics: cfg.Metrics,
+		clients: newClients(), stopping: stopping, log: log,
+		bgStop: make(chan struct{}), bgDone: make(chan struct{}),
+	}
+	if s.policy.Group == nil {
+		s.policy.Group = s.groupPolicy
+	}
+	s.leases = newLeases(cfg.Leases, cfg.Core, cfg.Metrics, log)
+	s.leases.retryDelay = func(group string, attempt int32) time.Duration {
+		gp, _ := s.groupPolicy(group)
+		return gp.retryDelay(attempt)
+	}
+	return s
+}
+
+// startBackground starts the loop that renews leases and forgets expired
+// clients. Serve calls it; later calls do nothing.
+func (s *service) startBackground() {
+	s.bgOnce.Do(func() { go s.background() })
+}
+
+// stopBackground ends the background loop and waits for it.
+func (s *service) stopBackground() {
+	s.startBackground() // so bgDone is closed even if Serve never ran it
+	select {
+	case <-s.bgStop:
+	default:
+		close(s.bgStop)
+	}
+	<-s.bgDone
+}
+
+// background runs every LeasePolicy.ScanInterval: renews the leases that
+// are about to end, and forgets clients with no connection whose last
+// heartbeat is older than ClientExpiry (releasing their leases).
+func (s *service) background() {
+	defer close(s.bgDone)
+	tick := time.NewTicker(s.leases.pol.ScanInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.bgStop:
+			return
+		case <-tick.C:
+			s.leases.scan()
+			for _, id := range s.clients.expire(s.core.Now(), ClientExpiry.Milliseconds()) {
+				s.leases.releaseClient(id)
+			}
+		}
+	}
+}
+
+// ClientExpiry is how long the endpoint keeps a client that has no
+// connection and sent no heartbeat (the proxy's channel expiry, 120 s):
+// its settings are forgotten and its leases released then.
+const ClientExpiry = 120 * time.Second
+
+// connOpened counts an accepted connection.
+func (s *service) connOpened(*connInfo) { s.metrics.connOpened() }
+
+// connClosed releases what a closed connection held: its parked polls and
+// client registrations in the core, and the leases of every client whose
+// last connection it was. Runs on grpc-go's goroutine of the connection.
+func (s *service) connClosed(c *connInfo) {
+	s.metrics.connClosed()
+	s.core.ConnClosed(c.id)
+	for _, id := range c.close() {
+		if s.clients.detach(id, c) {
+			s.leases.releaseClient(id)
+		}
+	}
+}
+
+// attachClient records that client id called on the call's connection
+// (its first call there), so the connection's close can release the
+// client. Any goroutine.
+func (s *service) attachClient(ctx context.Context, id string) {
+	c := connOf(ctx)
+	if c == nil || id == "" {
+		return
+	}
+	if c.sawClient(id) {
+		s.clients.attach(id, c, s.core.Now())
+	}
+}
+
+// requireClient returns the call's x-mq-client-id, or the
+// CLIENT_ID_REQUIRED Status the proxy answers without one.
+func requireClient(ctx context.Context) (string, *v2.Status) {
+	id := ClientIDOf(ctx)
+	if id == "" {
+		return "", NewStatus(v2.Code_CLIENT_ID_REQUIRED, MetaClientID+" is required")
+	}
+	return id, nil
 }
 
 // Telemetry serves the bidirectional stream each client keeps open per
@@ -77,7 +199,7 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 			}
 			return err
 		case c := <-cmds:
-			if err := s.telemetryCommand(id, ts, c); err != nil {
+			if err := s.telemetryCommand(ctx, id, ts, c); err != nil {
 				return err
 			}
 		}
@@ -86,10 +208,15 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 
 // telemetryCommand handles one item from the client; a non-nil error ends
 // the stream with it.
-func (s *service) telemetryCommand(id string, ts *telemetryStream, c *v2.TelemetryCommand) error {
+func (s *service) telemetryCommand(ctx context.Context, id string, ts *telemetryStream, c *v2.TelemetryCommand) error {
 	settings := c.GetSettings()
 	if settings == nil {
 		return nil // thread_stack_trace, verify_message_result: nothing asked for them yet
+	}
+	if st := s.authorize(ctx, settings); st != nil {
+		// As the proxy: an item with only the failing Status; the client
+		// never completes its start-up. The stream stays open.
+		return ts.send(&v2.TelemetryCommand{Status: st})
 	}
 	if err := checkSettingsNames(settings); err != nil {
 		return status.Error(codes.InvalidArgument, "process client telemetryCommand failed. "+err.Error())
@@ -129,15 +256,22 @@ func checkSettingsNames(st *v2.Settings) error {
 
 // NotifyClientTermination is sent by Java clients and Go v5.1.4 at
 // shutdown (Go ≤ v5.1.3 never sends it). The client's stored settings are
-// dropped and the call answered OK, also for a client never seen (the proxy
-// answers UNRECOGNIZED_CLIENT_TYPE there; clients ignore the answer). No
-// client id ⇒ CLIENT_ID_REQUIRED.
+// dropped, its registrations in the core's client table removed for the
+// group it names, and every message it held under auto-renew made visible
+// again (LeasePolicy.ReleaseInvisible); the call is answered OK, also for
+// a client never seen (the proxy answers UNRECOGNIZED_CLIENT_TYPE there;
+// clients ignore the answer). No client id ⇒ CLIENT_ID_REQUIRED.
 func (s *service) NotifyClientTermination(ctx context.Context, req *v2.NotifyClientTerminationRequest) (*v2.NotifyClientTerminationResponse, error) {
-	id := ClientIDOf(ctx)
-	if id == "" {
-		return &v2.NotifyClientTerminationResponse{Status: NewStatus(v2.Code_CLIENT_ID_REQUIRED, MetaClientID+" is required")}, nil
+	id, st := requireClient(ctx)
+	if st != nil {
+		return &v2.NotifyClientTerminationResponse{Status: st}, nil
+	}
+	if st := s.authorize(ctx, req); st != nil {
+		return &v2.NotifyClientTerminationResponse{Status: st}, nil
 	}
 	known := s.clients.remove(id)
+	s.leases.releaseClient(id)
+	s.unregister(ctx, id, req.GetGroup().GetName())
 	s.log.Debug().Str("client", id).Str("group", req.GetGroup().GetName()).Bool("known", known).Msg("grpc client terminated")
 	return &v2.NotifyClientTerminationResponse{Status: StatusOK()}, nil
 }

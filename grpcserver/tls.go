@@ -10,51 +10,28 @@ import (
 	"time"
 
 	"google.golang.org/grpc/credentials"
+
+	"github.com/popshim/popshim/conf"
 )
 
-// TLSMode is the TLS policy of the gRPC port, with the meanings of the
-// remoting ports' --tls-mode (Java's tls.server.mode).
-type TLSMode uint8
+// TLSMode is the TLS policy of the gRPC port: conf's --tls-mode, one enum
+// for every listener (remoting and gRPC).
+type TLSMode = conf.TLSMode
 
+// The modes, as conf defines them.
 const (
 	// TLSDisabled serves plaintext HTTP/2 (h2c) only.
-	TLSDisabled TLSMode = iota
+	TLSDisabled = conf.TLSDisabled
 	// TLSPermissive serves TLS and plaintext on one port: a connection
 	// whose first byte is 0x16 (a TLS handshake record) gets TLS, any other
 	// plaintext, as rocketmq-proxy's ProxyAndTlsProtocolNegotiator does by
 	// default. The v5 clients differ in their default (Java, Go, C++, C#:
 	// TLS; Node, Python, Rust: plaintext), so this mode serves all of them.
-	TLSPermissive
+	TLSPermissive = conf.TLSPermissive
 	// TLSEnforcing serves TLS only and closes a plaintext connection after
 	// its first byte.
-	TLSEnforcing
+	TLSEnforcing = conf.TLSEnforcing
 )
-
-// String is the flag spelling: disabled, permissive, enforcing.
-func (m TLSMode) String() string {
-	switch m {
-	case TLSDisabled:
-		return "disabled"
-	case TLSPermissive:
-		return "permissive"
-	case TLSEnforcing:
-		return "enforcing"
-	}
-	return fmt.Sprintf("TLSMode(%d)", uint8(m))
-}
-
-// ParseTLSMode reads the flag spelling (conf's --tls-mode values).
-func ParseTLSMode(s string) (TLSMode, error) {
-	switch s {
-	case "disabled":
-		return TLSDisabled, nil
-	case "permissive":
-		return TLSPermissive, nil
-	case "enforcing":
-		return TLSEnforcing, nil
-	}
-	return TLSDisabled, fmt.Errorf("unknown TLS mode %q: want disabled, permissive or enforcing", s)
-}
 
 // tlsHandshakeByte is the first byte of a TLS record carrying a handshake.
 const tlsHandshakeByte = 0x16

@@ -69,6 +69,10 @@ var brokerConfigJavaNames = map[string]struct {
 	"transaction-check-interval": {"transactionCheckInterval", durationIn(time.Millisecond)},
 	"transaction-check-max":      {"transactionCheckMax", nil},
 
+	// Request-reply and recall (BrokerConfig).
+	"store-reply-message-enable": {"storeReplyMessageEnable", nil},
+	"recall-message-enable":      {"recallMessageEnable", nil},
+
 	// NettyServerConfig, part of Java's broker configuration text.
 	"idle-timeout": {"serverChannelMaxIdleTimeSeconds", durationIn(time.Second)},
 	"metrics-listen": {"metricsPromExporterPort", func(v string) string {

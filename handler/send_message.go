@@ -16,8 +16,8 @@ package handler
 //
 // Reply: SUCCESS (0) with SendMessageResponseHeader: msgId (the
 // offsetMsgId; comma-joined for a batch), queueId, queueOffset, MSG_REGION
-// (DefaultRegion), TRACE_ON (false); otherwise the error's code and
-// remark. A oneway send gets no reply.
+// (DefaultRegion), TRACE_ON (false), recallHandle for a timer message;
+// otherwise the error's code and remark. A oneway send gets no reply.
 
 import (
 	"net"
@@ -61,7 +61,8 @@ func replySend(c remoting.Conn, req *codec.Command, r broker.SendResult, err err
 		return
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
-	codec.SendMessageResponseHeader{MsgID: r.OffsetMsgID, QueueID: r.QueueID, QueueOffset: r.QueueOffset}.Encode(resp)
+	codec.SendMessageResponseHeader{MsgID: r.OffsetMsgID, QueueID: r.QueueID, QueueOffset: r.QueueOffset,
+		RecallHandle: r.RecallHandle}.Encode(resp)
 	reply.Respond(c, req, resp)
 }
 

@@ -11,6 +11,8 @@
 //	          0x00 'H' physicalOffset(u64)                → half message: header + record
 //	                                                        (transactions, halves.go)
 //	          0x00 'h' dueMillis(u64) physicalOffset(u64) → empty: check-back index of halves
+//	          0x00 'D' slotMillis(u64) deleteKey          → timer deletion marker
+//	                                                        (TIMER_DEL_UNIQKEY, timer_deletes.go)
 //	pop       visibleAt(i64) group '@' topic '@' queueId(u32) '@' queueOffset(u64)
 //	                                                      → checkpoint value
 //	offsets   group 0x00 topic 0x00 queueId(u32)          → consume offset (i64)

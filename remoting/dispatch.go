@@ -73,8 +73,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	}
 }
 
-// dispatch runs the handler for req on the event loop. Responses from the
-// peer are ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; while the
+// dispatch runs the handler for req on the event loop. A response from the
+// peer settles the Invoke waiting for it (invoke.go) and is otherwise
+// ignored; unknown codes get REQUEST_CODE_NOT_SUPPORTED; while the
 // server drains (Server.Drain), requests from clients newer than V5_3_1 get
 // GO_AWAY (1500) without reaching their handler, and older clients'
 // requests run as usual (a Java broker keeps serving them in its shutdown
@@ -86,6 +87,9 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 // request.
 func (s *Server) dispatch(c *conn, req *codec.Command, held int64) {
 	if req.IsResponse() {
+		if s.settleCall(c.id, req) {
+			return
+		}
 		s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
 			Msg("ignoring response frame from client")
 		s.budget.release(held)

@@ -25,7 +25,8 @@
 // Oneway requests (flag bit 1) get no reply: the Conn a handler receives is a
 // per-request view whose Reply drops the frame (and records result "oneway"
 // in rocketmq_rpc_latency) when the request was oneway. Frames from a client
-// with flag bit 0 set (responses) are ignored.
+// with flag bit 0 set (responses) are ignored, except the answer to a
+// request the server sent with Server.Invoke (invoke.go), which settles it.
 //
 // A malformed frame (bad length, too large, bad header) ends that
 // connection's input: later bytes are discarded, the replies owed to the

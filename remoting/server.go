@@ -57,6 +57,8 @@ type Server struct {
 	// Refused connections never enter it. REQUIRES: mu held.
 	conns map[uint64]*conn
 
+	calls calls // requests sent with Invoke, waiting for the client's answer
+
 	// TLS sessions (tls_session.go): their goroutines run outside gnet,
 	// so Stop ends and waits for them itself.
 	tlsMu       sync.Mutex
@@ -260,8 +262,8 @@ func (s *Server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	return nil, gnet.None
 }
 
-// OnClose makes later replies on the connection fail with net.ErrClosed
-// and removes it from the open count. A connection OnOpen refused has no
+// OnClose makes later replies on the connection fail with net.ErrClosed,
+// removes it from the open count and fails the Invokes waiting on it. A connection OnOpen refused has no
 // conn context and is ignored.
 func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c, ok := gc.Context().(*conn)
@@ -273,6 +275,7 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.mu.Lock()
 	delete(s.conns, c.id)
 	s.mu.Unlock()
+	s.failCalls(c.id)
 	s.opts.Metrics.connClosed(s.opts.Name)
 	if s.opts.OnClose != nil {
 		s.opts.OnClose(c.id)

@@ -61,6 +61,7 @@ type Stack struct {
 	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
 	// for its ?seconds= and holds Shutdown until the shutdown timeout.
 	metricsStop context.CancelFunc
+	grpc        *grpcEndpoint       // nil when --grpc-listen is empty
 	registrar   *namesrv.Registrar  // nil without --namesrv-addr
 	routes      *namesrv.RouteCache // nil without --namesrv-addr
 
@@ -198,8 +199,12 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		return nil, err
 	}
 	st.Broker.ServeTransactionChecks(st.broker)
+	st.Broker.ServeReplies(st.broker)
 	if tcp, ok := st.broker.Addr().(*net.TCPAddr); ok {
 		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddrWithPort(tcp.Port))
+	}
+	if err = st.startGRPC(cfg, log, reg, labels, rm); err != nil {
+		return nil, err
 	}
 	if st.namesrvOwnPort() {
 		nsRouter := remoting.NewRouter()
@@ -225,6 +230,9 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		Str("dataDir", cfg.DataDir).Str("writeMode", string(mode))
 	if a := st.NamesrvAddr(); a != "" {
 		ev = ev.Str("namesrv", a)
+	}
+	if a := st.GRPCAddr(); a != "" {
+		ev = ev.Str("grpc", a)
 	}
 	if a := st.MetricsAddr(); a != "" {
 		ev = ev.Str("metrics", a)
@@ -291,16 +299,19 @@ func addrString(s *remoting.Server) string {
 //     V5_3_1 are answered GO_AWAY (1500) and not executed; older clients'
 //     requests still run, and a mutation the closed writer refuses is
 //     answered SYSTEM_BUSY (2) with a "shutting down" remark;
-//  1. name-server registration: UNREGISTER_BROKER to each name server;
-//  2. Broker.Close: revive stops, parked long polls are answered, the
+//  1. the gRPC endpoint stops gracefully (GracefulStop: parked receives
+//     answered, running calls finished, push-consumer leases released
+//     through the writer), bounded by ctx;
+//  2. name-server registration: UNREGISTER_BROKER to each name server;
+//  3. Broker.Close: revive stops, parked long polls are answered, the
 //     reader pool stops;
-//  3. writer Close: everything accepted is written, fsynced and answered
+//  4. writer Close: everything accepted is written, fsynced and answered
 //     with its real result while the connections are still open, so no
 //     durable mutation loses its reply;
-//  4. the name-server and broker listeners stop (bytes already handed to
+//  5. the name-server and broker listeners stop (bytes already handed to
 //     gnet are flushed, then every connection closes);
-//  5. the /metrics server;
-//  6. the store (WAL synced, RocksDB closed).
+//  6. the /metrics server;
+//  7. the store (WAL synced, RocksDB closed).
 //
 // ctx bounds the listener and metrics shutdowns, except that the listeners
 // always get at least minReplyFlush (1 s) to write replies already queued. Safe on a partly started
@@ -337,6 +348,9 @@ func (st *Stack) close(ctx context.Context) error {
 		if srv != nil {
 			srv.Drain()
 		}
+	}
+	if err := st.stopGRPC(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if st.registrar != nil {
 		st.registrar.Close(ctx)

@@ -58,3 +58,10 @@ func IsSendForbidden(topic string) bool {
 	}
 	return strings.HasPrefix(topic, codec.SystemTopicPrefix)
 }
+
+// ReplyTopic is the topic request-reply replies go to in cluster cluster,
+// `<cluster>_REPLY_TOPIC` (MixAll.getReplyTopic): the Java client's
+// MessageUtil.createReplyMessage addresses it from the request's CLUSTER
+// property, and the topic table creates it at start, one queue, as
+// TopicConfigManager does. Pure; any goroutine.
+func ReplyTopic(cluster string) string { return cluster + "_REPLY_TOPIC" }

@@ -121,6 +121,9 @@ func NewTopicTableWith(set TopicSettings, store *popstore.Store, w *batch.Writer
 		{TopicName: set.ClusterName, ReadQueueNums: clusterQueueNums, WriteQueueNums: clusterQueueNums, Perm: permSystem},
 		{TopicName: set.BrokerName, ReadQueueNums: 1, WriteQueueNums: 1, Perm: permSystem},
 	}
+	if set.ClusterName != "" {
+		sys = append(sys, popstore.TopicMeta{TopicName: ReplyTopic(set.ClusterName), ReadQueueNums: 1, WriteQueueNums: 1, Perm: permReadWrite})
+	}
 	if set.AutoCreate {
 		sys = append(sys, popstore.TopicMeta{TopicName: codec.AutoCreateTopicKey,
 			ReadQueueNums: set.DefaultQueueNums, WriteQueueNums: set.DefaultQueueNums, Perm: permSystem})

@@ -27,6 +27,11 @@
 // conversion run on the loop's goroutine, never on an event loop or the
 // writer; each chunk's apply runs on the writer goroutine.
 //
+// Deletion markers (TIMER_DEL_UNIQKEY, RECALL_MESSAGE) cancel a pending
+// timer message of their key in their slot (cancel.go: SlotOf,
+// DeleteKeyOf): the loop checks the markers of each chunk's slots before
+// delivering it and purges markers whose slot is long over.
+//
 // It must not answer the network or import handler/ or another
 // subsystem's package: the store, writer, topic look-up, clock and metrics
 // are passed in (Deps).

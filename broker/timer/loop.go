@@ -81,6 +81,12 @@ type Loop struct {
 	pace   pacer
 	once   sync.Once
 	began  atomic.Bool
+	// cancelled counts timer messages deletion markers cancelled
+	// (cancel.go); lastPurge and purgeFrom pace and resume the purge of
+	// markers whose slot is over (loop goroutine only).
+	cancelled atomic.Uint64
+	lastPurge int64
+	purgeFrom int64
 }
 
 // New returns a stopped loop over d; Start launches it.
@@ -183,16 +189,22 @@ func (l *Loop) pass() time.Duration {
 	}
 	if len(due) == 0 {
 		l.pace.drained = 0
+		l.purge(now)
 		next, ok, err := d.Store.NextTimerDue(l.from)
 		if err != nil || !ok {
 			return maxIdle
 		}
 		return min(time.Duration(max(next-d.Now(), 0))*time.Millisecond, maxIdle)
 	}
+	markers, err := l.markersFor(due)
+	if err != nil {
+		d.Log.Error().Err(err).Msg("timer: deletion markers not readable, delivery postponed")
+		return maxIdle
+	}
 	l.pace.drained += len(due)
 	items := make([]item, len(due))
 	for i := range due {
-		items[i] = l.convert(due[i], now)
+		items[i] = l.convert(due[i], now, markers)
 	}
 	began := time.Now()
 	if err := l.commit(items); err != nil {
@@ -202,7 +214,11 @@ func (l *Loop) pass() time.Duration {
 	l.from = due[len(due)-1].Key.After()
 	delivered := d.Now()
 	for i := range items {
-		if items[i].record == nil {
+		switch {
+		case items[i].cancelled:
+			l.cancelled.Add(1)
+			continue
+		case items[i].record == nil:
 			d.Metrics.Dropped.Inc()
 			continue
 		}
@@ -216,24 +232,32 @@ func (l *Loop) pass() time.Duration {
 	return 0 // another pass at once: more may be due; an empty one reads the next due time
 }
 
-// item is one due timer ready for the writer: record nil means drop.
+// item is one due timer ready for the writer: record nil means drop
+// (cancelled: a deletion marker named it).
 type item struct {
-	key     popstore.TimerKey
-	topic   string
-	queueID int32
-	record  []byte
+	key       popstore.TimerKey
+	topic     string
+	queueID   int32
+	record    []byte
+	cancelled bool
 }
 
 // convert builds the delivered record of a timer entry: store timestamp
 // now; DELAY, TIMER_DELIVER_MS and TIMER_DELAY_SEC removed for a delay
 // level (as ScheduleMessageService.messageTimeUp); TIMER_DEQUEUE_MS and
 // TIMER_ENQUEUE_MS added for a timer message (as TimerMessageStore); every
-// other property, REAL_TOPIC and REAL_QID included, kept.
-func (l *Loop) convert(t popstore.Timer, now int64) item {
+// other property, REAL_TOPIC and REAL_QID included, kept. A timer message
+// a marker of markers names is cancelled instead.
+func (l *Loop) convert(t popstore.Timer, now int64, markers markerSet) item {
 	it := item{key: t.Key}
 	m, _, err := codec.DecodeMessage(t.Record)
 	if err != nil {
 		l.d.Log.Error().Err(err).Int64("due", t.Key.DueMillis).Msg("timer: undecodable entry dropped")
+		return it
+	}
+	if markers.cancels(&m, t.Key.DueMillis) {
+		l.d.Log.Debug().Str("topic", m.Topic).Int64("due", t.Key.DueMillis).Msg("timer: message cancelled by a deletion marker")
+		it.cancelled = true
 		return it
 	}
 	if !l.d.TopicExists(m.Topic) {

@@ -45,7 +45,8 @@ func ParseDelayLevels(s string) ([]int64, error) {
 
 // ErrIllegal is Resolve's refusal of a timer message: a timer property
 // that is not a number, a delivery time beyond MaxDelayMillis, or a
-// deletion marker (TIMER_DEL_UNIQKEY). Java answers its
+// deletion marker (TIMER_DEL_UNIQKEY) whose time is not in the future.
+// Java answers its
 // WHEEL_TIMER_MSG_ILLEGAL status with MESSAGE_ILLEGAL and IllegalRemark.
 var ErrIllegal = errors.New("timer message illegal")
 
@@ -64,6 +65,11 @@ type Schedule struct {
 	// and for a delay level the timer properties removed, as
 	// HookUtils.handleScheduleMessage leaves them.
 	Props string
+	// DeleteKey is set for a deletion marker (a timer message carrying
+	// TIMER_DEL_UNIQKEY, `<topic>+<UNIQ_KEY>`): nothing is delivered; the
+	// timer message of that key due in the slot of DueMillis (SlotOf) is
+	// cancelled (cancel.go).
+	DeleteKey string
 }
 
 // Resolve applies RocketMQ's delay rules to the properties of a message
@@ -77,6 +83,11 @@ type Schedule struct {
 //     (at most MaxDelayMillis ahead, else ErrIllegal); now or in the past
 //     it is stored at once. Unlike Java no rounding to a 1 s precision is
 //     done: a message never arrives before its time.
+//   - A timer message that also carries TIMER_DEL_UNIQKEY is a deletion
+//     marker (Schedule.DeleteKey): its time must be in the future (else
+//     ErrIllegal, as HookUtils.transformTimerMessage) and within
+//     MaxDelayMillis. With a delay level, or without a timer property, the
+//     property means nothing, as in Java.
 //
 // Any goroutine; no I/O.
 func (s *Settings) Resolve(props, topic string, queueID int32, nowMillis int64) (Schedule, error) {
@@ -117,7 +128,7 @@ func (s *Settings) Resolve(props, topic string, queueID int32, nowMillis int64) 
 	} else {
 		return Schedule{Props: props}, nil
 	}
-	_, del := codec.PropertyValue(props, codec.PropertyTimerDelUniqKey)
+	delKey, del := codec.PropertyValue(props, codec.PropertyTimerDelUniqKey)
 	switch {
 	case due <= nowMillis && del:
 		return Schedule{}, ErrIllegal
@@ -125,12 +136,12 @@ func (s *Settings) Resolve(props, topic string, queueID int32, nowMillis int64) 
 		return Schedule{Props: props}, nil
 	case due-nowMillis > s.MaxDelayMillis:
 		return Schedule{}, ErrIllegal
-	case del:
-		// Deleting a pending timer message is not implemented: refused
-		// rather than delivered as an ordinary message.
-		return Schedule{}, ErrIllegal
 	}
-	return s.delayed(props, topic, queueID, due, true)
+	sch, err := s.delayed(props, topic, queueID, due, true)
+	if del {
+		sch.DeleteKey = delKey
+	}
+	return sch, err
 }
 
 // delayed sets REAL_TOPIC, REAL_QID and, for a timer message, TIMER_OUT_MS.

@@ -67,3 +67,41 @@ func TestResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, sch.DueMillis, "TIMER_OUT_MS already set: not timed again (Java's double check)")
 }
+
+// TestResolveDeleteMarker: TIMER_DEL_UNIQKEY on a future timer message
+// makes it a deletion marker of that key; now or past, or beyond the max
+// delay, it is illegal; with a delay level it means nothing.
+func TestResolveDeleteMarker(t *testing.T) {
+	s := &Settings{LevelMillis: []int64{1000}, MaxDelayMillis: 10_000}
+	const now = 1_000_000
+	p := func(kv ...string) string {
+		out := ""
+		for i := 0; i+1 < len(kv); i += 2 {
+			out, _ = codec.SetProperty(out, kv[i], kv[i+1])
+		}
+		return out
+	}
+	sch, err := s.Resolve(p(codec.PropertyTimerDeliverMS, "1005000", codec.PropertyTimerDelUniqKey, "T+U"), "T", 0, now)
+	require.NoError(t, err)
+	require.Equal(t, "T+U", sch.DeleteKey)
+	require.EqualValues(t, 1005000, sch.DueMillis)
+	for _, due := range []string{"1000000", "999999", "1010001"} {
+		_, err = s.Resolve(p(codec.PropertyTimerDeliverMS, due, codec.PropertyTimerDelUniqKey, "T+U"), "T", 0, now)
+		require.ErrorIs(t, err, ErrIllegal, due)
+	}
+	sch, err = s.Resolve(p(codec.PropertyDelayTimeLevel, "1", codec.PropertyTimerDelUniqKey, "T+U"), "T", 0, now)
+	require.NoError(t, err)
+	require.Empty(t, sch.DeleteKey, "a delay level is no timer message")
+	sch, err = s.Resolve(p(codec.PropertyTimerDelUniqKey, "T+U"), "T", 0, now)
+	require.NoError(t, err)
+	require.Zero(t, sch.DueMillis, "no timer property: an ordinary message, as in Java")
+}
+
+// TestSlotOf: Java's 1 s slot (HookUtils.transformTimerMessage's
+// flooring): a whole second belongs to the second before.
+func TestSlotOf(t *testing.T) {
+	for in, want := range map[int64]int64{5000: 4000, 5001: 5000, 5999: 5000, 6000: 5000, 6001: 6000} {
+		require.Equal(t, want, SlotOf(in), "SlotOf(%d)", in)
+	}
+	require.Equal(t, "T+U", DeleteKeyOf("T", "U"))
+}

@@ -19,7 +19,8 @@ const CloseTimeout = 20 * time.Second
 
 // Config returns the test configuration over data directory dir: every
 // listener (broker, embedded name server, metrics) on 127.0.0.1 with a
-// port picked by the kernel, BrokerIP 127.0.0.1, one event loop and small
+// port picked by the kernel, the gRPC endpoint off (tests that use it set
+// GRPCListen to 127.0.0.1:0), BrokerIP 127.0.0.1, one event loop and small
 // pools (the machine is shared), a 20 ms revive interval, no retention
 // pass, and neither SEND time shedding nor the disk guard (a slow -race
 // run or a nearly full CI disk must not turn SENDs into refusals; the
@@ -27,6 +28,7 @@ const CloseTimeout = 20 * time.Second
 func Config(dir string) *conf.Config {
 	cfg := conf.Default()
 	cfg.Listen, cfg.NamesrvListen, cfg.MetricsListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.GRPCListen = ""
 	cfg.DataDir = dir
 	cfg.BrokerIP = "127.0.0.1"
 	cfg.EventLoops = 1
@@ -67,7 +69,7 @@ func Stop(t testing.TB, st *stack.Stack) {
 }
 
 // StartEdited is Start over production defaults (conf.Default) with every
-// listener on 127.0.0.1:0, BrokerIP 127.0.0.1, data in t.TempDir() and 2
+// listener (the gRPC endpoint too) on 127.0.0.1:0, BrokerIP 127.0.0.1, data in t.TempDir() and 2
 // event loops, changed by edit (nil: as it is), after checking the result
 // validates: for the packages that drive a broker from outside (bench,
 // tools, deploy) and want the defaults a user gets.
@@ -75,6 +77,7 @@ func StartEdited(t testing.TB, edit func(*conf.Config)) *stack.Stack {
 	t.Helper()
 	cfg := conf.Default()
 	cfg.Listen, cfg.NamesrvListen, cfg.MetricsListen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.GRPCListen = "127.0.0.1:0"
 	cfg.BrokerIP, cfg.DataDir, cfg.EventLoops = "127.0.0.1", t.TempDir(), 2
 	if edit != nil {
 		edit(cfg)

@@ -153,7 +153,7 @@ start_target() {
     local port nport mport
     port=$(free_port); nport=$(free_port); mport=$(free_port)
     rm -rf "$work/popshim"; mkdir -p "$work/popshim"
-    spid=$(start_bg popshim "$work/popshim/popshim.log" "$bin" serve --pop-write-mode=group \
+    spid=$(start_bg popshim "$work/popshim/popshim.log" "$bin" serve --grpc-listen= --pop-write-mode=group \
       --listen "127.0.0.1:$port" --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" \
       --broker-ip 127.0.0.1 --data-dir "$work/popshim/data" --log-level warn)
     wait_port 127.0.0.1 "$port" 30

@@ -49,7 +49,7 @@ for label in auth-on auth-off; do
     client=(--access-key bench-root)
   fi
   # shellcheck disable=SC2086
-  pid=$(start_bg "$label" "$work/$label/popshim.log" "${pre[@]}" "$bin" serve \
+  pid=$(start_bg "$label" "$work/$label/popshim.log" "${pre[@]}" "$bin" serve --grpc-listen= \
     --listen "127.0.0.1:$port" --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" \
     --broker-ip 127.0.0.1 --data-dir "$work/$label/data" --log-level warn "${serve[@]}" ${BENCH_SERVE_ARGS:-})
   wait_port 127.0.0.1 "$port" 30

@@ -59,7 +59,7 @@ want() { case " $cases " in *" $1 "*) return 0 ;; esac; return 1; }
 start() {
   port=$(free_port); nport=$(free_port); mport=$(free_port)
   rm -rf "$work/data"
-  pid=$(start_bg popshim "$work/popshim.log" "$bin" serve --listen "127.0.0.1:$port" \
+  pid=$(start_bg popshim "$work/popshim.log" "$bin" serve --grpc-listen= --listen "127.0.0.1:$port" \
     --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 \
     --data-dir "$work/data" --log-level warn --max-conns $((maxconns + 100)) "${serve_args[@]}")
   wait_port 127.0.0.1 "$port" 30

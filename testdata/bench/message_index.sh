@@ -17,7 +17,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 run() { # run ROUND MODE(true|false)
   local r=$1 mode=$2 bp mp dir pid
   bp=$(free_port); mp=$(free_port); dir=$out/data-$r-$mode
-  "$bin" serve --listen "127.0.0.1:$bp" --namesrv-listen "" --metrics-listen "127.0.0.1:$mp" --broker-ip 127.0.0.1 \
+  "$bin" serve --grpc-listen= --listen "127.0.0.1:$bp" --namesrv-listen "" --metrics-listen "127.0.0.1:$mp" --broker-ip 127.0.0.1 \
     --data-dir "$dir" --message-index-enable="$mode" --log-level warn >"$out/serve-$r-$mode.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$bp") 2>/dev/null && break; sleep 0.1; done

@@ -69,7 +69,7 @@ start_popshim() {
   rm -rf "$work/$mode"
   mkdir -p "$work/$mode"
   # shellcheck disable=SC2086
-  pid=$(start_bg "popshim-$mode" "$work/$mode/popshim.log" "$bin" serve --pop-write-mode="$mode" \
+  pid=$(start_bg "popshim-$mode" "$work/$mode/popshim.log" "$bin" serve --grpc-listen= --pop-write-mode="$mode" \
     --listen "127.0.0.1:$port" --namesrv-listen "127.0.0.1:$nport" --metrics-listen "127.0.0.1:$mport" \
     --broker-ip 127.0.0.1 --data-dir "$work/$mode/data" --log-level warn ${BENCH_SERVE_ARGS:-})
   wait_port 127.0.0.1 "$port" 30

@@ -40,7 +40,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 # then closed 8 of 16 connections before the measured phase began).
 port=$(free_port); nport=$(free_port); mport=$(free_port)
 # shellcheck disable=SC2086
-pid=$(start_bg popshim-tls "$work/popshim.log" "$bin" serve --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" \
+pid=$(start_bg popshim-tls "$work/popshim.log" "$bin" serve --grpc-listen= --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" \
   --tls-mode permissive --listen "127.0.0.1:$port" --namesrv-listen "127.0.0.1:$nport" \
   --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 --data-dir "$work/data" --log-level warn \
   --idle-timeout 0 ${BENCH_SERVE_ARGS:-})

@@ -64,7 +64,7 @@ func start(t *testing.T, bin, dir, logDir, addr string, n int, extra ...string) 
 	}
 	args := []string{"serve",
 		"--listen", addr, "--broker-ip", "127.0.0.1",
-		"--namesrv-listen=", "--metrics-listen=",
+		"--namesrv-listen=", "--metrics-listen=", "--grpc-listen=",
 		"--data-dir", dir,
 		"--writer-probe-interval", "100ms",
 		"--disk-space-warning-level-ratio", "0", // the synced write itself must fail

@@ -129,19 +129,21 @@ stop_bg() {
   rm -f "$f"
 }
 
-# wait_port PORT SECONDS PIDNAME: wait until 127.0.0.1:PORT accepts; fail early when PIDNAME died.
+# wait_port [HOST:]PORT SECONDS PIDNAME: wait until HOST:PORT (default host 127.0.0.1) accepts; fail
+# early when PIDNAME died.
 wait_port() {
-  local port=$1 secs=$2 name=${3:-} pid=""
+  local port=$1 secs=$2 name=${3:-} pid="" host=127.0.0.1
+  case "$port" in *:*) host=${port%:*}; port=${port##*:} ;; esac
   [ -n "$name" ] && [ -e "$work/pids/$name.pid" ] && pid=$(cat "$work/pids/$name.pid")
   for _ in $(seq 1 $((secs * 10))); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then return 0; fi
     if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
-      echo "rmq: $name (pid $pid) exited before listening on 127.0.0.1:$port" >&2
+      echo "rmq: $name (pid $pid) exited before listening on $host:$port" >&2
       return 1
     fi
     sleep 0.1
   done
-  echo "rmq: nothing listens on 127.0.0.1:$port after ${secs}s ($name)" >&2
+  echo "rmq: nothing listens on $host:$port after ${secs}s ($name)" >&2
   return 1
 }
 

@@ -3,18 +3,25 @@
 # against a freshly built popshim; rocketmq-proxy 5.5.0 in cluster mode in front of popshim with the v5
 # gRPC clients (Java and Go); a cluster of two popshim brokers under an Apache name server; mqadmin.
 #
-# Usage: testdata/interop/run.sh [java|go|proxy|cluster|mqadmin|all]     (default all)
+# Usage: testdata/interop/run.sh [java|go|proxy|cluster|mqadmin|grpc|all]     (default all)
 #   java     Java remoting client 5.5.0 against popshim (testdata/interop/java)
 #   go       rocketmq-client-go v2 against popshim (testdata/interop/go)
 #   proxy    popshim (embedded name server) + rocketmq-proxy: rocketmq-client-java 5.x (testdata/interop/proxy,
 #            P*Test) and the Go v5 client (testdata/interop/gov5, its own Go module)
 #   cluster  Apache name server 5.5.0 + two popshim brokers (--namesrv-addr) + rocketmq-proxy on that name
 #            server: POP push consumer and v5 SimpleConsumer on both brokers, SIGKILL of one (C*Test)
+#   grpc     the v5 SDKs straight to popshim's own gRPC endpoint (--grpc-listen), no proxy: the proxy
+#            suite's Java scenarios (P*Test, rocketmq-client-java) with their endpoint pointed at popshim,
+#            and the grpcdirect clients (Go v5.1.4 module, Python rocketmq-python-client, Node
+#            rocketmq-client-nodejs; installed under ~/.cache/popshim-v5 when missing), each over plaintext
+#            and over TLS on the same port (--tls-mode permissive); then two brokers on an Apache name
+#            server, the Go v5 client sending to and receiving from both through the first one's route
 #   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll (mqadmin_test.sh)
-# `all` runs three lanes at once (java+go, proxy+cluster, mqadmin), each printed whole when it ends.
+# `all` runs three lanes at once (java+go, proxy+cluster, mqadmin+grpc), each printed whole when it ends.
 # Env:   INTEROP_SERIAL=1         run the suites one after another instead
 #        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
-#        INTEROP_PROXY_TESTS=P1*  the same for the proxy suite (INTEROP_CLUSTER_TESTS for the cluster suite)
+#        INTEROP_PROXY_TESTS=P1*  the same for the proxy suite (INTEROP_CLUSTER_TESTS for the cluster suite,
+#                                 INTEROP_GRPC_TESTS for the grpc suite's Java part)
 #        INTEROP_KEEP=1           keep the work directory (popshim logs, data, client logs)
 #        POPSHIM_BIN=path         use this popshim binary instead of building one (make interop does)
 #        POPSHIM_EXTRA_ARGS="…"   extra flags for every `popshim serve` the Java suite starts
@@ -28,7 +35,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 what=${1:-all}
-case "$what" in java|go|proxy|cluster|mqadmin|all) ;; *) echo "usage: $0 [java|go|proxy|cluster|mqadmin|all]" >&2; exit 2 ;; esac
+case "$what" in java|go|proxy|cluster|mqadmin|grpc|all) ;; *) echo "usage: $0 [java|go|proxy|cluster|mqadmin|grpc|all]" >&2; exit 2 ;; esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/popshim-interop.XXXXXX")
 mkdir -p "$work/pids"
@@ -73,16 +80,18 @@ print(f"{sys.argv[2]}: {t - f - e - s} passed, {f + e} failed, {s} skipped")
 PY
 }
 
-# popshim_script NAME PORT ARGS...: writes $work/NAME/start.sh, which starts popshim NAME on
-# 127.0.0.1:PORT with its data in $work/NAME/data (kept across starts), a new log file per start, pid in
+# popshim_script NAME [HOST:]PORT ARGS...: writes $work/NAME/start.sh, which starts popshim NAME on
+# HOST:PORT (default host 127.0.0.1, also its --broker-ip) with its data in $work/NAME/data (kept across starts), a new log file per start, pid in
 # $work/pids/NAME.pid, and waits until it listens; prints the script's path. The cluster suite runs it
-# again to restart a killed broker.
+# again to restart a killed broker. The gRPC endpoint is off (the default :8081 may be taken by anything on
+# the machine); a suite that wants it passes --grpc-listen among ARGS (the last value wins).
 popshim_script() {
-  local name=$1 port=$2 dir=$work/$1 q
+  local name=$1 port=$2 dir=$work/$1 q host=127.0.0.1
+  case "$port" in *:*) host=${port%:*}; port=${port##*:} ;; esac
   shift 2
   mkdir -p "$dir/data"
   # shellcheck disable=SC2086
-  q=$(printf '%q ' "$bin" serve --listen "127.0.0.1:$port" --broker-ip 127.0.0.1 \
+  q=$(printf '%q ' "$bin" serve --listen "$host:$port" --broker-ip "$host" --grpc-listen= \
     --metrics-listen "127.0.0.1:$(free_port)" --data-dir "$dir/data" --log-format console ${POPSHIM_EXTRA_ARGS:-} "$@")
   {
     echo '#!/usr/bin/env bash'
@@ -91,7 +100,7 @@ popshim_script() {
     echo ". $(printf '%q' "$here/rmq.sh")"
     echo "n=\$(find $(printf '%q' "$dir") -maxdepth 1 -name 'popshim-*.log' | wc -l)"
     echo "start_bg $name $(printf '%q' "$dir")/popshim-\$n.log $q >/dev/null"
-    echo "wait_port $port 30 $name"
+    echo "wait_port $host:$port 30 $name"
   } >"$dir/start.sh"
   echo "$dir/start.sh"
 }
@@ -271,6 +280,93 @@ suite_mqadmin() {
   [ "$ok" = 1 ]
 }
 
+# grpc_client NAME LOG ENV...: one grpcdirect client run (grpcdirect/run.sh NAME with ENV set), its log
+# kept in LOG; prints a one-line result, returns its status.
+grpc_client() {
+  local name=$1 log=$2
+  shift 2
+  if env "$@" bash "$here/grpcdirect/run.sh" "${name%%-*}" >"$log" 2>&1; then
+    echo "grpc-$name: 1 passed, 0 failed"
+    return 0
+  fi
+  tail -15 "$log" | sed "s/^/  grpc-$name: /"
+  echo "grpc-$name: 0 passed, 1 failed (log: $log)"
+  return 1
+}
+
+# grpc_two_brokers: an Apache name server and two popshim brokers registered with it, each serving gRPC
+# on the same port of its own loopback address (127.0.0.1 and 127.0.0.2: popshim's route rule gives
+# every other broker its own host with this endpoint's port); the Go v5 client, configured with the
+# first one only, sends to and receives from both (grpcdirect TestTwoBrokers).
+grpc_two_brokers() {
+  local cns pa pb gp topic rc=0
+  cns=$(free_port); pa=$(free_port); pb=$(free_port); gp=$(free_port)
+  topic=grpc2b_$(date +%s)
+  if rmq_namesrv namesrv-g "$cns" \
+      && bash "$(popshim_script popshim-ga "$pa" --namesrv-addr "127.0.0.1:$cns" --broker-name popshim-ga \
+        --namesrv-listen '' --grpc-listen "127.0.0.1:$gp")" \
+      && bash "$(popshim_script popshim-gb "127.0.0.2:$pb" --namesrv-addr "127.0.0.1:$cns" --broker-name popshim-gb \
+        --namesrv-listen '' --grpc-listen "127.0.0.2:$gp")" \
+      && wait_brokers "$cns" 2 60 \
+      && "$here/mqadmin.sh" -n "127.0.0.1:$cns" updateTopic -c DefaultCluster -t "$topic" -r 4 -w 4 >"$work/grpc-2b-topic.log" 2>&1; then
+    if (cd "$here/grpcdirect" && POPSHIM_GRPC_ENDPOINT="127.0.0.1:$gp" POPSHIM_GRPC_TOPIC="$topic" POPSHIM_GRPC_TWO_BROKERS=true \
+        go test -count=1 -timeout 5m -v -run TestTwoBrokers . >"$work/grpc-2b.log" 2>&1); then
+      echo "grpc-go-two-brokers: 1 passed, 0 failed"
+    else
+      rc=1
+      grep -E '^(--- |ok|FAIL)|_test.go:[0-9]+:' "$work/grpc-2b.log" | head -20 || true
+      echo "grpc-go-two-brokers: 0 passed, 1 failed (log: $work/grpc-2b.log)"
+    fi
+  else
+    rc=1
+    echo "grpc-go-two-brokers: 0 passed, 1 failed (could not start the name server and two brokers, or create $topic; logs under $work)"
+  fi
+  stop_bg popshim-ga 20
+  stop_bg popshim-gb 20
+  stop_bg namesrv-g 20
+  return "$rc"
+}
+
+suite_grpc() {
+  local ok=1 t0 bp np gp ep c
+  t0=$(date +%s)
+  echo "interop: grpc suite (v5 SDKs straight to popshim's gRPC endpoint: rocketmq-client-java P*Test, Go, Python, Node)"
+  bp=$(free_port); np=$(free_port); gp=$(free_port)
+  mkdir -p "$work/tls-g"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=popshim-grpc \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls-g/key.pem" -out "$work/tls-g/cert.pem" 2>"$work/tls-g/openssl.log"
+  if bash "$(popshim_script popshim-g "$bp" --namesrv-listen "127.0.0.1:$np" --grpc-listen "127.0.0.1:$gp" \
+        --tls-mode permissive --tls-cert "$work/tls-g/cert.pem" --tls-key "$work/tls-g/key.pem")" \
+      && wait_port "$gp" 30 popshim-g && wait_port "$np" 30 popshim-g; then
+    ep=127.0.0.1:$gp
+    echo "interop: popshim gRPC on $ep (TLS and plaintext), remoting on 127.0.0.1:$bp, name server 127.0.0.1:$np"
+    # The proxy suite's Java scenarios, their endpoint pointed at popshim (plaintext, as there). A copy of
+    # the Maven module: the proxy lane may build the original at the same time.
+    rm -rf "$work/grpc-java"
+    cp -r "$here/proxy" "$work/grpc-java"
+    rm -rf "$work/grpc-java/target"
+    mvn -B -q -f "$work/grpc-java/pom.xml" "-Dtest=${INTEROP_GRPC_TESTS:-P*Test}" -Dsurefire.failIfNoSpecifiedTests=false \
+      "-Dinterop.proxy=$ep" "-Dinterop.namesrv=127.0.0.1:$np" "-Dinterop.logs=$work/popshim-g/popshim-0.log" test \
+      || { ok=0; echo "interop: grpc Java scenarios failed; per-class output: $work/grpc-java/target/surefire-reports/" >&2; }
+    surefire_summary "$work/grpc-java/target/surefire-reports" grpc-java-direct
+    # grpcdirect: Go, Python and Node over plaintext, then over TLS (Python and Node verify the certificate).
+    for c in go python node; do
+      grpc_client "$c-plain" "$work/grpc-$c-plain.log" POPSHIM_GRPC_ENDPOINT="$ep" || ok=0
+      grpc_client "$c-tls" "$work/grpc-$c-tls.log" POPSHIM_GRPC_ENDPOINT="$ep" POPSHIM_GRPC_TLS=true \
+        GRPC_DEFAULT_SSL_ROOTS_FILE_PATH="$work/tls-g/cert.pem" || ok=0
+    done
+  else
+    ok=0
+    echo "interop: could not start popshim with its gRPC endpoint (logs under $work/popshim-g)" >&2
+  fi
+  stop_bg popshim-g 20
+  grpc_two_brokers || ok=0
+  if grep -E ' (ERR|WRN) ' "$work"/popshim-g*/popshim-*.log >"$work/grpc-popshim-warnings.log"; then
+    echo "interop: popshim logged warnings or errors during the grpc suite (not a failure): $work/grpc-popshim-warnings.log"
+  fi
+  echo "interop: grpc suite took $(( $(date +%s) - t0 )) s"
+  [ "$ok" = 1 ]
+}
 
 # run_lane NAME...: runs the named suites one after another (those `what` selects), recording each
 # failed suite's name in $work/failed.
@@ -286,13 +382,13 @@ run_lane() {
 
 # The suites spend most of their time waiting on invisible times and revive (a serial run used about a
 # quarter of two cores), so `all` runs three lanes at once, each with its own processes and free ports:
-# java+go, proxy+cluster (one Maven module, so one after the other), mqadmin. Each lane writes its own
+# java+go, proxy+cluster (one Maven module, so one after the other), mqadmin+grpc. Each lane writes its own
 # log, printed whole when the lane ends. INTEROP_SERIAL=1 runs everything in one lane.
 : >"$work/failed"
 if [ "$what" = all ] && [ -z "${INTEROP_SERIAL:-}" ]; then
-  echo "interop: three lanes at once (java+go, proxy+cluster, mqadmin); each lane's log follows when all have ended"
+  echo "interop: three lanes at once (java+go, proxy+cluster, mqadmin+grpc); each lane's log follows when all have ended"
   lane_pids=()
-  for lane in "java go" "proxy cluster" "mqadmin"; do
+  for lane in "java go" "proxy cluster" "mqadmin grpc"; do
     # shellcheck disable=SC2086
     run_lane $lane >"$work/lane-${lane%% *}.log" 2>&1 &
     lane_pids+=($!)
@@ -305,7 +401,7 @@ if [ "$what" = all ] && [ -z "${INTEROP_SERIAL:-}" ]; then
     cat "$work/lane-$lane.log"
   done
 else
-  run_lane java go proxy cluster mqadmin
+  run_lane java go proxy cluster mqadmin grpc
 fi
 mapfile -t failed <"$work/failed"
 

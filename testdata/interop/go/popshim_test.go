@@ -137,6 +137,7 @@ func startPopshim(t *testing.T, extra ...string) *popshim {
 		"--broker-ip", "127.0.0.1",
 		"--namesrv-listen", p.namesrv,
 		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", ports[2]),
+		"--grpc-listen=", // the remoting suite: no gRPC port (the default :8081 may be taken)
 		"--data-dir", filepath.Join(dir, "data"),
 		"--log-format", "console")
 	p.cmd.Args = append(p.cmd.Args, extra...)

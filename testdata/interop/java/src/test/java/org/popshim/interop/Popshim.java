@@ -156,6 +156,7 @@ final class Popshim implements AutoCloseable {
             "--broker-ip", "127.0.0.1",
             "--namesrv-listen", namesrvAddr(),
             "--metrics-listen", "127.0.0.1:" + metricsPort,
+            "--grpc-listen=",
             "--data-dir", dataDir.toString(),
             "--log-format", "console"));
         cmd.addAll(extraArgs);

@@ -1,0 +1,69 @@
+package conf
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EffectiveReadMaxBytes returns the read budget of each remoting listener
+// (remoting.ServerOptions.MaxReadBytes): -1 for none, else ReadMaxBytes or
+// its default, QueueMaxBytes + 64 MiB.
+func (c *Config) EffectiveReadMaxBytes() int64 {
+	switch {
+	case c.ReadMaxBytes < 0:
+		return -1
+	case c.ReadMaxBytes > 0:
+		return c.ReadMaxBytes
+	}
+	return c.QueueMaxBytes + 64<<20
+}
+
+// EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
+// none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
+func (c *Config) EffectiveMemoryLimit() int64 {
+	switch {
+	case c.MemoryLimit < 0:
+		return 0
+	case c.MemoryLimit > 0:
+		return c.MemoryLimit
+	}
+	return 2*c.QueueMaxBytes + 512<<20
+}
+
+// NamesrvAddrs splits NamesrvAddr into host:port entries, dropping empty
+// ones. Nil when none are configured.
+func (c *Config) NamesrvAddrs() []string {
+	var out []string
+	for _, a := range strings.FieldsFunc(c.NamesrvAddr, func(r rune) bool { return r == ';' || r == ',' }) {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// BrokerAddr is the advertised broker address BrokerIP:port, with the port
+// taken from Listen. When Listen asks for port 0, pass the bound port
+// (remoting.Server.Addr) instead: BrokerAddrWithPort.
+func (c *Config) BrokerAddr() string {
+	_, port, _ := net.SplitHostPort(c.Listen)
+	return net.JoinHostPort(c.BrokerIP, port)
+}
+
+// BrokerAddrWithPort is BrokerIP:port for an explicit port.
+func (c *Config) BrokerAddrWithPort(port int) string {
+	return net.JoinHostPort(c.BrokerIP, strconv.Itoa(port))
+}
+
+// Defaults shared with the listeners: a remoting.ServerOptions zero value
+// means the same numbers (TestDefaultsMatchRemoting in handler checks it).
+const (
+	// DefaultMaxConns is the default --max-conns: far above what clients
+	// of one broker open, far below what exhausts file descriptors.
+	DefaultMaxConns = 10000
+	// DefaultTLSHandshakeTimeout is the default --tls-handshake-timeout
+	// (Netty SslHandler's 10 s).
+	DefaultTLSHandshakeTimeout = 10 * time.Second
+)

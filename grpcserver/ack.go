@@ -1,0 +1,225 @@
+package grpcserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/popshim/popshim/broker"
+	"github.com/popshim/popshim/codec"
+)
+
+// AckMessage and ChangeInvisibleDuration (the proxy's AckMessageActivity
+// and ChangeInvisibleDurationActivity) on the core's Ack and
+// ChangeInvisible. A v5 receipt handle is the remoting receipt plus the
+// commit-log offset (receipt.go); the core takes it as it is, with the
+// real topic from its retry flag (codec.ExtraInfo.RealTopic), queue id and
+// queue offset from its fields 6 and 7. When the client holds the message
+// under auto-renew, the handle the endpoint renewed last replaces the
+// client's (leases.take) and the lease ends.
+//
+// AckMessage: each entry is acked on its own, all at once; one
+// AckMessageResultEntry per entry in request order (message_id and the
+// client's receipt_handle echoed, the entry's Status), top-level Status as
+// SendMessage's. Entry codes: OK once the checkpoint's delete is durable
+// (also for an ACK of a handle acked, revived or changed before: the
+// core's ACK is blind and idempotent; the proxy's refusal of expired
+// handles is not applied, so an ACK that arrives late but before revive
+// still prevents the redelivery); INVALID_RECEIPT_HANDLE for a handle that
+// does not parse or that the core calls invalid (another broker's, fields
+// that name no checkpoint); TOO_MANY_REQUESTS when the writer is full;
+// INTERNAL_SERVER_ERROR "ack failed: status is abnormal (…)" for a failed
+// write. Request codes: CLIENT_ID_REQUIRED, ILLEGAL_CONSUMER_GROUP,
+// ILLEGAL_TOPIC, BAD_REQUEST (no entries).
+//
+// ChangeInvisibleDuration: invisible_duration must lie in [0, 12 h]
+// (ReceivePolicy.MaxInvisible; else ILLEGAL_INVISIBLE_TIME); suspend
+// marks the new checkpoint so its revive does not count a redelivery.
+// OK carries the new handle. Every failure echoes the handle the change
+// was attempted with, because both the Go and the Java client overwrite
+// the message's handle with the reply's before they look at the Status
+// (the proxy answers broker failures without one). A handle the core
+// finds stale (acked, revived, changed already) is INVALID_RECEIPT_HANDLE.
+
+// statusError carries a Status decided by the endpoint (not the core)
+// through an operation's completion.
+type statusError struct{ st *v2.Status }
+
+func (e *statusError) Error() string { return e.st.GetMessage() }
+
+// entryStatus is the Status of one completed entry.
+func entryStatus(op Op, err error) *v2.Status {
+	if se := (*statusError)(nil); errors.As(err, &se) {
+		return se.st
+	}
+	return statusOfCore(op, err)
+}
+
+// checkGroupTopic validates the group and topic of an ack-like request.
+func checkGroupTopic(group, topic string) *v2.Status {
+	if err := codec.ValidateGroup(group); err != nil {
+		return NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error())
+	}
+	if err := codec.ValidateTopic(topic); err != nil {
+		return NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
+	}
+	return nil
+}
+
+// AckMessage implements v2.MessagingServiceServer; see above.
+func (s *service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.AckMessageResponse, error) {
+	id, st := requireClient(ctx)
+	if st != nil {
+		return &v2.AckMessageResponse{Status: st}, nil
+	}
+	if st := s.authorize(ctx, req); st != nil {
+		return &v2.AckMessageResponse{Status: st}, nil
+	}
+	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
+	if st := checkGroupTopic(group, topic); st != nil {
+		return &v2.AckMessageResponse{Status: st}, nil
+	}
+	entries := req.GetEntries()
+	if len(entries) == 0 {
+		return &v2.AckMessageResponse{Status: NewStatus(v2.Code_BAD_REQUEST, "no entry to ack")}, nil
+	}
+	results := awaitAll(ctx, len(entries), func(i int, done func(struct{}, error)) {
+		s.ackOne(id, group, topic, entries[i].GetReceiptHandle(), func(err error) { done(struct{}{}, err) })
+	})
+	resp := &v2.AckMessageResponse{Entries: make([]*v2.AckMessageResultEntry, len(entries))}
+	for i, r := range results {
+		resp.Entries[i] = &v2.AckMessageResultEntry{MessageId: entries[i].GetMessageId(),
+			ReceiptHandle: entries[i].GetReceiptHandle(), Status: entryStatus(OpAck, r.err)}
+	}
+	resp.Status = commonStatus(resp.Entries)
+	return resp, nil
+}
+
+// ackOne acks one handle of client id (the lease's newest handle when the
+// client holds the message under auto-renew); done gets the core's
+// outcome or a statusError.
+func (s *service) ackOne(id, group, topic, handle string, done func(error)) {
+	ei, err := ParseReceiptHandle(handle)
+	if err != nil {
+		done(&statusError{NewStatus(v2.Code_INVALID_RECEIPT_HANDLE, err.Error())})
+		return
+	}
+	s.leases.take(id, group, topic, ei, handle, func(h string, hei codec.ExtraInfo) {
+		s.core.Ack(broker.AckRequest{ConsumerGroup: group, Topic: hei.RealTopic(topic, group),
+			QueueID: hei.QueueID, Offset: hei.QueueOffset, ExtraInfo: h}, done)
+	})
+}
+
+// ChangeInvisibleDuration implements v2.MessagingServiceServer; see above.
+func (s *service) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisibleDurationRequest) (*v2.ChangeInvisibleDurationResponse, error) {
+	handle := req.GetReceiptHandle()
+	refuse := func(st *v2.Status) (*v2.ChangeInvisibleDurationResponse, error) {
+		return &v2.ChangeInvisibleDurationResponse{Status: st, ReceiptHandle: handle}, nil
+	}
+	id, st := requireClient(ctx)
+	if st != nil {
+		return refuse(st)
+	}
+	if st := s.authorize(ctx, req); st != nil {
+		return refuse(st)
+	}
+	group, topic := req.GetGroup().GetName(), req.GetTopic().GetName()
+	if st := checkGroupTopic(group, topic); st != nil {
+		return refuse(st)
+	}
+	d := req.GetInvisibleDuration().AsDuration()
+	if req.InvisibleDuration == nil || d < 0 || d > s.receive.MaxInvisible {
+		return refuse(NewStatus(v2.Code_ILLEGAL_INVISIBLE_TIME,
+			fmt.Sprintf("the invisible time %v is out of range [0, %v]", d, s.receive.MaxInvisible)))
+	}
+	ei, err := ParseReceiptHandle(handle)
+	if err != nil {
+		return refuse(NewStatus(v2.Code_INVALID_RECEIPT_HANDLE, err.Error()))
+	}
+	type changed struct {
+		res  broker.ChangeResult
+		used string
+	}
+	o, err := await(ctx, func(done func(changed, error)) {
+		s.leases.take(id, group, topic, ei, handle, func(h string, hei codec.ExtraInfo) {
+			s.core.ChangeInvisible(broker.ChangeRequest{ConsumerGroup: group, Topic: hei.RealTopic(topic, group),
+				QueueID: hei.QueueID, Offset: hei.QueueOffset, ExtraInfo: h, InvisibleTime: d.Milliseconds(),
+				Suspend: req.GetSuspend()}, func(r broker.ChangeResult, err error) { done(changed{r, h}, err) })
+		})
+	})
+	if err != nil {
+		if o.used != "" {
+			handle = o.used
+		}
+		return refuse(entryStatus(OpChangeInvisible, err))
+	}
+	return &v2.ChangeInvisibleDurationResponse{Status: StatusOK(), ReceiptHandle: o.res.ExtraInfo}, nil
+}
+
+// changeTo changes the invisible time of handle (real topic, group) to d
+// without a client: lease renewals, releases and the return of messages a
+// receive could not deliver. done gets the core's outcome.
+func (s *service) changeTo(group, topic string, ei codec.ExtraInfo, handle string, d time.Duration, done func(broker.ChangeResult, error)) {
+	changeHandle(s.core, group, topic, ei, handle, d, done)
+}
+
+// changeHandle is changeTo for callers without a service (leases).
+func changeHandle(core *broker.Broker, group, topic string, ei codec.ExtraInfo, handle string, d time.Duration, done func(broker.ChangeResult, error)) {
+	core.ChangeInvisible(broker.ChangeRequest{ConsumerGroup: group, Topic: ei.RealTopic(topic, group),
+		QueueID: ei.QueueID, Offset: ei.QueueOffset, ExtraInfo: handle, InvisibleTime: d.Milliseconds()}, done)
+}
+
+// releasePopped makes every record of a POP body visible again (CHANGE to
+// 0): the POP answered a call that was gone.
+func (s *service) releasePopped(group, topic string, body []byte) {
+	recs, err := codec.DecodeMessages(body)
+	if err != nil {
+		s.log.Error().Err(err).Str("group", group).Str("topic", topic).
+			Msg("grpc receive: an abandoned POP's body does not decode; its messages come back after their invisible time")
+		return
+	}
+	for i := range recs {
+		s.releaseRecord(group, topic, &recs[i])
+	}
+}
+
+// releaseRecord makes one popped record visible again.
+func (s *service) releaseRecord(group, topic string, m *codec.MessageExt) {
+	ck, ok := m.Property(codec.PropertyPopCK)
+	if !ok {
+		return
+	}
+	ei, err := codec.ParseExtraInfo(ck)
+	if err != nil {
+		return
+	}
+	s.release(group, topic, ei, ck)
+}
+
+// releaseMessages makes converted messages that were not written visible
+// again, ending their leases.
+func (s *service) releaseMessages(clientID, group, topic string, msgs []*v2.Message) {
+	for _, m := range msgs {
+		h := m.GetSystemProperties().GetReceiptHandle()
+		ei, err := ParseReceiptHandle(h)
+		if err != nil {
+			continue
+		}
+		s.leases.take(clientID, group, topic, ei, h, func(cur string, cei codec.ExtraInfo) { s.release(group, topic, cei, cur) })
+	}
+}
+
+// release changes one handle's invisible time to 0; a failure is logged
+// (the message then comes back when its invisible time ends).
+func (s *service) release(group, topic string, ei codec.ExtraInfo, handle string) {
+	s.changeTo(group, topic, ei, handle, 0, func(_ broker.ChangeResult, err error) {
+		s.metrics.released(err == nil)
+		if err != nil {
+			s.log.Warn().Err(err).Str("group", group).Str("topic", topic).
+				Msg("grpc receive: an undelivered message could not be released; it comes back after its invisible time")
+		}
+	})
+}

@@ -1,0 +1,207 @@
+package grpcserver
+
+import (
+	"context"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+)
+
+// Metrics are the endpoint's Prometheus series. Create one with
+// NewMetrics; a nil *Metrics records nothing. Safe for concurrent use.
+//
+//	rocketmq_rpc_latency{protocol_type="grpc",request_code,response_code,is_long_polling,result}
+//	    the histogram remoting registers (milliseconds, remoting.Metrics.RPCLatency), shared so that both
+//	    protocols are one series family: request_code is the RPC in snake case (query_route,
+//	    receive_message, …), response_code the lower-case v2.Code of the answer's Status (ok,
+//	    message_not_found, …; "none" when the call ended without one), is_long_polling true for
+//	    ReceiveMessage, result success, or write_channel_failed when the call ended with a gRPC error
+//	    (stream broken, client gone). Telemetry is not timed (it lives as long as its client).
+//	popshim_grpc_connections                 gauge, open gRPC connections
+//	popshim_grpc_connections_opened_total    counter, accepted gRPC connections
+//	popshim_grpc_leases                      gauge, messages push consumers hold under auto-renew
+//	popshim_grpc_lease_untracked_total       counter, auto-renewed deliveries beyond LeasePolicy.MaxPerClient
+//	popshim_grpc_lease_renewals_total{result} counter, renewals: ok, failed, gave_up (the 3 h nack)
+//	popshim_grpc_releases_total{result}      counter, messages made visible again (a receive that could not
+//	    deliver them, a client gone, shutdown): ok, failed
+type Metrics struct {
+	latency   *prometheus.HistogramVec
+	conns     prometheus.Gauge
+	opened    prometheus.Counter
+	leases    prometheus.Gauge
+	untracked prometheus.Counter
+	renewals  *prometheus.CounterVec
+	releases  *prometheus.CounterVec
+}
+
+// NewMetrics creates the endpoint's own series with constLabels and
+// registers them with reg; latency is the rocketmq_rpc_latency vector
+// (labels protocol_type, request_code, response_code, is_long_polling,
+// result) already registered by remoting, or nil for none. Errors:
+// registration conflicts.
+func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels, latency *prometheus.HistogramVec) (*Metrics, error) {
+	m := &Metrics{
+		latency: latency,
+		conns:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "popshim_grpc_connections", Help: "Open gRPC connections.", ConstLabels: constLabels}),
+		opened: prometheus.NewCounter(prometheus.CounterOpts{Name: "popshim_grpc_connections_opened_total",
+			Help: "Accepted gRPC connections.", ConstLabels: constLabels}),
+		leases: prometheus.NewGauge(prometheus.GaugeOpts{Name: "popshim_grpc_leases",
+			Help: "Messages push consumers hold under auto-renew.", ConstLabels: constLabels}),
+		untracked: prometheus.NewCounter(prometheus.CounterOpts{Name: "popshim_grpc_lease_untracked_total",
+			Help: "Auto-renewed deliveries not tracked because their client held the maximum of leases.", ConstLabels: constLabels}),
+		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "popshim_grpc_lease_renewals_total",
+			Help: "Lease renewals by result: ok, failed, gave_up.", ConstLabels: constLabels}, []string{"result"}),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "popshim_grpc_releases_total",
+			Help: "Messages made visible again by the gRPC endpoint, by result: ok, failed.", ConstLabels: constLabels}, []string{"result"}),
+	}
+	for _, c := range []prometheus.Collector{m.conns, m.opened, m.leases, m.untracked, m.renewals, m.releases} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) connOpened() {
+	if m != nil {
+		m.opened.Inc()
+		m.conns.Inc()
+	}
+}
+
+func (m *Metrics) connClosed() {
+	if m != nil {
+		m.conns.Dec()
+	}
+}
+
+func (m *Metrics) leasesHeld(n int) {
+	if m != nil {
+		m.leases.Set(float64(n))
+	}
+}
+
+func (m *Metrics) leaseUntracked() {
+	if m != nil {
+		m.untracked.Inc()
+	}
+}
+
+func (m *Metrics) renewed(gaveUp, ok bool) {
+	if m == nil {
+		return
+	}
+	switch {
+	case gaveUp:
+		m.renewals.WithLabelValues("gave_up").Inc()
+	case ok:
+		m.renewals.WithLabelValues("ok").Inc()
+	default:
+		m.renewals.WithLabelValues("failed").Inc()
+	}
+}
+
+func (m *Metrics) released(ok bool) {
+	if m == nil {
+		return
+	}
+	if ok {
+		m.releases.WithLabelValues("ok").Inc()
+	} else {
+		m.releases.WithLabelValues("failed").Inc()
+	}
+}
+
+// observe records one call's latency.
+func (m *Metrics) observe(method string, code v2.Code, hasCode bool, err error, started time.Time) {
+	if m == nil || m.latency == nil {
+		return
+	}
+	resp := "none"
+	if hasCode {
+		resp = strings.ToLower(code.String())
+	}
+	result := "success"
+	if err != nil {
+		result = "write_channel_failed"
+	}
+	name := rpcName(method)
+	m.latency.WithLabelValues("grpc", name, resp, boolLabel(name == "receive_message"), result).
+		Observe(float64(time.Since(started).Microseconds()) / 1000)
+}
+
+func boolLabel(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// rpcName turns "/apache.rocketmq.v2.MessagingService/QueryRoute" into
+// "query_route".
+func rpcName(full string) string {
+	base := path.Base(full)
+	var b strings.Builder
+	for i, r := range base {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// statusCarrier is every unary response type (they all have a Status).
+type statusCarrier interface{ GetStatus() *v2.Status }
+
+// unaryInterceptor records the client on the connection and the call's
+// latency.
+func (s *service) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	started := time.Now()
+	s.attachClient(ctx, ClientIDOf(ctx))
+	resp, err := handler(ctx, req)
+	var code v2.Code
+	sc, ok := resp.(statusCarrier)
+	if ok && sc.GetStatus() != nil {
+		code = sc.GetStatus().GetCode()
+	}
+	s.metrics.observe(info.FullMethod, code, ok && sc.GetStatus() != nil, err, started)
+	return resp, err
+}
+
+// streamInterceptor records the client on the connection and, for
+// ReceiveMessage, the call's latency with the Status it wrote.
+func (s *service) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	started := time.Now()
+	s.attachClient(ss.Context(), ClientIDOf(ss.Context()))
+	if !info.IsServerStream || info.IsClientStream {
+		return handler(srv, ss) // Telemetry
+	}
+	w := &statusSpy{ServerStream: ss}
+	err := handler(srv, w)
+	s.metrics.observe(info.FullMethod, w.code, w.seen, err, started)
+	return err
+}
+
+// statusSpy remembers the first Status a ReceiveMessage stream wrote.
+type statusSpy struct {
+	grpc.ServerStream
+	code v2.Code
+	seen bool
+}
+
+// SendMsg implements grpc.ServerStream.
+func (w *statusSpy) SendMsg(m any) error {
+	if r, ok := m.(*v2.ReceiveMessageResponse); ok && !w.seen && r.GetStatus() != nil {
+		w.code, w.seen = r.GetStatus().GetCode(), true
+	}
+	return w.ServerStream.SendMsg(m)
+}

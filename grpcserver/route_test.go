@@ -1,0 +1,135 @@
+package grpcserver
+
+import (
+	"slices"
+	"testing"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/popshim/popshim/broker/brokertest"
+	"github.com/popshim/popshim/conf"
+)
+
+var accessPoint = &v2.Endpoints{Scheme: v2.AddressScheme_IPv4, Addresses: []*v2.Address{{Host: "127.0.0.1", Port: 8081}}}
+
+// QueryRoute: one queue per queue id with its permission, the topic's
+// message types, this broker with the request's endpoints; a topic
+// created by the look-up itself; the refusals.
+func TestQueryRoute(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	fifo := unique("fifo")
+	f.createTopic(fifo, 3, "FIFO")
+	r, err := f.c.QueryRoute(f.ctx("r@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: fifo}, Endpoints: accessPoint})
+	if err != nil || r.GetStatus().GetCode() != v2.Code_OK || len(r.GetMessageQueues()) != 3 {
+		t.Fatalf("%v %v", r, err)
+	}
+	for i, q := range r.GetMessageQueues() {
+		b := q.GetBroker()
+		if q.GetId() != int32(i) || q.GetPermission() != v2.Permission_READ_WRITE || b.GetName() != brokertest.BrokerName ||
+			b.GetId() != 0 || b.GetEndpoints().GetAddresses()[0].GetPort() != 8081 ||
+			!slices.Equal(q.GetAcceptMessageTypes(), []v2.MessageType{v2.MessageType_FIFO}) {
+			t.Errorf("queue %d: %v", i, q)
+		}
+	}
+	// An unknown topic is created (auto-create is on): NORMAL, the default queue count.
+	fresh := unique("fresh")
+	r, _ = f.c.QueryRoute(f.ctx("r@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: fresh}, Endpoints: accessPoint})
+	if r.GetStatus().GetCode() != v2.Code_OK || len(r.GetMessageQueues()) != int(f.core.Cfg.DefaultTopicQueueNums) ||
+		r.GetMessageQueues()[0].GetAcceptMessageTypes()[0] != v2.MessageType_NORMAL {
+		t.Fatalf("fresh topic: %v", r)
+	}
+	if _, ok := f.core.Broker.Topics.Get(fresh); !ok {
+		t.Error("the topic was not created")
+	}
+	// Without request endpoints this broker is answered with its advertised host and the gRPC port.
+	r, _ = f.c.QueryRoute(f.ctx("r@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: fresh}})
+	a := r.GetMessageQueues()[0].GetBroker().GetEndpoints().GetAddresses()[0]
+	if a.GetHost() != "127.0.0.1" || a.GetPort() != int32(f.srv.svc.routes.port()) || a.GetPort() == 0 {
+		t.Errorf("endpoint without request endpoints: %v", a)
+	}
+	for _, tc := range []struct {
+		topic string
+		id    string
+		want  v2.Code
+	}{
+		{"bad topic", "r@1", v2.Code_ILLEGAL_TOPIC},
+		{"%RETRY%nobody", "r@1", v2.Code_TOPIC_NOT_FOUND},
+		{fifo, "", v2.Code_CLIENT_ID_REQUIRED},
+	} {
+		r, err := f.c.QueryRoute(f.ctx(tc.id), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: tc.topic}, Endpoints: accessPoint})
+		if err != nil || r.GetStatus().GetCode() != tc.want {
+			t.Errorf("%q: %v %v, want %v", tc.topic, r, err, tc.want)
+		}
+	}
+}
+
+// With --auto-create-topic off an unknown topic is TOPIC_NOT_FOUND.
+func TestQueryRouteNoAutoCreate(t *testing.T) {
+	f := newFixture(t, func(c *conf.Config) { c.AutoCreateTopic = false }, nil)
+	r, err := f.c.QueryRoute(f.ctx("r@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "nowhere"}, Endpoints: accessPoint})
+	if err != nil || r.GetStatus().GetCode() != v2.Code_TOPIC_NOT_FOUND {
+		t.Fatalf("%v %v", r, err)
+	}
+	if _, ok := f.core.Broker.Topics.Get("nowhere"); ok {
+		t.Error("topic created with auto-creation off")
+	}
+}
+
+// The endpoint rule for brokers of a route: this broker echoes the
+// request, another gets its host with this endpoint's gRPC port.
+func TestRouteEndpointRule(t *testing.T) {
+	r := newRouteRule(RouteEndpoints{})
+	r.setBoundPort(18081)
+	if ep := r.forBroker(true, "10.0.0.1:10911", accessPoint); ep != accessPoint {
+		t.Errorf("self with request endpoints: %v", ep)
+	}
+	ep := r.forBroker(false, "10.0.0.2:10911", accessPoint)
+	if ep.GetScheme() != v2.AddressScheme_IPv4 || ep.GetAddresses()[0].GetHost() != "10.0.0.2" || ep.GetAddresses()[0].GetPort() != 18081 {
+		t.Errorf("other broker: %v", ep)
+	}
+	if ep := r.forBroker(false, "broker-b.local:10911", nil); ep.GetScheme() != v2.AddressScheme_DOMAIN_NAME {
+		t.Errorf("host name: %v", ep)
+	}
+	if ep := r.forBroker(false, "[::1]:10911", nil); ep.GetScheme() != v2.AddressScheme_IPv6 {
+		t.Errorf("IPv6: %v", ep)
+	}
+	if ep := r.forBroker(false, "", nil); ep != nil {
+		t.Errorf("no address: %v", ep)
+	}
+	adv := newRouteRule(RouteEndpoints{Port: 9876, Advertise: "mq.example:443"})
+	if ep := adv.forBroker(true, "10.0.0.1:10911", nil); ep.GetAddresses()[0].GetHost() != "mq.example" || ep.GetAddresses()[0].GetPort() != 443 {
+		t.Errorf("advertised: %v", ep)
+	}
+	if ep := adv.forBroker(false, "10.0.0.3:10911", nil); ep.GetAddresses()[0].GetPort() != 9876 {
+		t.Errorf("configured port: %v", ep)
+	}
+}
+
+// QueryAssignment: one assignment with queue id -1 for a normal group,
+// one per queue for an orderly group; refusals.
+func TestQueryAssignment(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	topic := unique("assign")
+	f.createTopic(topic, 4, "")
+	req := &v2.QueryAssignmentRequest{Topic: &v2.Resource{Name: topic}, Group: &v2.Resource{Name: "cg_a"}, Endpoints: accessPoint}
+	r, err := f.c.QueryAssignment(f.ctx("a@1"), req)
+	if err != nil || r.GetStatus().GetCode() != v2.Code_OK || len(r.GetAssignments()) != 1 ||
+		r.GetAssignments()[0].GetMessageQueue().GetId() != -1 {
+		t.Fatalf("normal group: %v %v", r, err)
+	}
+	orderly := unique("cg_fifo")
+	f.createOrderlyGroup(orderly)
+	req.Group.Name = orderly
+	r, _ = f.c.QueryAssignment(f.ctx("a@1"), req)
+	if r.GetStatus().GetCode() != v2.Code_OK || len(r.GetAssignments()) != 4 || r.GetAssignments()[3].GetMessageQueue().GetId() != 3 {
+		t.Fatalf("orderly group: %v", r)
+	}
+	req.Group.Name = "bad group"
+	if r, _ := f.c.QueryAssignment(f.ctx("a@1"), req); r.GetStatus().GetCode() != v2.Code_ILLEGAL_CONSUMER_GROUP {
+		t.Errorf("bad group: %v", r)
+	}
+	req.Group.Name, req.Topic.Name = "cg_a", "%DLQ%none"
+	if r, _ := f.c.QueryAssignment(f.ctx("a@1"), req); r.GetStatus().GetCode() != v2.Code_TOPIC_NOT_FOUND {
+		t.Errorf("unknown topic: %v", r)
+	}
+}

@@ -1,0 +1,109 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/grpcserver"
+	"github.com/popshim/popshim/remoting"
+)
+
+// grpcEndpoint is the RocketMQ 5 gRPC endpoint of the process
+// (--grpc-listen): the server, its listener and its Serve goroutine.
+type grpcEndpoint struct {
+	srv    *grpcserver.Server
+	ln     net.Listener
+	served chan error // Serve's result
+}
+
+// startGRPC starts the gRPC endpoint on --grpc-listen over the core of
+// st.Broker, with the TLS policy and certificate of the remoting ports
+// (--tls-mode, --tls-cert/--tls-key), --tls-handshake-timeout,
+// --max-message-size as the largest body, the ACL verifier of the
+// remoting ports, and its metrics in st.Registry (rpc latency in
+// remoting's rocketmq_rpc_latency with protocol_type="grpc"). An empty
+// --grpc-listen leaves it off. Call after the broker listener is bound
+// (routes name the advertised address).
+func (st *Stack) startGRPC(cfg *conf.Config, log zerolog.Logger, reg prometheus.Registerer, labels prometheus.Labels, rm *remoting.Metrics) error {
+	if cfg.GRPCListen == "" {
+		return nil
+	}
+	tlsCfg, err := cfg.TLS.ServerConfig()
+	if err != nil {
+		return fmt.Errorf("stack: grpc: %w", err)
+	}
+	m, err := grpcserver.NewMetrics(reg, nil, rm.RPCLatency())
+	if err != nil {
+		return fmt.Errorf("stack: grpc metrics: %w", err)
+	}
+	gc := grpcserver.DefaultConfig()
+	gc.TLSMode, gc.TLSConfig = cfg.TLS.TLSMode(), tlsCfg
+	if cfg.TLS.HandshakeTimeout > 0 {
+		gc.HandshakeTimeout = cfg.TLS.HandshakeTimeout
+	}
+	gc.Logger = &log
+	gc.Core = st.Broker.Broker
+	gc.Metrics = m
+	gc.Send.MaxBodyBytes = cfg.MaxMessageSize
+	gc.Settings.MaxBodyBytes = int32(min(cfg.MaxMessageSize, 1<<30))
+	if st.Broker.Auth.Enabled() {
+		gc.Auth = grpcserver.NewVerifierAuth(st.Broker.Auth)
+	}
+	srv, err := grpcserver.New(gc)
+	if err != nil {
+		return fmt.Errorf("stack: grpc: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.GRPCListen)
+	if err != nil {
+		return fmt.Errorf("stack: grpc listen %s: %w", cfg.GRPCListen, err)
+	}
+	st.grpc = &grpcEndpoint{srv: srv, ln: ln, served: make(chan error, 1)}
+	go func(g *grpcEndpoint) { g.served <- g.srv.Serve(g.ln) }(st.grpc)
+	return nil
+}
+
+// GRPCAddr is the bound gRPC listen address, "" when the endpoint is off.
+func (st *Stack) GRPCAddr() string {
+	if st.grpc == nil {
+		return ""
+	}
+	return st.grpc.ln.Addr().String()
+}
+
+// GRPCServer is the gRPC endpoint (nil when off), for tests.
+func (st *Stack) GRPCServer() *grpcserver.Server {
+	if st.grpc == nil {
+		return nil
+	}
+	return st.grpc.srv
+}
+
+// stopGRPC stops the gRPC endpoint gracefully within ctx (at least
+// minReplyFlush): no new calls, parked receives answered, running calls
+// finished, push-consumer leases released through the still open writer;
+// then Serve's result. Before the core and the writer close.
+func (st *Stack) stopGRPC(ctx context.Context) error {
+	if st.grpc == nil {
+		return nil
+	}
+	gctx, cancel := atLeast(ctx, minReplyFlush)
+	defer cancel()
+	err := st.grpc.srv.GracefulStop(gctx)
+	select {
+	case serr := <-st.grpc.served:
+		if err == nil {
+			err = serr
+		}
+	case <-time.After(minReplyFlush):
+	}
+	if err != nil {
+		return fmt.Errorf("grpc server: %w", err)
+	}
+	return nil
+}
