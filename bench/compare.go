@@ -93,7 +93,7 @@ func familyOf(mode string) string {
 	return mode
 }
 
-// limitModes are the modes that report a machine limit, not a workload.
+// limitMode reports whether mode measures a machine limit, not a workload.
 func limitMode(mode string) bool { return mode == "raw-storage" || mode == "heartbeat" }
 
 // rowOf extracts the comparable values of r.

@@ -42,7 +42,7 @@ type GRPCOptions struct {
 	RouteWait time.Duration
 }
 
-// grpcDefaults fills zero GRPCOptions fields.
+// normalize fills zero GRPCOptions fields with their defaults.
 func (g *GRPCOptions) normalize() {
 	if g.ReceiveBatch == 0 {
 		g.ReceiveBatch = 32

@@ -24,6 +24,8 @@
 # table below and the goals), machine.txt.
 #
 # Env (defaults in brackets): POPSHIM_BIN, BENCH_OUT [bin/bench], BENCH_ROUNDS [3], BENCH_KEEP,
+#   GBENCH_CLIENT_BIN [POPSHIM_BIN]   the popshim whose `bench` drives the load (a server binary built
+#                           before the gRPC modes existed can be measured with a newer client)
 #   GBENCH_DURATION [10s]   measured phase of each run
 #   GBENCH_CONNS [4]        connections (v5 clients) per run; also --conns of produce and pop
 #   GBENCH_INFLIGHT [32]    calls in flight per connection
@@ -83,6 +85,8 @@ if [ "${GBENCH_TLS:-0}" = 1 ]; then
   serve_tls=(--tls-mode permissive --tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
 fi
 # Does this popshim have a gRPC endpoint? The flag first; whether it answers is probed per start.
+cbin=${GBENCH_CLIENT_BIN:-$bin}
+"$cbin" bench grpc-send --help >/dev/null 2>&1 || { echo "bench-grpc: $cbin has no \`bench grpc-send\` (set GBENCH_CLIENT_BIN)" >&2; exit 2; }
 has_grpc_flag=0
 "$bin" serve --help 2>&1 | grep -q -- '--grpc-listen' && has_grpc_flag=1
 
@@ -118,7 +122,7 @@ start_popshim() {
       grpc_note="\`popshim serve --help\` lists no --grpc-listen (binary $bin)"
     elif ! wait_port 127.0.0.1 "$gport" 10 2>/dev/null; then
       grpc_note="popshim serve --grpc-listen 127.0.0.1:$gport: nothing listens there (the endpoint is not wired into this build)"
-    elif ! "$bin" bench grpc-send --addr "127.0.0.1:$gport" --remoting-addr "$paddr" "${tls[@]}" --duration 1s \
+    elif ! "$cbin" bench grpc-send --addr "127.0.0.1:$gport" --remoting-addr "$paddr" "${tls[@]}" --duration 1s \
         --conns 1 --inflight 1 --route-wait 10s --quiet >"$pdir/probe.log" 2>&1; then
       grpc_note="popshim's gRPC port 127.0.0.1:$gport does not serve a v5 send: $(grep -m1 -E 'bench:|Error|error' "$pdir/probe.log" | cut -c1-200)"
     else
@@ -202,16 +206,16 @@ run_grpc() {
   local common=(--addr "$addr" --remoting-addr "$remoting" "${tls[@]}" --conns "$conns" --quiet)
   if [ "$warmup" != 0 ]; then
     echo "bench-grpc: round $round: $label: warm-up (not measured)"
-    "$bin" bench grpc-send "${common[@]}" --inflight "$inflight" --duration "$warmup" >"$work/warmup.log" 2>&1 \
+    "$cbin" bench grpc-send "${common[@]}" --inflight "$inflight" --duration "$warmup" >"$work/warmup.log" 2>&1 \
       || { cat "$work/warmup.log" >&2; return 1; }
-    "$bin" bench grpc-receive "${common[@]}" --inflight "$recv_inflight" --duration "$warmup" --messages 20000 --settle-max 0 >>"$work/warmup.log" 2>&1 \
+    "$cbin" bench grpc-receive "${common[@]}" --inflight "$recv_inflight" --duration "$warmup" --messages 20000 --settle-max 0 >>"$work/warmup.log" 2>&1 \
       || { cat "$work/warmup.log" >&2; return 1; }
   fi
   echo "bench-grpc: round $round/$rounds: $label: grpc-send"
-  "$bin" bench grpc-send "${common[@]}" --inflight "$inflight" --duration "$duration" --server-pid "$pids" --label "$label" --round "$round" \
+  "$cbin" bench grpc-send "${common[@]}" --inflight "$inflight" --duration "$duration" --server-pid "$pids" --label "$label" --round "$round" \
     --json "$out/send-$label$sfx.json"
   echo "bench-grpc: round $round/$rounds: $label: grpc-receive"
-  "$bin" bench grpc-receive "${common[@]}" --inflight "$recv_inflight" --duration "$duration" --messages "$messages" --settle-max 20s \
+  "$cbin" bench grpc-receive "${common[@]}" --inflight "$recv_inflight" --duration "$duration" --messages "$messages" --settle-max 20s \
     --server-pid "$pids" --label "$label" --round "$round" --json "$out/consume-$label$sfx.json"
 }
 
@@ -220,9 +224,9 @@ run_remoting() {
   local round=$1 sfx=$2 label=popshim-remoting
   local common=(--addr "$paddr" --conns "$conns" --server-pid "$ppid" --label "$label" --round "$round" --duration "$duration" --quiet)
   echo "bench-grpc: round $round/$rounds: $label: produce"
-  "$bin" bench produce "${common[@]}" --inflight "$inflight" --json "$out/send-$label$sfx.json"
+  "$cbin" bench produce "${common[@]}" --inflight "$inflight" --json "$out/send-$label$sfx.json"
   echo "bench-grpc: round $round/$rounds: $label: pop"
-  "$bin" bench pop "${common[@]}" --messages "$pop_messages" --settle-max 20s --json "$out/consume-$label$sfx.json"
+  "$cbin" bench pop "${common[@]}" --messages "$pop_messages" --settle-max 20s --json "$out/consume-$label$sfx.json"
 }
 
 machine_note | tee "$out/machine.txt"
@@ -279,11 +283,11 @@ for kind in send consume; do
   mapfile -t rs < <(reports "$kind")
   [ "${#rs[@]}" -gt 0 ] || continue
   echo "## $kind" | tee "$out/compare-$kind.md"
-  "$bin" bench compare "${rs[@]}" | tee -a "$out/compare-$kind.md"
+  "$cbin" bench compare "${rs[@]}" | tee -a "$out/compare-$kind.md"
   mapfile -t first < <(printf '%s\n' "${rs[@]}" | grep -v -- '-r[0-9]*\.json$')
   plot=grpc-send.svg
   [ "$kind" = consume ] && plot=grpc-receive.svg
-  "$bin" bench plot -o "$out/$plot" "${first[@]}" || true
+  "$cbin" bench plot -o "$out/$plot" "${first[@]}" || true
 done
 python3 "$here/grpc_summary.py" "$out" "$rmqver" "$skipped" | tee "$out/summary.md"
 echo "bench-grpc: results in $out (summary.md, compare-*.md, *.svg, *.json)"
