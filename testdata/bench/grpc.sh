@@ -33,6 +33,9 @@
 #   GBENCH_RECV_INFLIGHT [8] ReceiveMessage calls in flight per connection (each up to 32 messages)
 #   GBENCH_POP_MESSAGES [300000] messages produced before the remoting pop run (it is fast)
 #   GBENCH_WARMUP [5s]      warm-up send run (0: no warm-up)
+#   GBENCH_CPU_RATE [3000]  after the open-loop runs on popshim, grpc-send and produce paced at this many
+#                           messages/s (paced-LABEL[-rK].json, compare-paced.md): server CPU per message at
+#                           equal load, where the open-loop runs compare it at different rates; 0: none
 #   GBENCH_SYSTEMS [popshim-grpc proxy-popshim proxy-rocketmq]   systems, in order (popshim-grpc also
 #                           runs popshim-remoting)
 #   GBENCH_TLS [0]          1: the v5 clients connect with TLS (popshim --tls-mode permissive with a
@@ -54,13 +57,14 @@ trap 'exit 130' INT TERM
 bench_settings bench-grpc
 out="$out/grpc"
 mkdir -p "$out"
-rm -f "$out"/send-*.json "$out"/consume-*.json "$out"/compare-*.md "$out"/*.svg "$out/summary.md"
+rm -f "$out"/send-*.json "$out"/consume-*.json "$out"/paced-*.json "$out"/compare-*.md "$out"/*.svg "$out/summary.md"
 duration=${GBENCH_DURATION:-10s}
 conns=${GBENCH_CONNS:-4}
 inflight=${GBENCH_INFLIGHT:-32}
 messages=${GBENCH_MESSAGES:-100000}
 recv_inflight=${GBENCH_RECV_INFLIGHT:-8}
 pop_messages=${GBENCH_POP_MESSAGES:-300000}
+cpu_rate=${GBENCH_CPU_RATE:-3000}
 warmup=${GBENCH_WARMUP:-5s}
 systems=${GBENCH_SYSTEMS:-popshim-grpc proxy-popshim proxy-rocketmq}
 heap=${GBENCH_HEAP:-1g}
@@ -219,6 +223,21 @@ run_grpc() {
     --server-pid "$pids" --label "$label" --round "$round" --json "$out/consume-$label$sfx.json"
 }
 
+# run_paced ROUND SUFFIX: grpc-send (when the endpoint answers) and produce at cpu_rate messages/s.
+run_paced() {
+  local round=$1 sfx=$2
+  [ "$cpu_rate" != 0 ] || return 0
+  local common=(--conns "$conns" --inflight "$inflight" --rate "$cpu_rate" --duration "$duration" --server-pid "$ppid"
+    --round "$round" --quiet)
+  if [ -n "$pgrpc" ]; then
+    echo "bench-grpc: round $round/$rounds: popshim-grpc: grpc-send at $cpu_rate/s"
+    "$cbin" bench grpc-send "${common[@]}" --addr "$pgrpc" --remoting-addr "$paddr" "${tls[@]}" --label popshim-grpc \
+      --json "$out/paced-popshim-grpc$sfx.json"
+  fi
+  echo "bench-grpc: round $round/$rounds: popshim-remoting: produce at $cpu_rate/s"
+  "$cbin" bench produce "${common[@]}" --addr "$paddr" --label popshim-remoting --json "$out/paced-popshim-remoting$sfx.json"
+}
+
 # run_remoting ROUND SUFFIX: popshim's remoting path on the running popshim (produce, then pop+ack).
 run_remoting() {
   local round=$1 sfx=$2 label=popshim-remoting
@@ -245,6 +264,7 @@ for round in $(seq 1 "$rounds"); do
           skipped=$grpc_note
         fi
         run_remoting "$round" "$sfx"
+        run_paced "$round" "$sfx"
         stop_bg popshim
         ;;
       proxy-popshim)
@@ -279,12 +299,13 @@ reports() {
     done
   done
 }
-for kind in send consume; do
+for kind in send consume paced; do
   mapfile -t rs < <(reports "$kind")
   [ "${#rs[@]}" -gt 0 ] || continue
   echo "## $kind" | tee "$out/compare-$kind.md"
   "$cbin" bench compare "${rs[@]}" | tee -a "$out/compare-$kind.md"
   mapfile -t first < <(printf '%s\n' "${rs[@]}" | grep -v -- '-r[0-9]*\.json$')
+  [ "$kind" != paced ] || continue
   plot=grpc-send.svg
   [ "$kind" = consume ] && plot=grpc-receive.svg
   "$cbin" bench plot -o "$out/$plot" "${first[@]}" || true
