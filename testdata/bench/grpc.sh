@@ -29,9 +29,9 @@
 #   GBENCH_DURATION [10s]   measured phase of each run
 #   GBENCH_CONNS [4]        connections (v5 clients) per run; also --conns of produce and pop
 #   GBENCH_INFLIGHT [32]    calls in flight per connection
-#   GBENCH_MESSAGES [100000] messages sent before each receive run
+#   GBENCH_MESSAGES [300000] messages sent before each receive run
 #   GBENCH_RECV_INFLIGHT [8] ReceiveMessage calls in flight per connection (each up to 32 messages)
-#   GBENCH_POP_MESSAGES [300000] messages produced before the remoting pop run (it is fast)
+#   GBENCH_POP_MESSAGES [400000] messages produced before the remoting pop run (it is fast)
 #   GBENCH_WARMUP [5s]      warm-up send run (0: no warm-up)
 #   GBENCH_CPU_RATE [3000]  after the open-loop runs on popshim, grpc-send and produce paced at this many
 #                           messages/s (paced-LABEL[-rK].json, compare-paced.md): server CPU per message at
@@ -61,9 +61,9 @@ rm -f "$out"/send-*.json "$out"/consume-*.json "$out"/paced-*.json "$out"/compar
 duration=${GBENCH_DURATION:-10s}
 conns=${GBENCH_CONNS:-4}
 inflight=${GBENCH_INFLIGHT:-32}
-messages=${GBENCH_MESSAGES:-100000}
+messages=${GBENCH_MESSAGES:-300000}
 recv_inflight=${GBENCH_RECV_INFLIGHT:-8}
-pop_messages=${GBENCH_POP_MESSAGES:-300000}
+pop_messages=${GBENCH_POP_MESSAGES:-400000}
 cpu_rate=${GBENCH_CPU_RATE:-3000}
 warmup=${GBENCH_WARMUP:-5s}
 systems=${GBENCH_SYSTEMS:-popshim-grpc proxy-popshim proxy-rocketmq}
