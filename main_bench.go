@@ -29,6 +29,7 @@ func benchCommand() *cobra.Command {
 	cmd.AddCommand(
 		benchMode("pop", "Pop+ack throughput: one POP in flight per queue, every message ACKed", bench.RunPop),
 		benchMode("produce", "SEND_MESSAGE_V2 throughput", bench.RunProduce),
+		benchMode("txn", "Transactional produce: half SEND then END_TRANSACTION commit per message, and the time from the commit to a PULL long poll seeing the message", bench.RunTxn),
 		benchMode("timer", "Timer delivery: N TIMER_DELIVER_MS messages due at once, drain rate and lateness (needs --metrics-url); --rate R adds a concurrent ACK stream, its latency during and outside the drain", bench.RunTimer),
 		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
 		benchGRPCMode("grpc-send", "v5 gRPC SendMessage throughput against a gRPC endpoint (popshim --grpc-listen or rocketmq-proxy)", false, bench.RunGRPCSend),

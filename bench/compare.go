@@ -13,7 +13,7 @@ import (
 type Row struct {
 	Label         string
 	Mode          string
-	OpsPerSec     float64 // main series: ack, pop→ack, send, heartbeat; raw-storage mutations
+	OpsPerSec     float64 // main series: ack, pop→ack, send, acked, commit (txn), heartbeat; raw-storage mutations
 	AckP50Ms      float64
 	AckP99Ms      float64
 	AckBurstP99Ms float64 // ACK p99 while a CHANGE burst was outstanding
@@ -73,6 +73,8 @@ func mainSeries(mode string) string {
 		return "send"
 	case "grpc-receive":
 		return "acked"
+	case "txn":
+		return "commit"
 	case "heartbeat":
 		return "heartbeat"
 	}

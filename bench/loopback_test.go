@@ -109,3 +109,24 @@ func TestRunPopAndProduceLoopback(t *testing.T) {
 	stored := st.Store.MaxOffset("produce_topic", 0) + st.Store.MaxOffset("produce_topic", 1)
 	require.Equal(t, send.OK, stored)
 }
+
+// TestRunTxnLoopback: the txn mode commits every half it sends (nothing
+// refused, nothing left pending), the topic holds exactly the committed
+// messages, and the PULL readers saw committed messages.
+func TestRunTxnLoopback(t *testing.T) {
+	st := startPopshim(t, "group")
+	r, err := RunTxn(context.Background(), Options{Addr: st.BrokerAddr(), Messages: 500, Conns: 2, Inflight: 4,
+		Duration: 30 * time.Second, CreateTopic: true, Topic: "txn_topic", Queues: 2})
+	require.NoError(t, err)
+	require.True(t, r.Exhausted)
+	half, _ := r.SeriesByName("half")
+	commit, _ := r.SeriesByName("commit")
+	visible, _ := r.SeriesByName("visible")
+	require.EqualValues(t, 500, half.OK)
+	require.EqualValues(t, 500, commit.OK)
+	require.Zero(t, half.Errors+half.Busy+commit.Errors+commit.Busy)
+	require.Positive(t, visible.OK)
+	require.LessOrEqual(t, visible.OK, int64(500))
+	require.Zero(t, st.Store.PendingHalves())
+	require.EqualValues(t, 500, st.Store.MaxOffset("txn_topic", 0)+st.Store.MaxOffset("txn_topic", 1))
+}

@@ -32,8 +32,15 @@ package broker
 //     its queue when due; the result carries the entry's offsetMsgId and
 //     queueOffset 0. A time now or past stores at once. Not delayed: DLQ
 //     diversions, messages already carrying TIMER_OUT_MS.
-//   - Not served: transactional half messages (TRAN_MSG=true) are refused
-//     with NO_PERMISSION, as a Java broker with rejectTransactionMessage.
+//   - A half message (transaction.IsHalf: TRAN_MSG=true, unless
+//     reconsumeTimes > 0 and a DELAY level is set, as Java decides for
+//     clients before 4.6.1) passes the same checks and gets the same
+//     properties, then is stored as a half (broker/transaction.go,
+//     send_half.go) instead of in its queue; no delay resolution (a DELAY
+//     or timer property acts when it is committed). The result:
+//     OffsetMsgID the half's offsetMsgId (END_TRANSACTION's
+//     commitLogOffset), QueueID the real queue, QueueOffset the half's
+//     sequence number (tranStateTableOffset), TransactionID its UNIQ_KEY.
 //
 // Behaviour of a batch (SendRequest.Batch):
 //   - Validated like a single message; %RETRY% topics and topics longer
@@ -48,16 +55,21 @@ package broker
 //     refused with MESSAGE_ILLEGAL (CommitLog.asyncPutMessages); DELAY and
 //     TIMER_* properties of the entries are stored as given and not acted
 //     on, as in Java (the schedule hook sees only single messages).
+//   - No transactions: a batch whose sysFlag carries a transaction type
+//     (prepared, commit or rollback) is refused with MESSAGE_ILLEGAL
+//     (CommitLog.asyncPutMessages); the entries' own TRAN_MSG properties
+//     are stored as given, as in Java.
 //
 // Errors (*Error codes): TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not
-// writable, transactional message, or a topic producers may not write
+// writable, or a topic producers may not write
 // (meta.IsSendForbidden: SCHEDULE_TOPIC_XXXX, the transaction topics,
 // SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, TBW102, rmq_sys_*);
 // INVALID_PARAMETER (29) queueId out of range; MESSAGE_ILLEGAL (13) body
 // too large or bad properties, a timer message over --timer-max-delay-sec
 // or with a non-numeric timer property ("timer message illegal, …" as
 // Java's WHEEL_TIMER_MSG_ILLEGAL), and for a batch an empty or undecodable
-// body, a %RETRY% topic or a topic over 127 characters; SYSTEM_ERROR (1)
+// body, a %RETRY% topic, a topic over 127 characters or a transaction
+// sysFlag, a half message without producer group; SYSTEM_ERROR (1)
 // bad topic name, failed write; SYSTEM_BUSY (2) writer lane or queued bytes
 // full, or "[TIMEOUT_CLEAN_QUEUE]" after waiting
 // --wait-time-mills-in-send-queue; SERVICE_NOT_AVAILABLE (14) disk above
@@ -73,6 +85,7 @@ import (
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/broker/timer"
+	"github.com/popshim/popshim/broker/transaction"
 	"github.com/popshim/popshim/codec"
 )
 
@@ -148,6 +161,11 @@ type SendResult struct {
 	// message (SendMessageResponseHeader.recallHandle; timer_delete.go);
 	// "" for anything else.
 	RecallHandle string
+	// TransactionID is the UNIQ_KEY of a single message, as
+	// SendMessageResponseHeader.transactionId carries it for every SEND;
+	// for a half message the id END_TRANSACTION and the checks name
+	// (gRPC: SendResultEntry.transaction_id). "" for a batch.
+	TransactionID string
 }
 
 // sendTarget is where a send lands after validation.
@@ -171,10 +189,6 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 		done(SendResult{}, b.bodyTooLarge(len(r.Body)))
 		return
 	}
-	if v, _ := codec.PropertyValue(r.Properties, codec.PropertyTransactionPrepared); strings.EqualFold(v, "true") {
-		done(SendResult{}, Errorf(codec.NoPermission, "the broker[%s] sending transaction message is forbidden: popshim does not serve transactions", b.Settings.BrokerName))
-		return
-	}
 	t, e := b.sendTargetOf(&r)
 	if e != nil {
 		done(SendResult{}, e)
@@ -189,6 +203,10 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 	var err error
 	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.Settings.ClusterName); err != nil {
 		done(SendResult{}, &Error{Code: codec.MessageIllegal, Remark: err.Error()})
+		return
+	}
+	if transaction.IsHalf(t.props, r.ReconsumeTimes) {
+		b.sendHalf(&r, t, uniq, now, done)
 		return
 	}
 	var due int64

@@ -21,8 +21,9 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 		done(SendResult{}, b.bodyTooLarge(len(r.Body)))
 		return
 	}
-	if v, _ := codec.PropertyValue(r.Properties, codec.PropertyDelayTimeLevel); atoiPositive(v) {
-		// CommitLog.asyncPutMessages refuses a batch with a delay level.
+	if v, _ := codec.PropertyValue(r.Properties, codec.PropertyDelayTimeLevel); atoiPositive(v) || codec.TransactionType(r.SysFlag) != codec.SysFlagTransactionNotType {
+		// CommitLog.asyncPutMessages refuses a batch with a delay level or a
+		// transaction type.
 		done(SendResult{}, Errorf(codec.MessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", b.Settings.MaxMessageBytes))
 		return
 	}

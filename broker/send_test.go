@@ -9,6 +9,7 @@ import (
 
 	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/brokertest"
+	"github.com/popshim/popshim/broker/transaction"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
 )
@@ -185,8 +186,18 @@ func TestCoreSendRefusals(t *testing.T) {
 		{"unknown topic", sendReq("NoSuchTopic", 0, "x", ""), codec.TopicNotExist, "topic[NoSuchTopic] not exist, apply first please!"},
 		{"body too large", sendReq("TopicR", 0, strings.Repeat("x", 1025), ""), codec.MessageIllegal, "the message body size 1025 over max value 1024"},
 		{"queue out of range", sendReq("TopicR", 2, "x", ""), codec.InvalidParameter, "request queueId[2] is illegal, topic:[TopicR] topicConfig.writeQueueNums:[2]"},
-		{"transaction", sendReq("TopicR", 0, "x", props(t, codec.PropertyTransactionPrepared, "true")), codec.NoPermission,
-			"the broker[" + brokertest.BrokerName + "] sending transaction message is forbidden: popshim does not serve transactions"},
+		{"half without producer group", func() broker.SendRequest {
+			r := sendReq("TopicR", 0, "x", props(t, codec.PropertyTransactionPrepared, "true"))
+			r.ProducerGroup = ""
+			return r
+		}(), codec.MessageIllegal, "transaction: half message without producer group"},
+		{"half to a forbidden topic", sendReq(transaction.HalfTopic, 0, "x", props(t, codec.PropertyTransactionPrepared, "true")), codec.NoPermission,
+			"Sending message to topic[" + transaction.HalfTopic + "] is forbidden."},
+		{"batch with a transaction sysFlag", func() broker.SendRequest {
+			r := batchReq(t, "TopicR", 0, "", "a")
+			r.SysFlag = codec.SysFlagTransactionPrepared
+			return r
+		}(), codec.MessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 1024B, msg properties length limit 32KB."},
 		{"forbidden topic", sendReq("TBW102", 0, "x", ""), codec.NoPermission, "Sending message to topic[TBW102] is forbidden."},
 		{"bad topic name", sendReq("bad topic!", 0, "x", ""), codec.SystemError, ""},
 		{"timer too far", sendReq("TopicR", 0, "x", props(t, codec.PropertyTimerDelaySec, "999999999")), codec.MessageIllegal, f.Broker.Delay.IllegalRemark()},

@@ -80,7 +80,7 @@ func (j *sendJob) Done(err error) {
 		return
 	}
 	b, t := j.b, j.t
-	res := SendResult{MsgID: j.uniq, Topic: t.topic, QueueID: t.queueID, Count: j.n}
+	res := SendResult{MsgID: j.uniq, TransactionID: j.uniq, Topic: t.topic, QueueID: t.queueID, Count: j.n}
 	if j.n > 1 {
 		res.OffsetMsgID = string(j.ids)
 	} else {

@@ -123,6 +123,7 @@ type endJob struct {
 	reason  string // refusal reason (transaction.Reason*), "" when applied
 	topic   string // real topic
 	stored  int64  // the half's store time
+	body    int    // the message body's size (throughput metric)
 	timerAt int64  // >0: committed as a timer entry due then
 }
 
@@ -148,7 +149,7 @@ func (j *endJob) Apply(tx *popstore.Txn) error {
 	if err != nil {
 		return j.refuse(transaction.ReasonIllegal, Errorf(codec.SystemError, "stored half message unreadable: %v", err))
 	}
-	j.stored = m.StoreTimestamp
+	j.stored, j.body = m.StoreTimestamp, len(m.Body)
 	j.topic, _ = m.Property(codec.PropertyRealTopic)
 	now := b.Now()
 	if imm, ok := transaction.ImmunityMillis(m.Properties, b.Transactions.Settings().TimeoutMillis); ok && !r.FromTransactionCheck && now-j.stored > imm {
@@ -206,6 +207,13 @@ func (j *endJob) Done(err error) {
 		m.Commits.WithLabelValues(j.topic).Inc()
 		m.FinishLatency.WithLabelValues(j.topic).Observe(float64(max(b.Now()-j.stored, 0)) / float64(time.Second/time.Millisecond))
 		b.Metrics.PutNums.Add(1)
+		// Counted in the real topic's messages_in (type transaction), so
+		// that TOPIC_PUT_NUMS shows committed messages as Java's
+		// BrokerStatsManager does (EndTransactionProcessor.sendFinalMessage);
+		// Java's OpenTelemetry messages_in counts only the half.
+		sys := IsSystemTopic(j.topic)
+		b.Metrics.MessagesIn.WithLabelValues(j.topic, "transaction", sys).Inc()
+		b.Metrics.ThroughputIn.WithLabelValues(j.topic, "transaction", sys).Add(float64(j.body))
 		if j.timerAt > 0 {
 			b.Timers.NoteDurable(j.timerAt)
 			b.Metrics.TimerEnqueued.Inc()

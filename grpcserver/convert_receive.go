@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -59,13 +60,16 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 	if !ok {
 		return nil, fmt.Errorf("grpcserver: record %s queue %d offset %d has no %s property", m.Topic, m.QueueID, m.QueueOffset, codec.PropertyPopCK)
 	}
-	handle, ei, err := receiptHandleOf(ck, m.PhysicalOffset)
+	handle, ei, err := receiptHandleOf(validUTF8(ck), m.PhysicalOffset)
 	if err != nil {
 		return nil, err
 	}
 	props := codec.DecodeProperties(m.Properties)
+	if !utf8.ValidString(m.Properties) {
+		props = validUTF8Props(props)
+	}
 	sp := &v2.SystemProperties{
-		MessageId:         m.MsgID(),
+		MessageId:         validUTF8(m.MsgID()),
 		ReceiptHandle:     &handle,
 		InvisibleDuration: durationpb.New(time.Duration(ei.InvisibleTime) * time.Millisecond),
 		QueueId:           m.QueueID,
@@ -120,7 +124,7 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 		}
 	}
 	return &v2.Message{
-		Topic:            &v2.Resource{Name: m.Topic},
+		Topic:            &v2.Resource{Name: validUTF8(m.Topic)},
 		UserProperties:   user,
 		SystemProperties: sp,
 		Body:             body,
@@ -128,6 +132,27 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// validUTF8 returns s with every invalid UTF-8 sequence replaced by
+// U+FFFD, as Java's UTF-8 decoding of the same bytes gives the proxy's
+// clients: protobuf refuses to marshal a string field that is not UTF-8,
+// so a remoting producer's non-UTF-8 topic, key or property would
+// otherwise make the message undeliverable over gRPC.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// validUTF8Props is props with validUTF8 applied to every key and value.
+func validUTF8Props(props map[string]string) map[string]string {
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		out[validUTF8(k)] = validUTF8(v)
+	}
+	return out
+}
 
 // messageTypeOf is GrpcConverter's message_type rule.
 func messageTypeOf(props map[string]string) v2.MessageType {

@@ -1,10 +1,10 @@
 package handler_test
 
 // END_TRANSACTION (37) and CHECK_TRANSACTION_STATE (39) over real TCP. The
-// SEND path does not store half messages yet, so the half is stored
-// through the core's entry point (broker.PrepareHalf); everything after it
-// goes over the wire as a producer's would: HEART_BEAT naming the producer
-// group, the broker's oneway check, the producer's END_TRANSACTION.
+// half is stored through the core's entry point (broker.PrepareHalf;
+// send_half_test.go stores them with SEND); everything after it goes over
+// the wire as a producer's would: HEART_BEAT naming the producer group,
+// the broker's oneway check, the producer's END_TRANSACTION.
 
 import (
 	"context"

@@ -57,7 +57,7 @@ func TestSendMessage_Refusals(t *testing.T) {
 	require.Equal(t, codec.TopicNotExist, code("NOPE", 0, "x", sendOpts{}))
 	require.Equal(t, codec.InvalidParameter, code("T", 2, "x", sendOpts{}))
 	require.Equal(t, codec.MessageIllegal, code("T", 0, strings.Repeat("x", 2000), sendOpts{}))
-	require.Equal(t, codec.NoPermission, code("T", 0, "x", sendOpts{props: map[string]string{codec.PropertyTransactionPrepared: "true"}}))
+	require.Equal(t, codec.NoPermission, code("RMQ_SYS_TRANS_HALF_TOPIC", 0, "x", sendOpts{props: map[string]string{codec.PropertyTransactionPrepared: "true"}}))
 	require.Equal(t, codec.SystemError, code("bad topic!", 0, "x", sendOpts{}))
 	req := sendReq("T", 0, []byte("x"), sendOpts{})
 	delete(req.ExtFields, "b")

@@ -25,10 +25,12 @@ type txnChecker struct {
 	opaque  atomic.Int32
 }
 
-// ServeTransactionChecks makes srv, the broker listener, the way the
-// core's check-back loop reaches producers. Call once the server started.
-func (b *Broker) ServeTransactionChecks(srv *remoting.Server) {
-	b.Transactions.SetChecker(&txnChecker{clients: b.Clients, srv: srv})
+// ServeTransactionChecks makes srv, the broker listener, one way the
+// core's check-back loop reaches producers (transaction.Loop.AddChecker;
+// a gRPC endpoint adds its own). Call once the server started; the
+// returned function takes it out again.
+func (b *Broker) ServeTransactionChecks(srv *remoting.Server) (remove func()) {
+	return b.Transactions.AddChecker(&txnChecker{clients: b.Clients, srv: srv})
 }
 
 // Check sends c to one live producer of c.ProducerGroup; false when none

@@ -26,7 +26,7 @@
 // inside the writer.
 //
 // Callers: package broker builds one Loop (New), installs the protocol
-// adapter's Checker (SetChecker), starts it and stops it before the writer
+// adapters' Checkers (AddChecker: one per protocol, tried in turn), starts it and stops it before the writer
 // closes; its END_TRANSACTION and half-message entry points use the
 // conversions. This package must not answer the network or import
 // handler/, remoting/ or another subsystem's package: the store, writer,

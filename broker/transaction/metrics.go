@@ -21,6 +21,10 @@ const (
 // (broker/.../metrics/BrokerMetricsConstant.java) where the meaning
 // matches; the rest use the popshim_ prefix. The broker registers them.
 type Metrics struct {
+	// Prepared: popshim_half_messages_stored_total{topic} (real topic),
+	// half messages made durable by SEND (Java keeps this count per topic
+	// in TransactionMetrics behind its rocketmq_half_messages gauge).
+	Prepared *prometheus.CounterVec
 	// Commits: rocketmq_commit_messages_total{topic} (real topic).
 	Commits *prometheus.CounterVec
 	// Rollbacks: rocketmq_rollback_messages_total{topic}.
@@ -43,6 +47,9 @@ type Metrics struct {
 // NewMetrics returns unregistered series.
 func NewMetrics() *Metrics {
 	return &Metrics{
+		Prepared: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_half_messages_stored_total", Help: "Half messages stored by SEND, by real topic.",
+		}, []string{"topic"}),
 		Commits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rocketmq_commit_messages_total", Help: "Half messages committed to their real topic.",
 		}, []string{"topic"}),
@@ -76,7 +83,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, pending func() int64) erro
 	half := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rocketmq_half_messages", Help: "Half messages waiting for END_TRANSACTION.",
 	}, func() float64 { return float64(pending()) })
-	for _, c := range []prometheus.Collector{m.Commits, m.Rollbacks, m.FinishLatency, m.Checks, m.Unsent,
+	for _, c := range []prometheus.Collector{m.Prepared, m.Commits, m.Rollbacks, m.FinishLatency, m.Checks, m.Unsent,
 		m.CheckMax, m.Refused, half} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError

@@ -24,9 +24,11 @@
 # tiered-store jars stay 5.5.1); the script prints which jars it runs.
 #
 # Per round and system: ack (label rocketmq-5.5.1-CONFIG or popshim-group,
-# JSON anchor-LABEL[-rK].json), pop (anchor-pop-LABEL[-rK].json) and produce
-# (anchor-produce-LABEL[-rK].json); bench compare of each workload goes to
-# compare-anchor.md. With BENCH_CURVE, round 1 of ANCHOR_CURVE_CONFIG also
+# JSON anchor-LABEL[-rK].json), pop (anchor-pop-LABEL[-rK].json), produce
+# (anchor-produce-LABEL[-rK].json) and, when ANCHOR_WORKLOADS names it, txn
+# (`bench txn`: half SEND + END_TRANSACTION commit, and commit-to-PULL
+# visibility; anchor-txn-LABEL[-rK].json, its table in txn-anchor.md);
+# bench compare of each workload goes to compare-anchor.md. With BENCH_CURVE, round 1 of ANCHOR_CURVE_CONFIG also
 # runs the latency-against-load points (curve-LABEL-PCT.json), which
 # run.sh's curve plot picks up when both write to the same BENCH_OUT.
 #
@@ -35,6 +37,8 @@
 # BENCH_CHANGE_PERIOD, BENCH_ROUNDS, BENCH_ARGS, BENCH_KEEP, BENCH_CURVE,
 # BENCH_CURVE_DURATION) and
 #   ANCHOR_CONFIGS [kv default syncflush]      RocketMQ configurations, in order
+#   ANCHOR_WORKLOADS [ack pop produce]         workloads of each round: ack, pop, produce, txn
+#   ANCHOR_TXN_INFLIGHT [8]                    txn: transactions in flight per connection
 #   ANCHOR_CURVE_CONFIG [default]             the configuration of the curve points
 #   ANCHOR_POPSHIM [1]                         0: no popshim runs in the series
 #   ANCHOR_CYCLE_MESSAGES [300000]             messages of each pop / produce run
@@ -109,7 +113,7 @@ cycle=${ANCHOR_CYCLE_MESSAGES:-300000}
 warmup=${ANCHOR_WARMUP:-5s}
 curve=${BENCH_CURVE-10 25 50 75 100}
 curve_duration=${BENCH_CURVE_DURATION:-6s}
-rm -f "$out"/anchor-*.json "$out"/curve-rocketmq-*.json "$out"/compare-anchor.md
+rm -f "$out"/anchor-*.json "$out"/curve-rocketmq-*.json "$out"/compare-anchor.md "$out"/txn-anchor.md
 nsport=$(free_port_block 0)
 cat >"$home/namesrv.conf" <<EOF
 listenPort=$nsport
@@ -182,9 +186,20 @@ stop_target() {
   if [ "$1" = popshim-group ]; then stop_bg popshim; else stop_bg broker 60; fi
 }
 
-# warm_up: an unmeasured ack run against a freshly started JVM.
+workloads=" ${ANCHOR_WORKLOADS:-ack pop produce} "
+txn_inflight=${ANCHOR_TXN_INFLIGHT:-8}
+# runs W: whether workload W is in ANCHOR_WORKLOADS.
+runs() { case $workloads in *" $1 "*) return 0 ;; esac; return 1; }
+
+# warm_up: an unmeasured run (ack, or txn when ack is not run) against a
+# freshly started JVM.
 warm_up() {
   [ "$warmup" != 0 ] || return 0
+  if ! runs ack && runs txn; then
+    "$bin" bench txn --addr "$addr" --broker-name "$bname" --duration "$warmup" --messages 200000 \
+      --conns "$conns" --inflight "$txn_inflight" --quiet >/dev/null 2>&1 || true
+    return 0
+  fi
   "$bin" bench --addr "$addr" --broker-name "$bname" --duration "$warmup" --messages 200000 \
     --conns "$conns" --inflight "$inflight" --change-burst "$burst" --settle-max 0 --quiet >/dev/null 2>&1 || true
 }
@@ -207,21 +222,33 @@ for t in $targets; do
     echo "anchor: round $round: $label: warm-up ($warmup, not measured)"
     warm_up
   fi
-  echo "anchor: round $round/$rounds: $label: ack"
-  # shellcheck disable=SC2086
-  "$bin" bench --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$messages" \
-    --conns "$conns" --inflight "$inflight" --rate "$rate" --change-burst "$burst" --change-period "$period" \
-    --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" --json "$out/anchor-$label$sfx.json" --quiet ${BENCH_ARGS:-}
-  echo "anchor: round $round/$rounds: $label: pop"
-  "$bin" bench pop --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$cycle" \
-    --conns "$conns" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
-    --json "$out/anchor-pop-$label$sfx.json" --quiet
-  echo "anchor: round $round/$rounds: $label: produce"
-  "$bin" bench produce --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$cycle" \
-    --conns "$conns" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
-    --json "$out/anchor-produce-$label$sfx.json" --quiet
+  if runs ack; then
+    echo "anchor: round $round/$rounds: $label: ack"
+    # shellcheck disable=SC2086
+    "$bin" bench --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$messages" \
+      --conns "$conns" --inflight "$inflight" --rate "$rate" --change-burst "$burst" --change-period "$period" \
+      --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" --json "$out/anchor-$label$sfx.json" --quiet ${BENCH_ARGS:-}
+  fi
+  if runs pop; then
+    echo "anchor: round $round/$rounds: $label: pop"
+    "$bin" bench pop --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$cycle" \
+      --conns "$conns" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
+      --json "$out/anchor-pop-$label$sfx.json" --quiet
+  fi
+  if runs produce; then
+    echo "anchor: round $round/$rounds: $label: produce"
+    "$bin" bench produce --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$cycle" \
+      --conns "$conns" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
+      --json "$out/anchor-produce-$label$sfx.json" --quiet
+  fi
+  if runs txn; then
+    echo "anchor: round $round/$rounds: $label: txn"
+    "$bin" bench txn --addr "$addr" --broker-name "$bname" --duration "$duration" --messages "$cycle" \
+      --conns "$conns" --inflight "$txn_inflight" --server-pid "$spid" "${m[@]}" --label "$label" --round "$round" \
+      --json "$out/anchor-txn-$label$sfx.json" --quiet
+  fi
   stop_target "$t"
-  if [ "$round" = 1 ] && [ "$t" = "$curve_cfg" ] && [ -n "$curve" ]; then
+  if runs ack && [ "$round" = 1 ] && [ "$t" = "$curve_cfg" ] && [ -n "$curve" ]; then
     max=$(ack_rate "$out/anchor-$label.json")
     for pct in $curve; do
       r=$(( max * pct / 100 ))
@@ -242,7 +269,7 @@ done
 stop_bg namesrv 30
 
 : >"$out/compare-anchor.md"
-for w in ack pop produce; do
+for w in $workloads; do
   pre="anchor-"
   [ "$w" = ack ] || pre="anchor-$w-"
   reports=()
@@ -257,6 +284,9 @@ for w in ack pop produce; do
   echo "## $w" | tee -a "$out/compare-anchor.md"
   "$bin" bench compare "${reports[@]}" | tee -a "$out/compare-anchor.md"
 done
+if runs txn; then
+  txn_table "$out" "popshim-group" | tee "$out/txn-anchor.md"
+fi
 curves=()
 while read -r f; do curves+=("$f"); done < <(curve_reports "$out")
 if [ "${#curves[@]}" -gt 0 ]; then

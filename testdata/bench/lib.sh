@@ -163,3 +163,41 @@ curve_reports() {
     done
   done
 }
+
+# txn_table DIR BASE: the txn runs of DIR (anchor-txn-*.json) as a Markdown
+# table (commits/s, END p50/p99, commit-to-visibility p50/p99, half SEND
+# p99, errors), then per label the median ratio of BASE's commits/s to it
+# and of its visibility p50 to BASE's, over the rounds both ran.
+txn_table() {
+  python3 - "$1" "$2" <<'PY'
+import glob, json, os, re, statistics, sys
+d, base = sys.argv[1], sys.argv[2]
+runs = {}
+for f in sorted(glob.glob(os.path.join(d, "anchor-txn-*.json"))):
+    r = json.load(open(f))
+    s = {x["name"]: x for x in r["series"]}
+    m = re.search(r"-r(\d+)\.json$", f)
+    rnd = r.get("round") or (int(m.group(1)) if m else 1)
+    runs.setdefault(r["label"], {})[rnd] = (s, r.get("machine", {}).get("loadavg1", 0))
+ms = lambda s, k, p: s[k]["latency_us"][p] / 1000
+print("| run | round | txn/s (commits) | END p50 ms | END p99 ms | commit→visible p50 ms | commit→visible p99 ms | half SEND p99 ms | errors | load avg |")
+print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+for label, rs in runs.items():
+    for rnd, (s, load) in sorted(rs.items()):
+        err = sum(x["errors"] + x["system_busy"] for x in s.values())
+        print(f"| {label} | {rnd} | {s['commit']['ops_per_sec']:.0f} | {ms(s,'commit','p50'):.2f} | {ms(s,'commit','p99'):.2f} | "
+              f"{ms(s,'visible','p50'):.2f} | {ms(s,'visible','p99'):.2f} | {ms(s,'half','p99'):.2f} | {err} | {load:.1f} |")
+if base in runs:
+    print()
+    print(f"| {base} vs | txn/s ratio (median of rounds) | per round | visible p50: theirs / ours | per round |")
+    print("|---|--:|---|--:|---|")
+    for label, rs in runs.items():
+        if label == base:
+            continue
+        both = sorted(set(rs) & set(runs[base]))
+        tr = [runs[base][k][0]["commit"]["ops_per_sec"] / rs[k][0]["commit"]["ops_per_sec"] for k in both]
+        vr = [ms(rs[k][0], "visible", "p50") / ms(runs[base][k][0], "visible", "p50") for k in both]
+        if tr:
+            print(f"| {label} | {statistics.median(tr):.2f} | {' '.join(f'{x:.2f}' for x in tr)} | {statistics.median(vr):.2f} | {' '.join(f'{x:.2f}' for x in vr)} |")
+PY
+}

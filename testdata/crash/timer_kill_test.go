@@ -126,9 +126,16 @@ type storedTimer struct {
 // UNIQ_KEY found with its count and earliest store timestamp.
 func pullTimers(t *testing.T, c *crashClient) map[string]*storedTimer {
 	t.Helper()
+	return pullTopic(t, c, timerTopic)
+}
+
+// pullTopic reads queue 0 of topic with PULL and returns each UNIQ_KEY
+// found with its count and earliest store timestamp.
+func pullTopic(t *testing.T, c *crashClient, topic string) map[string]*storedTimer {
+	t.Helper()
 	found := map[string]*storedTimer{}
 	for off := int64(0); ; {
-		h := codec.PullMessageRequestHeader{ConsumerGroup: "CrashTimerReader", Topic: timerTopic, QueueID: 0, QueueOffset: off,
+		h := codec.PullMessageRequestHeader{ConsumerGroup: "CrashTimerReader", Topic: topic, QueueID: 0, QueueOffset: off,
 			MaxMsgNums: 32, CommitOffset: -1, ExpressionType: "TAG"}
 		req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
 		h.Encode(req)

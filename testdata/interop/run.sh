@@ -16,7 +16,7 @@
 #            rocketmq-client-nodejs; installed under ~/.cache/popshim-v5 when missing), each over plaintext
 #            and over TLS on the same port (--tls-mode permissive); then two brokers on an Apache name
 #            server, the Go v5 client sending to and receiving from both through the first one's route
-#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll (mqadmin_test.sh)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll, consumerStatus and queryMsgById -g -d against a live Java consumer (mqadmin_test.sh)
 # `all` runs three lanes at once (java+go, proxy+cluster, mqadmin+grpc), each printed whole when it ends.
 # Env:   INTEROP_SERIAL=1         run the suites one after another instead
 #        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
@@ -175,8 +175,10 @@ suite_proxy() {
   mkdir -p "$work/tls"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=popshim-interop \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls/key.pem" -out "$work/tls/cert.pem" 2>"$work/tls/openssl.log"
+  # --transaction-check-interval 2s: P7TransactionTest's orphaned transactions are checked soon after the
+  # proxy's producer-group heartbeat (every 20 s) instead of up to 30 s later.
   if bash "$(popshim_script popshim-p "$bp" --namesrv-listen "127.0.0.1:$np" --tls-mode enforcing \
-        --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem")" && wait_port "$np" 30 popshim-p \
+        --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem" --transaction-check-interval 2s)" && wait_port "$np" 30 popshim-p \
       && proxy_tls_up "127.0.0.1:$np" "$gp" "$rp"; then
     echo "interop: proxy on 127.0.0.1:$gp (jars: $(rmq_jars proxy)), popshim on 127.0.0.1:$bp, name server 127.0.0.1:$np"
     mvn_args=(-B -q -f "$here/proxy/pom.xml" "-Dtest=${INTEROP_PROXY_TESTS:-P*Test}" -Dsurefire.failIfNoSpecifiedTests=false

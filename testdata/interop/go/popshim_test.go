@@ -104,6 +104,7 @@ type popshim struct {
 	cmd     *exec.Cmd
 	namesrv string
 	broker  string
+	metrics string // host:port of /metrics
 	log     string
 	pidFile string
 }
@@ -126,6 +127,7 @@ func startPopshim(t *testing.T, extra ...string) *popshim {
 	p := &popshim{
 		namesrv: fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		broker:  fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		metrics: fmt.Sprintf("127.0.0.1:%d", ports[2]),
 		log:     filepath.Join(dir, "popshim.log"),
 	}
 	logf, err := os.Create(p.log)
@@ -136,7 +138,7 @@ func startPopshim(t *testing.T, extra ...string) *popshim {
 		"--listen", p.broker,
 		"--broker-ip", "127.0.0.1",
 		"--namesrv-listen", p.namesrv,
-		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", ports[2]),
+		"--metrics-listen", p.metrics,
 		"--grpc-listen=", // the remoting suite: no gRPC port (the default :8081 may be taken)
 		"--data-dir", filepath.Join(dir, "data"),
 		"--log-format", "console")

@@ -123,6 +123,24 @@ final class Popshim implements AutoCloseable {
         launch();
     }
 
+    /**
+     * The sum of every sample of the Prometheus series {@code name} (all label sets) on popshim's
+     * /metrics endpoint; 0 when the series is absent.
+     */
+    double metric(String name) throws IOException, InterruptedException {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+        double sum = 0;
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
     /** Tail of the current log file, for failure messages. */
     String logTail() {
         Path log = logFile();
