@@ -10,13 +10,13 @@
 #   popshim-remoting      popshim's remoting path on the same popshim as popshim-grpc: `bench produce` and
 #                         `bench pop`, the reference for server CPU per message
 #
-# Workloads (popshim bench, client on the same machine): grpc-send (SendMessage, GBENCH_CONNS connections
-# × GBENCH_INFLIGHT calls, one 128-byte message per call) and grpc-receive (GBENCH_MESSAGES sent first,
-# then ReceiveMessage batch 32 + AckMessage of the batch, GBENCH_CONNS × GBENCH_RECV_INFLIGHT slots); for the
-# remoting reference, produce (same window) and pop (GBENCH_POP_MESSAGES, one POP per queue in flight). Every system gets the same
-# unmeasured warm-up first (a GBENCH_WARMUP send run and a 20,000-message receive run: JIT for the JVMs).
-# Server CPU is /proc of popshim, or of the proxy plus the broker behind it (the name servers are not
-# counted).
+# Workloads (popshim bench, client on the same machine): grpc-send (SendMessage, GBENCH_CONNS
+# connections × GBENCH_INFLIGHT calls, one 128-byte message per call) and grpc-receive (GBENCH_MESSAGES
+# sent first, then ReceiveMessage batch 32 + AckMessage of the batch, GBENCH_CONNS × GBENCH_RECV_INFLIGHT
+# slots); for the remoting reference, produce (same window) and pop (GBENCH_POP_MESSAGES, one POP per
+# queue in flight). Every system gets the same unmeasured warm-up first (a GBENCH_WARMUP send run and a
+# 20,000-message receive run: JIT for the JVMs). Server CPU is /proc of popshim, or of the proxy plus
+# the broker behind it (the name servers are not counted).
 #
 # Output in $BENCH_OUT/grpc (default bin/bench/grpc): send-LABEL[-rK].json, consume-LABEL[-rK].json,
 # compare-send.md and compare-consume.md (bench compare: medians, ratios per round), grpc-send.svg and
