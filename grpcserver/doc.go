@@ -4,7 +4,7 @@
 //
 // It decodes each RPC, turns the v2 protobuf messages into the broker
 // core's typed requests, calls the core (broker.Broker: Route, Heartbeat,
-// Send, Pop, Ack, ChangeInvisible, SendBack, EndTransaction,
+// Send, Pop, Ack, ChangeInvisible, SendBack, EndTransaction, Recall,
 // UnregisterClient, ConnClosed) and writes the replies (unary responses,
 // the ReceiveMessage stream, the Telemetry stream). One file per concern:
 // route.go (QueryRoute, QueryAssignment, the endpoint rule for several
@@ -13,11 +13,11 @@
 // could not deliver), ack.go (AckMessage, ChangeInvisibleDuration),
 // forward.go (ForwardMessageToDeadLetterQueue), transaction.go
 // (EndTransaction), txn_checker.go (the core's transaction checks relayed
-// to v5 producers as RecoverOrphanedTransactionCommand), leases.go
-// (auto-renew of the messages push consumers hold), service.go
-// (Telemetry, NotifyClientTermination, client and connection life),
-// auth.go (ACL 2.0 over gRPC metadata through auth.Verifier.CheckSigned),
-// metrics.go.
+// to v5 producers as RecoverOrphanedTransactionCommand), recall.go
+// (RecallMessage), leases.go (auto-renew of the messages push consumers
+// hold), service.go (Telemetry, NotifyClientTermination, client and
+// connection life), auth.go (ACL 2.0 over gRPC metadata through
+// auth.Verifier.CheckSigned), metrics.go.
 //
 // It also owns the listener (plaintext, TLS, or both on one port told
 // apart by the first byte), the grpc-go server options (keepalive, message

@@ -19,8 +19,8 @@ import (
 
 // service implements apache.rocketmq.v2.MessagingService on the broker
 // core. Every RPC turns its request into the core's typed request, calls
-// the core and shapes the answer; PullMessage, the offset RPCs,
-// RecallMessage and SyncLiteSubscription stay UNIMPLEMENTED (the embedded
+// the core and shapes the answer; PullMessage, the offset RPCs and
+// SyncLiteSubscription stay UNIMPLEMENTED (the embedded
 // Unimplemented server, embedded by value as protoc-gen-go-grpc ≥ 1.5
 // requires), as in rocketmq-proxy. grpc-go calls each method on its own
 // goroutine; a handler may wait there for the core's completion callback
