@@ -112,3 +112,26 @@ func TestSourceIP(t *testing.T) {
 	require.Equal(t, "::1", sourceIP(&net.TCPAddr{IP: net.ParseIP("::1"), Port: 5}))
 	require.Equal(t, "", sourceIP(nil))
 }
+
+// TestNeedsOf_LockBatch: LOCK_BATCH_MQ and UNLOCK_BATCH_MQ ask Sub on the
+// body's group and on each non-retry topic of mqSet
+// (DefaultAuthorizationContextBuilder); GET_CONSUMER_RUNNING_INFO asks Get
+// on the group, CONSUME_MESSAGE_DIRECTLY Sub on group and topic (their
+// @RocketMQAction).
+func TestNeedsOf_LockBatch(t *testing.T) {
+	body := []byte(`{"clientId":"c","consumerGroup":"G","mqSet":[{"brokerName":"b","queueId":0,"topic":"T"},` +
+		`{"brokerName":"b","queueId":0,"topic":"%RETRY%G"}],"onlyThisBroker":false}`)
+	for _, code := range []int32{codec.RequestLockBatchMQ, codec.RequestUnlockBatchMQ} {
+		n, err := needsOf(nil, &codec.Command{Code: code, Body: body}, "C")
+		require.NoError(t, err)
+		require.Equal(t, []need{{Resource{ResGroup, "G", PatLiteral}, ActSub}, {Resource{ResTopic, "T", PatLiteral}, ActSub}}, n)
+		_, err = needsOf(nil, &codec.Command{Code: code, Body: []byte("{bad")}, "C")
+		require.EqualError(t, err, "parse authorization context error.")
+	}
+	n, _ := needsOf(nil, &codec.Command{Code: codec.RequestGetConsumerRunningInfo,
+		ExtFields: map[string]string{"consumerGroup": "G", "clientId": "c"}}, "C")
+	require.Equal(t, []need{{Resource{ResGroup, "G", PatLiteral}, ActGet}}, n)
+	n, _ = needsOf(nil, &codec.Command{Code: codec.RequestConsumeMessageDirectly,
+		ExtFields: map[string]string{"consumerGroup": "G", "topic": "T", "msgId": "x"}}, "C")
+	require.Equal(t, []need{{Resource{ResGroup, "G", PatLiteral}, ActSub}, {Resource{ResTopic, "T", PatLiteral}, ActSub}}, n)
+}

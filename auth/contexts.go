@@ -66,6 +66,8 @@ var annotations = map[int32]annotated{
 	codec.RequestGetConsumeStats: {acts: ActGet, fields: []field{fGroup, fTopic,
 		{name: "topicList", typ: ResTopic, sep: ";"}}},
 	codec.RequestGetConsumerConnectionList: {acts: ActGet, fields: []field{fGroup}},
+	codec.RequestGetConsumerRunningInfo:    {acts: ActGet, fields: []field{fGroup}},
+	codec.RequestConsumeMessageDirectly:    subGT,
 	codec.RequestGetProducerConnectionList: clusterGt,
 	requestGetKVConfig:                     clusterGt,
 	requestDeleteKVConfig:                  clusterUp,
@@ -121,6 +123,8 @@ func needsOf(dst []need, req *codec.Command, cluster string) ([]need, error) {
 			}
 		}
 		return dst, nil
+	case codec.RequestLockBatchMQ, codec.RequestUnlockBatchMQ:
+		return lockBatchNeeds(dst, req.Body)
 	}
 	f := req.ExtFields
 	if len(f) == 0 {
@@ -212,4 +216,21 @@ func sendNeeds(dst []need, topic, group string) []need {
 		return append(dst, need{ofGroup(topic), ActSub})
 	}
 	return append(dst, need{ofTopic(topic), ActPub})
+}
+
+// lockBatchNeeds is the LOCK_BATCH_MQ / UNLOCK_BATCH_MQ rule: Sub on the
+// body's consumer group and on each queue's topic but retry topics. A body
+// that does not parse is an *Error ("parse authorization context error.").
+func lockBatchNeeds(dst []need, body []byte) ([]need, error) {
+	b, err := codec.DecodeLockBatchRequestBody(body)
+	if err != nil {
+		return dst, denied("parse authorization context error.")
+	}
+	dst = append(dst, need{ofGroup(b.ConsumerGroup), ActSub})
+	for _, mq := range b.MQSet {
+		if !isRetry(mq.Topic) {
+			dst = append(dst, need{ofTopic(mq.Topic), ActSub})
+		}
+	}
+	return dst, nil
 }

@@ -64,7 +64,7 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 	}
 	prep := &PrepareStats{Produced: int(prod.total.Load()), Seconds: time.Since(t0).Seconds()}
 	const sPop, sAck = 0, 1
-	p := newPhase(&o, "pop", clients, []string{"pop", "ack"})
+	p := newPhase(&o, "pop", len(clients), []string{"pop", "ack"})
 	popped := make([]atomic.Int64, o.Queues)
 	misses := make([]atomic.Int32, o.Queues)
 	var acksInFlight sync.WaitGroup
@@ -137,7 +137,7 @@ func RunProduce(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	body := make([]byte, o.BodySize)
-	p := newPhase(&o, "produce", clients, []string{"send"})
+	p := newPhase(&o, "produce", len(clients), []string{"send"})
 	var seq atomic.Int64
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	s.build = func(int) (*codec.Command, int, bool) {
@@ -166,7 +166,7 @@ func RunHeartbeat(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer closeAll(clients)
 	host, _ := os.Hostname()
-	p := newPhase(&o, "heartbeat", clients, []string{"heartbeat"})
+	p := newPhase(&o, "heartbeat", len(clients), []string{"heartbeat"})
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	bodies := make([][]byte, len(clients)) // one client ID per connection, encoded once
 	for i := range bodies {

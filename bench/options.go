@@ -92,11 +92,12 @@ type Options struct {
 	// http://<--metrics-listen>/metrics); empty skips server counters.
 	// --metrics-url.
 	MetricsURL string
-	// ServerPID, when > 0, is the server process whose CPU time is read from
-	// /proc/<pid>/stat. --server-pid.
-	ServerPID int
+	// ServerPIDs are the server's processes, whose CPU time is read from
+	// /proc/<pid>/stat and summed: one broker, or a rocketmq-proxy and the
+	// broker behind it. --server-pid, repeatable or comma-separated.
+	ServerPIDs []int
 	// SettleMax bounds the wait between the prepare phase and the measured
-	// phase for the server (ServerPID) to go idle, i.e. to finish the
+	// phase for the server (ServerPIDs) to go idle, i.e. to finish the
 	// background work the prepare phase left (see settle); 0 = no wait.
 	// --settle-max, default 90s on the command line.
 	SettleMax time.Duration
@@ -131,6 +132,8 @@ type Options struct {
 	// measured phase. --access-key, --secret-key (or
 	// POPSHIM_BENCH_SECRET_KEY).
 	AccessKey, SecretKey string
+	// GRPC holds the settings of the v5 gRPC modes only.
+	GRPC GRPCOptions
 
 	// Out receives the human-readable lines; nil is io.Discard.
 	Out io.Writer
@@ -259,7 +262,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.DurationVar(&o.InvisibleTime, "invisible-time", o.InvisibleTime, "invisibleTime of prepare POPs and of CHANGEs")
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")
 	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")
-	fs.IntVar(&o.ServerPID, "server-pid", o.ServerPID, "server pid, for its CPU time from /proc")
+	fs.IntSliceVar(&o.ServerPIDs, "server-pid", o.ServerPIDs, "server pid, for its CPU time from /proc; repeat (or comma-separate) to sum several processes, e.g. a proxy and its broker")
 	fs.DurationVar(&o.SettleMax, "settle-max", 90*time.Second, "after preparing, wait up to this long for the server (--server-pid) to go idle before measuring; 0 = no wait")
 	fs.Float64Var(&o.SettleCPU, "settle-cpu", 10, "the server counts as idle below this CPU use over one second, % of one core")
 	fs.StringVar(&o.Label, "label", o.Label, "name of this run in reports")
@@ -280,6 +283,17 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 		fs.DurationVar(&o.ChangePeriod, "change-period", o.ChangePeriod, "time between CHANGE bursts")
 		fs.IntVar(&o.ChangePool, "change-pool", 0, "receipt handles reserved for CHANGE; 0 = 2×burst")
 	}
+}
+
+// serverPIDs returns the positive entries of o.ServerPIDs.
+func (o *Options) serverPIDs() []int {
+	var out []int
+	for _, p := range o.ServerPIDs {
+		if p > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // clientOptions are the remoting client options of every bench

@@ -14,6 +14,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/broker/clients"
+	"github.com/popshim/popshim/broker/locks"
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/meta"
 	"github.com/popshim/popshim/broker/revive"
@@ -71,6 +72,9 @@ type Broker struct {
 	// Transactions checks undecided half messages back with their
 	// producers (broker/transaction; transaction.go, transaction_end.go).
 	Transactions *transaction.Loop
+	// Locks is the rebalance lock table of orderly PULL consumers
+	// (broker/locks; LockBatch and UnlockBatch in rebalance_lock.go).
+	Locks *locks.Table
 	// Uniq mints UNIQ_KEY message ids for messages that carry none.
 	Uniq *codec.UniqIDGenerator
 
@@ -118,6 +122,7 @@ func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.W
 	b.Groups = meta.NewGroupTable(meta.GroupSettings{AutoCreate: cfg.AutoCreateSubscriptionGroup,
 		RetryMaxTimes: set.MaxReconsumeTimes}, store, w, log)
 	b.Clients = clients.NewClientTable(log)
+	b.Locks = locks.New(cfg.RebalanceLockMaxLiveTime, b.Now)
 	if reg != nil {
 		if err := b.Metrics.Register(reg); err != nil {
 			return nil, fmt.Errorf("broker: register metrics: %w", err)

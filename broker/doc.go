@@ -60,6 +60,12 @@
 // DeleteSubscriptionGroups. Read-only admin codes read the exported tables
 // directly.
 //
+// Orderly PULL consumers' queue locks: LockBatch and UnlockBatch over the
+// rebalance lock table (broker/locks, rebalance_lock.go). Calls an admin
+// addresses to a consumer: ConsumerChannel finds the client and
+// PrepareDirectConsume the message; the adapter forwards them
+// (client_call.go).
+//
 // # What it must not do
 //
 // Import remoting/, gnet, grpc or handler/, or see a codec.Command: frames

@@ -51,6 +51,11 @@ type Settings struct {
 	// MaxMessageBytes bounds a single message body on SEND (maxMessageSize,
 	// 4 MiB).
 	MaxMessageBytes int
+	// ClientCallTimeout bounds the wait for a client's answer to a request
+	// the broker forwards to it (GET_CONSUMER_RUNNING_INFO,
+	// CONSUME_MESSAGE_DIRECTLY); 0 means DefaultClientCallTimeout
+	// (Broker2Client.callClient, 10 s). Tests shorten it before traffic.
+	ClientCallTimeout time.Duration
 	// Hooks are fault-injection points for tests; never nil, empty in
 	// production.
 	Hooks *Hooks

@@ -227,6 +227,10 @@ type Config struct {
 	StoreReplyMessageEnable bool
 	// RecallMessageEnable serves RECALL_MESSAGE (recallMessageEnable, false).
 	RecallMessageEnable bool
+	// RebalanceLockMaxLiveTime is how long a LOCK_BATCH_MQ lock lives after
+	// its holder's last lock or renewal (rocketmq.broker.rebalance
+	// .lockMaxLiveTime, 60 s). --rebalance-lock-max-live-time.
+	RebalanceLockMaxLiveTime time.Duration
 	// PopReaderWorkers is the number of POP/PULL reader goroutines.
 	// --pop-reader-workers, default 4.
 	PopReaderWorkers int
@@ -345,6 +349,7 @@ func Default() *Config {
 		TransactionCheckInterval:   30 * time.Second,
 		TransactionCheckMax:        15,
 		StoreReplyMessageEnable:    true,
+		RebalanceLockMaxLiveTime:   60 * time.Second,
 		PopReaderWorkers:           4,
 		PopReaderQueue:             10000,
 		IdleTimeout:                120 * time.Second,

@@ -73,6 +73,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.StoreReplyMessageEnable, "store-reply-message-enable", c.StoreReplyMessageEnable, "store a request-reply reply (SEND_REPLY_MESSAGE) in its topic as well as pushing it to the requester (storeReplyMessageEnable)")
 	fs.BoolVar(&c.RecallMessageEnable, "recall-message-enable", c.RecallMessageEnable, "serve RECALL_MESSAGE: cancel a pending timer message with the recall handle of its SEND reply (recallMessageEnable); off: NO_PERMISSION")
 	fs.IntVar(&c.TransactionCheckMax, "transaction-check-max", c.TransactionCheckMax, "checks of a half message before it moves to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)")
+	fs.DurationVar(&c.RebalanceLockMaxLiveTime, "rebalance-lock-max-live-time", c.RebalanceLockMaxLiveTime, "how long an orderly consumer's queue lock (LOCK_BATCH_MQ) lives after its holder last locked it; then another client may take the queue (rocketmq.broker.rebalance.lockMaxLiveTime)")
 	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
 	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close connections without traffic for this long; 0 disables")

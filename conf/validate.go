@@ -97,6 +97,7 @@ func (c *Config) Validate() error {
 	}
 	v.positiveDur("transaction-check-interval", c.TransactionCheckInterval, time.Millisecond)
 	v.intRange("transaction-check-max", c.TransactionCheckMax, 1, 1<<20)
+	v.positiveDur("rebalance-lock-max-live-time", c.RebalanceLockMaxLiveTime, time.Millisecond)
 	v.intRange("pop-reader-workers", c.PopReaderWorkers, 1, 1024)
 	v.intRange("pop-reader-queue", c.PopReaderQueue, 1, 1<<24)
 	if c.IdleTimeout < 0 {

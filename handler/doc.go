@@ -7,7 +7,10 @@
 // the operation of broker.Broker and encodes its result or *broker.Error as
 // the response (handler/reply). Codes answered from in-memory tables only
 // (the admin GET_* codes, the name-server codes) read the core's exported
-// tables and encode the Java bodies here.
+// tables and encode the Java bodies here. Requests an admin addresses to a
+// consumer (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY) are
+// forwarded over the consumer's connection of the same listener
+// (call_consumer.go, remoting.Server.Invoke) and its answer relayed.
 //
 // Broker embeds the core and keeps only what belongs to the remoting
 // protocol: the signed-frame verifier (package auth, applied by

@@ -1,25 +1,21 @@
 package handler
 
-// GET_CONSUMER_RUNNING_INFO (307), mqadmin consumerStatus.
+// GET_CONSUMER_RUNNING_INFO (307), mqadmin consumerStatus: forwarded to
+// the consumer (broker.Broker.ConsumerChannel finds it; the behaviour and
+// the codes are listed in broker/client_call.go;
+// AdminBrokerProcessor.getConsumerRunningInfo).
 //
 // Header: consumerGroup, clientId (required), jstackEnable (optional)
-// (GetConsumerRunningInfoRequestHeader.java).
+// (GetConsumerRunningInfoRequestHeader.java); a missing field →
+// SYSTEM_ERROR (1) "the custom field <name> is null". The request goes to
+// the client with the admin's fields and no body.
 //
-// Behaviour: a Java broker forwards the request over the named client's
-// connection and relays the client's answer (AdminBrokerProcessor
-// callConsumer). popshim's remoting server sends requests to clients only
-// oneway and does not match a client's response to a broker request, so it
-// answers at once, with the codes callConsumer uses when it cannot reach
-// the client: SYSTEM_ERROR "The Consumer <group> <clientId> not online" when
-// no live member of the group has that clientId, otherwise SYSTEM_ERROR
-// naming the limitation. Memory only: answered on the event loop.
-//
-// Response codes: SYSTEM_ERROR (1) always; SYSTEM_ERROR with a remark
-// naming the field for a missing consumerGroup or clientId.
+// Reply: the client's answer as it came: SUCCESS (0) with its
+// ConsumerRunningInfo body, or its own refusal; CONSUME_MSG_TIMEOUT (207)
+// when it does not answer in 10 s; SYSTEM_ERROR (1) when it is not online
+// or its connection is gone.
 
 import (
-	"fmt"
-
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/handler/reply"
 	"github.com/popshim/popshim/remoting"
@@ -35,19 +31,10 @@ func (b *Broker) handleGetConsumerRunningInfo(c remoting.Conn, req *codec.Comman
 		reply.Code(c, req, codec.SystemError, "the custom field <clientId> is null")
 		return
 	}
-	online := false
-	if info, ok := b.Clients.Consumer(group); ok {
-		for _, ch := range info.Channels {
-			if ch.ClientID == client {
-				online = true
-				break
-			}
-		}
-	}
-	if !online {
-		reply.Code(c, req, codec.SystemError, fmt.Sprintf("The Consumer <%s> <%s> not online", group, client))
+	ch, err := b.ConsumerChannel(group, client)
+	if err != nil {
+		reply.Err(c, req, err)
 		return
 	}
-	reply.Code(c, req, codec.SystemError, fmt.Sprintf(
-		"invoke consumer <%s> <%s> Exception: popshim does not forward GET_CONSUMER_RUNNING_INFO to clients", group, client))
+	b.callConsumer(c, req, codec.RequestGetConsumerRunningInfo, group, client, ch, forwardedFields(req, nil), nil)
 }

@@ -87,12 +87,13 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 // request.
 func (s *Server) dispatch(c *conn, req *codec.Command, held int64) {
 	if req.IsResponse() {
-		if s.settleCall(c.id, req) {
-			return
-		}
-		s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
-			Msg("ignoring response frame from client")
+		// The budget goes back first: a settled answer (a ConsumerRunningInfo
+		// with a jstack can pass LargeFrameBytes) owns its Body.
 		s.budget.release(held)
+		if !s.settleCall(c.id, req) {
+			s.log.Debug().Uint64("conn", c.id).Int32("code", req.Code).Int32("opaque", req.Opaque).
+				Msg("ignoring response frame from client")
+		}
 		return
 	}
 	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: monoNanos()}

@@ -12,7 +12,7 @@ import (
 // RemotingServer.invokeOneway does for CHECK_TRANSACTION_STATE (39) or
 // NOTIFY_CONSUMER_IDS_CHANGED (40). Mark it FlagOneway: nothing waits for
 // or matches an answer, and a response frame the client sends anyway is
-// dropped by dispatch. The frame is encoded on the caller's goroutine and
+// dropped by dispatch (Invoke is the call that waits for one). The frame is encoded on the caller's goroutine and
 // queued like a reply, in order with the connection's replies. Any
 // goroutine. Errors: net.ErrClosed (wrapped) when no open connection has
 // that id or it closed meanwhile; gnet's error when the engine is

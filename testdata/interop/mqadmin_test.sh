@@ -58,10 +58,20 @@
 #   M22 cleanExpiredCQ -b ADDR prints "success" (CLEAN_EXPIRED_CONSUMEQUEUE)
 #   M23 brokerConsumeStats -b ADDR (GET_BROKER_CONSUME_STATS) lists T2 queue 0 of G2 with broker offset
 #      100, consumer offset 50, diff 50, and a "Diff Total:" line (run while the M6 client is live)
-#   M24 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) fails with CODE: 1 "does not forward" for
-#      the live client (run while the M6 client is live; "not online" is covered by the Go tests)
+#   M24 consumerStatus -g G2 -i CLIENT (GET_CONSUMER_RUNNING_INFO) for the M6 client, which does not serve
+#      broker requests: popshim forwards the request and relays the client's answer, CODE: 3 "request type 307
+#      not supported" (run while the M6 client is live; M26 has a client that answers)
 #   M25 queryCq -t T2 -q 0 -i 98 -c 5 -b ADDR (QUERY_CONSUME_QUEUE) prints "max: 100, min: 0" and the entries
 #      idx 98 and 99 with their physicOffset, and no idx 100
+#   M26 a live Java DefaultMQPushConsumer (testdata/interop/liveconsumer, PULL mode, rocketmq-client 5.5.0 from
+#      the tools jars) consumes the 5 messages `popshim send` stored in a new topic T5 as group G5;
+#      consumerStatus -g G5 -i CLIENT (GET_CONSUMER_RUNNING_INFO forwarded to the client) prints its running
+#      info: "#Consumer Properties#" with PROP_CONSUME_TYPE CONSUME_PASSIVELY and its subscription of T5;
+#      consumerStatus -g G5 lists the client and "Rebalance OK"; consumerStatus -i for a client that is not
+#      online fails with CODE: 1 "not online"
+#   M27 queryMsgById -t T5 -i MSGID -g G5 -d CLIENT (CONSUME_MESSAGE_DIRECTLY forwarded to the client, whose
+#      listener runs on the message once more) prints ConsumeMessageDirectlyResult with
+#      consumeResult=CR_SUCCESS, and the consumer printed that message a second time
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -70,7 +80,7 @@ ns=$1
 shift
 brokers=("$@")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mqadmin-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${live_pid:-}" ] && kill "$live_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 export MQADMIN_HOME=$tmp/home
 mkdir -p "$MQADMIN_HOME"
 passed=0
@@ -444,8 +454,62 @@ m24() {
   id=$(grep -oE "127.0.0.1@adminclient[0-9]+" "$tmp/m8_conn.out" | head -1)
   [ -n "$id" ] || { echo "    no clientId in the M8 output"; return 1; }
   mq m24_live consumerStatus -g "$group2" -i "$id"
-  [ "$(rc m24_live)" = 1 ] && grep -q "CODE: 1 " "$tmp/m24_live.err" && grep -q "does not forward GET_CONSUMER_RUNNING_INFO" "$tmp/m24_live.err" \
+  [ "$(rc m24_live)" = 1 ] && grep -q "CODE: 3 " "$tmp/m24_live.err" && grep -q "request type 307 not supported" "$tmp/m24_live.err" \
     || { show m24_live "consumerStatus -g $group2 -i $id"; return 1; }
+}
+
+# M26–M27 share a live Java push consumer of topic T5 (testdata/interop/liveconsumer/LiveConsumer.java).
+topic5=mq_t5_$suffix
+group5=mq_g5_$suffix
+live_pid=""
+live_id=""
+msgid5=""
+m26() {
+  [ -x "${POPSHIM_BIN:-}" ] || { echo "    POPSHIM_BIN (the popshim binary) is not set"; return 1; }
+  "$POPSHIM_BIN" send --namesrv "$ns" --topic "$topic5" --body "m26-body" --count 5 >"$tmp/m26_send.out" 2>&1 \
+    || { echo "    popshim send failed:"; sed 's/^/    /' "$tmp/m26_send.out"; return 1; }
+  msgid5=$(sed -n '1s/^SEND_OK msgId=\([^ ]*\) .*/\1/p' "$tmp/m26_send.out")
+  local lib
+  lib=$(. "$here/rmq.sh" && rmq_lib tools) || return 1
+  mkdir -p "$tmp/live"
+  mkfifo "$tmp/live/in"
+  java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "-Duser.home=$tmp/live" -cp "$lib/*" \
+    "$here/liveconsumer/LiveConsumer.java" "$ns" "$group5" "$topic5" <"$tmp/live/in" >"$tmp/live/out" 2>"$tmp/live/err" &
+  live_pid=$!
+  exec 7>"$tmp/live/in" # the consumer runs until this closes
+  # a JVM compiling the source file and starting a client: seconds when the machine is idle; the bound
+  # is for a load average of 30 on 2 cores
+  local i t0=$SECONDS
+  for i in $(seq 1 360); do
+    [ "$(grep -c '^consumed ' "$tmp/live/out")" -ge 5 ] && break
+    kill -0 "$live_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  live_id=$(sed -n 's/^ready //p' "$tmp/live/out")
+  [ -n "$live_id" ] && [ "$(grep -c '^consumed ' "$tmp/live/out")" -ge 5 ] \
+    || { echo "    the live consumer did not consume the 5 messages in $((SECONDS - t0)) s:"
+      tail -n 5 "$tmp/live/out" "$tmp/live/err" | sed 's/^/    /'
+      grep -h -E 'WARN|ERROR|Exception' "$tmp"/live/logs/rocketmqlogs/*.log 2>/dev/null | tail -n 5 | sed 's/^/    /'; return 1; }
+  mq m26_one consumerStatus -g "$group5" -i "$live_id"
+  [ "$(rc m26_one)" = 0 ] && grep -q "^#Consumer Properties#" "$tmp/m26_one.out" \
+    && grep -qE "^PROP_CONSUME_TYPE +: CONSUME_PASSIVELY" "$tmp/m26_one.out" && grep -qE "Topic: $topic5 " "$tmp/m26_one.out" \
+    || { show m26_one "consumerStatus -g $group5 -i $live_id"; return 1; }
+  # without -i mqadmin writes each client's running info to ./<ms>/<clientId>: run it in $tmp
+  (cd "$tmp" && mq m26_all consumerStatus -g "$group5")
+  [ "$(rc m26_all)" = 0 ] && grep -qE "^1 +$live_id " "$tmp/m26_all.out" && grep -q "^Rebalance OK" "$tmp/m26_all.out" \
+    || { show m26_all "consumerStatus -g $group5"; return 1; }
+  mq m26_gone consumerStatus -g "$group5" -i "127.0.0.1@nobody"
+  [ "$(rc m26_gone)" = 1 ] && grep -q "CODE: 1 " "$tmp/m26_gone.err" && grep -qF "The Consumer <$group5> <127.0.0.1@nobody> not online" "$tmp/m26_gone.err" \
+    || { show m26_gone "consumerStatus -g $group5 -i 127.0.0.1@nobody"; return 1; }
+}
+m27() {
+  [ -n "$live_id" ] && [ -n "$msgid5" ] || { echo "    no live consumer or message from M26"; return 1; }
+  local before
+  before=$(grep -c "^consumed $msgid5 " "$tmp/live/out")
+  mq m27_direct queryMsgById -t "$topic5" -i "$msgid5" -g "$group5" -d "$live_id"
+  [ "$(rc m27_direct)" = 0 ] && grep -qF "ConsumeMessageDirectlyResult [order=false, autoCommit=true, consumeResult=CR_SUCCESS" "$tmp/m27_direct.out" \
+    && [ "$(grep -c "^consumed $msgid5 m26-body" "$tmp/live/out")" = $((before + 1)) ] \
+    || { echo "    consumed $msgid5 before: $before, now: $(grep -c "^consumed $msgid5 " "$tmp/live/out")"; show m27_direct "queryMsgById -t $topic5 -i $msgid5 -g $group5 -d $live_id"; return 1; }
 }
 m25() {
   mq m25_cq queryCq -t "$topic2" -q 0 -i 98 -c 5 -b "${brokers[0]}"
@@ -466,7 +530,7 @@ check "M7 consumerProgress shows diff 50 after a POP consumer acked 50 of 100" m
 check "M8 consumerConnection lists the live POP consumer" m8
 check "M9 producerConnection lists the live producer" m9
 check "M23 brokerConsumeStats lists the POP consumer's queue (GET_BROKER_CONSUME_STATS)" m23
-check "M24 consumerStatus fails with CODE: 1, not forwarded (GET_CONSUMER_RUNNING_INFO)" m24
+check "M24 consumerStatus is forwarded; a client that does not serve it answers CODE: 3 (GET_CONSUMER_RUNNING_INFO)" m24
 check "M25 queryCq prints the queue extent and entries (QUERY_CONSUME_QUEUE)" m25
 check "M10 getBrokerConfig prints key=value lines" m10
 check "M11 resetOffsetByTime rewinds a POP consumer (INVOKE_BROKER_TO_RESET_OFFSET)" m11
@@ -478,6 +542,13 @@ check "M16 queryMsgById finds the message by offsetMsgId and by msgId" m16
 check "M17 statsAll prints the topic/group row with real figures (VIEW_BROKER_STATS_DATA)" m17
 check "M22 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m22
 check "M21 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m21
+check "M26 consumerStatus shows a live Java consumer's running info (GET_CONSUMER_RUNNING_INFO forwarded)" m26
+check "M27 queryMsgById -g -d runs the consumer's listener on the message (CONSUME_MESSAGE_DIRECTLY forwarded)" m27
+if [ -n "$live_pid" ]; then
+  exec 7>&- # the live consumer shuts down
+  for _ in $(seq 1 100); do kill -0 "$live_pid" 2>/dev/null || break; sleep 0.1; done
+  kill "$live_pid" 2>/dev/null
+fi
 [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 if [ -n "${MQADMIN_AUTH_BROKER:-}" ]; then
   ta=$(date +%s)
