@@ -28,7 +28,7 @@ GOLANGCI_LINT := $(CURDIR)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/gola
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-cost clean
+.PHONY: all build run test deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc bench-cost clean
 
 all: build
 
@@ -123,6 +123,10 @@ bench-anchor: build
 ## bench-memory: popshim RSS idle, with 1 M outstanding checkpoints, with 10 k idle connections; peak RSS under 800 × 1 MiB SENDs and 5,000 slowly dripped 4 MiB frames.
 bench-memory: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/memory.sh
+
+## bench-grpc: v5 gRPC send and receive+ack: popshim's endpoint, rocketmq-proxy on popshim, rocketmq-proxy on RocketMQ 5.5.1; interleaved rounds.
+bench-grpc: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/grpc.sh
 
 ## bench-timers-long: 1 M timers due over 30 days: disk, RSS, idle CPU, restart time, ACK/s beside them.
 bench-timers-long: build

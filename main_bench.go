@@ -32,6 +32,8 @@ func benchCommand() *cobra.Command {
 		benchMode("txn", "Transactional produce: half SEND then END_TRANSACTION commit per message, and the time from the commit to a PULL long poll seeing the message", bench.RunTxn),
 		benchMode("timer", "Timer delivery: N TIMER_DELIVER_MS messages due at once, drain rate and lateness (needs --metrics-url); --rate R adds a concurrent ACK stream, its latency during and outside the drain", bench.RunTimer),
 		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
+		benchGRPCMode("grpc-send", "v5 gRPC SendMessage throughput against a gRPC endpoint (popshim --grpc-listen or rocketmq-proxy)", false, bench.RunGRPCSend),
+		benchGRPCMode("grpc-receive", "v5 gRPC SimpleConsumer cycle: ReceiveMessage then AckMessage of what came, after sending --messages", true, bench.RunGRPCReceive),
 		benchRawStorage(), benchCompare(), benchCost(), benchPlot(), benchCurve())
 	return cmd
 }
@@ -43,6 +45,17 @@ func benchMode(name, short string, run func(context.Context, bench.Options) (*be
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, &o, run) },
 	}
 	o.BindFlags(cmd.Flags(), false)
+	return cmd
+}
+
+// benchGRPCMode is a v5 gRPC mode: the flags of bench.Options.BindGRPCFlags.
+func benchGRPCMode(name, short string, receive bool, run func(context.Context, bench.Options) (*bench.Report, error)) *cobra.Command {
+	o := bench.DefaultOptions()
+	cmd := &cobra.Command{
+		Use: name, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, &o, run) },
+	}
+	o.BindGRPCFlags(cmd.Flags(), receive)
 	return cmd
 }
 

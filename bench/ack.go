@@ -52,7 +52,7 @@ func RunAck(ctx context.Context, o Options) (*Report, error) {
 	}
 	o.Log.Info().Int("ack_handles", len(receipts)).Int("change_handles", len(pool)).Msg("running")
 
-	p := newPhase(&o, "ack", clients, ackSeries)
+	p := newPhase(&o, "ack", len(clients), ackSeries)
 	p.rec.derive(seriesAck, seriesAckBurst, seriesAckCalm)
 	var next atomic.Int64
 	acks := newStream(clients, len(clients)*o.Inflight, o.Rate)

@@ -11,23 +11,27 @@ import (
 // Row is one run in a comparison table. Latencies in milliseconds; NaN
 // where a run does not have the value (printed as "n/a").
 type Row struct {
-	Label           string
-	Mode            string
-	OpsPerSec       float64 // main series: ack, pop→ack, send, commit (txn), heartbeat; raw-storage mutations
-	AckP50Ms        float64
-	AckP99Ms        float64
-	AckBurstP99Ms   float64 // ACK p99 while a CHANGE burst was outstanding
-	AckCalmP99Ms    float64
-	AckP999Ms       float64
-	AckMaxMs        float64
-	ChangeOps       float64
-	ChangeP99Ms     float64
-	FsyncsPer1000   float64 // server fsyncs per 1000 ACKs (ack mode) or per 1000 ops
-	Busy, Errors    int64
-	BenchCPU        float64 // percent of one core
-	ServerCPU       float64 // percent of one core
-	FractionOfLimit float64 // OpsPerSec / min(storage limit, network limit)
-	LoadAvg1        float64 // machine load average when the run ended
+	Label         string
+	Mode          string
+	OpsPerSec     float64 // main series: ack, pop→ack, send, acked, commit (txn), heartbeat; raw-storage mutations
+	AckP50Ms      float64
+	AckP99Ms      float64
+	AckBurstP99Ms float64 // ACK p99 while a CHANGE burst was outstanding
+	AckCalmP99Ms  float64
+	AckP999Ms     float64
+	AckMaxMs      float64
+	ChangeOps     float64
+	ChangeP99Ms   float64
+	FsyncsPer1000 float64 // server fsyncs per 1000 ACKs (ack mode) or per 1000 ops
+	Busy, Errors  int64
+	BenchCPU      float64 // percent of one core
+	ServerCPU     float64 // percent of one core
+	// ServerCPUPerOpUs is the server's CPU time per operation of the main
+	// series (per ACK, per message sent, per message acked), µs: for a
+	// proxy in front of a broker, both processes.
+	ServerCPUPerOpUs float64
+	FractionOfLimit  float64 // OpsPerSec / min(storage limit, network limit)
+	LoadAvg1         float64 // machine load average when the run ended
 	// Round is the run's round in a make bench series (the report's
 	// --round, or its position among the runs of its label when those
 	// carry none), 0 for a run outside one.
@@ -50,6 +54,10 @@ type Comparison struct {
 	// every value over its rounds (Round 0), in order of first occurrence.
 	// The ratio table compares these.
 	Medians []Row
+	// Family is the compared family (familyOf): that of the first report
+	// that is not a limit (raw-storage, heartbeat). Rounds, medians and
+	// ratios are of its rows only.
+	Family string
 }
 
 func nan() float64 { return math.NaN() }
@@ -61,8 +69,10 @@ func mainSeries(mode string) string {
 	switch mode {
 	case "ack", "pop":
 		return "ack"
-	case "produce":
+	case "produce", "grpc-send":
 		return "send"
+	case "grpc-receive":
+		return "acked"
 	case "txn":
 		return "commit"
 	case "heartbeat":
@@ -71,11 +81,28 @@ func mainSeries(mode string) string {
 	return ""
 }
 
+// familyOf groups the modes whose main series count the same thing, so
+// that one comparison can hold them: "send" (a message stored: produce,
+// grpc-send), "consume" (a message consumed and acked: pop,
+// grpc-receive); any other mode is its own family.
+func familyOf(mode string) string {
+	switch mode {
+	case "produce", "grpc-send":
+		return "send"
+	case "pop", "grpc-receive":
+		return "consume"
+	}
+	return mode
+}
+
+// limitMode reports whether mode measures a machine limit, not a workload.
+func limitMode(mode string) bool { return mode == "raw-storage" || mode == "heartbeat" }
+
 // rowOf extracts the comparable values of r.
 func rowOf(r *Report) Row {
 	row := Row{Label: r.Label, Mode: r.Mode, OpsPerSec: nan(), AckP50Ms: nan(), AckP99Ms: nan(), AckBurstP99Ms: nan(),
 		AckCalmP99Ms: nan(), AckP999Ms: nan(), AckMaxMs: nan(), ChangeOps: nan(), ChangeP99Ms: nan(), FsyncsPer1000: nan(),
-		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), FractionOfLimit: nan(), LoadAvg1: r.Machine.LoadAvg1,
+		BenchCPU: r.BenchCPU.Percent, ServerCPU: nan(), ServerCPUPerOpUs: nan(), FractionOfLimit: nan(), LoadAvg1: r.Machine.LoadAvg1,
 		Round: r.Round, Exhausted: r.Exhausted, InFlight: configInt(r, "conns") * configInt(r, "inflight")}
 	if r.Storage != nil {
 		row.OpsPerSec = r.Storage.OpsPerSec
@@ -115,6 +142,9 @@ func rowOf(r *Report) Row {
 	}
 	if r.ServerCPU != nil {
 		row.ServerCPU = r.ServerCPU.Percent
+		if row.OpsPerSec > 0 {
+			row.ServerCPUPerOpUs = 1e4 * row.ServerCPU / row.OpsPerSec
+		}
 	}
 	return row
 }
@@ -137,6 +167,9 @@ func configInt(r *Report, key string) int {
 func Compare(reports []*Report) *Comparison {
 	c := &Comparison{StorageLimit: nan(), NetworkLimit: nan(), Limit: nan()}
 	for _, r := range reports {
+		if c.Family == "" && !limitMode(r.Mode) {
+			c.Family = familyOf(r.Mode)
+		}
 		row := rowOf(r)
 		switch r.Mode {
 		case "raw-storage":
@@ -158,7 +191,7 @@ func Compare(reports []*Report) *Comparison {
 			c.Rows[i].FractionOfLimit = c.Rows[i].OpsPerSec / c.Limit
 		}
 	}
-	c.Medians = numberRounds(c.Rows)
+	c.Medians = numberRounds(c.Rows, c.Family)
 	return c
 }
 
@@ -179,9 +212,9 @@ func ratio(a, b float64) float64 {
 
 // WriteMarkdown writes the comparison as Markdown tables: one row per run
 // (a run of a repeated label is suffixed " #round"), the medians of labels
-// that ran in rounds, then the ratios of the first ack label against every
-// other ack label (medians where there are rounds, with the per-round
-// ratios beside them), then the limits.
+// that ran in rounds, then the ratios of the first label of the compared
+// family against every other label of it (medians where there are rounds,
+// with the per-round ratios beside them), then the limits.
 func (c *Comparison) WriteMarkdown(w io.Writer) {
 	var b strings.Builder
 	writeRows(&b, c.Rows)
@@ -189,7 +222,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 		b.WriteString("\nMedian over the rounds (SYSTEM_BUSY and errors: summed over them):\n\n")
 		writeRows(&b, c.Medians)
 	}
-	if acks := c.summaries(); len(acks) > 1 {
+	if acks := c.summaries(); len(acks) > 1 && c.Family != "ack" {
+		c.writeOpsRatios(&b, acks)
+	} else if len(acks) > 1 {
 		s := acks[0]
 		rounds := c.hasRounds()
 		b.WriteString("\n| " + s.Label + " vs | ACK ops/s ratio | ACK p99 during bursts: theirs / ours | ACK p99: theirs / ours | fsyncs per 1000 ACKs: theirs / ours |")
@@ -227,16 +262,19 @@ func (c *Comparison) WriteMarkdown(w io.Writer) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-// writeRows writes the per-run table of rows.
+// writeRows writes the per-run table of rows. ops/s and the p50, p99,
+// p99.9 and max columns are of each mode's main series (mainSeries: ACK,
+// send, acked, heartbeat).
 func writeRows(b *strings.Builder, rows []Row) {
-	b.WriteString("| run | mode | ops/s | ACK p50 ms | ACK p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | ACK p99.9 ms | ACK max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit | load avg | in flight |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| run | mode | ops/s | p50 ms | p99 ms | ACK p99 during CHANGE bursts ms | ACK p99 outside bursts ms | p99.9 ms | max ms | CHANGE ops/s | CHANGE p99 ms | fsyncs / 1000 ACKs | SYSTEM_BUSY | errors | bench CPU % | server CPU % | fraction of limit | load avg | in flight | server CPU µs / op |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %.1f | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %.1f | %s | %s |\n",
 			roundLabel(r), r.Mode, cell(r.OpsPerSec, "%.0f"), cell(r.AckP50Ms, "%.2f"), cell(r.AckP99Ms, "%.2f"),
 			cell(r.AckBurstP99Ms, "%.2f"), cell(r.AckCalmP99Ms, "%.2f"), cell(r.AckP999Ms, "%.2f"), cell(r.AckMaxMs, "%.2f"),
 			cell(r.ChangeOps, "%.0f"), cell(r.ChangeP99Ms, "%.2f"), cell(r.FsyncsPer1000, "%.1f"), r.Busy, r.Errors,
-			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"), r.LoadAvg1, inFlightCell(r.InFlight))
+			cell(r.BenchCPU, "%.0f"), cell(r.ServerCPU, "%.0f"), cell(r.FractionOfLimit, "%.2f"), r.LoadAvg1, inFlightCell(r.InFlight),
+			cell(r.ServerCPUPerOpUs, "%.1f"))
 	}
 }
 

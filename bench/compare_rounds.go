@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// numberRounds sets Row.Round on the ack rows of every label that ran more
+// numberRounds sets Row.Round on the rows of family (familyOf) of every label that ran more
 // than once and returns the median row of each such label, in order of
 // first occurrence. A label whose runs all carry a round (bench --round,
 // as make bench passes) keeps those numbers, so a missing run leaves a
 // gap instead of shifting the pairs; otherwise its runs are numbered 1, 2,
 // … in input order. A label that ran once keeps its round as reported.
-func numberRounds(rows []Row) []Row {
+func numberRounds(rows []Row, family string) []Row {
 	count, explicit := map[string]int{}, map[string]int{}
 	for _, r := range rows {
-		if r.Mode == "ack" {
+		if familyOf(r.Mode) == family {
 			count[r.Label]++
 			if r.Round > 0 {
 				explicit[r.Label]++
@@ -27,7 +27,7 @@ func numberRounds(rows []Row) []Row {
 	var order []string
 	for i := range rows {
 		r := &rows[i]
-		if r.Mode != "ack" || count[r.Label] < 2 {
+		if familyOf(r.Mode) != family || count[r.Label] < 2 {
 			continue
 		}
 		if seen[r.Label] == 0 {
@@ -83,6 +83,7 @@ func medianRow(rounds []Row) Row {
 	m.FsyncsPer1000 = pick(func(r Row) float64 { return r.FsyncsPer1000 })
 	m.BenchCPU = pick(func(r Row) float64 { return r.BenchCPU })
 	m.ServerCPU = pick(func(r Row) float64 { return r.ServerCPU })
+	m.ServerCPUPerOpUs = pick(func(r Row) float64 { return r.ServerCPUPerOpUs })
 	m.FractionOfLimit = pick(func(r Row) float64 { return r.FractionOfLimit })
 	m.LoadAvg1 = pick(func(r Row) float64 { return r.LoadAvg1 })
 	for _, r := range rounds {
@@ -106,13 +107,13 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// summaries returns one row per ack label in order of first occurrence:
+// summaries returns one row per label of the compared family in order of first occurrence:
 // its median row when it ran in rounds, else its only (last) row.
 func (c *Comparison) summaries() []Row {
 	var out []Row
 	idx := map[string]int{}
 	for _, r := range c.Rows {
-		if r.Mode != "ack" {
+		if familyOf(r.Mode) != c.Family {
 			continue
 		}
 		i, ok := idx[r.Label]
@@ -178,7 +179,7 @@ func (c *Comparison) repeatedRounds() []string {
 	n := map[key]int{}
 	var out []string
 	for _, r := range c.Rows {
-		if r.Mode != "ack" || r.Round == 0 {
+		if familyOf(r.Mode) != c.Family || r.Round == 0 {
 			continue
 		}
 		k := key{r.Label, r.Round}
@@ -198,7 +199,7 @@ func ratioCell(v float64) string {
 	return cell(v, "%.1f×")
 }
 
-// hasRounds reports whether any ack label ran in rounds.
+// hasRounds reports whether any label of the compared family ran in rounds.
 func (c *Comparison) hasRounds() bool { return len(c.Medians) > 0 }
 
 // roundLabel is the label shown for r in the per-run table: with " #k"
@@ -213,4 +214,31 @@ func roundLabel(r Row) string {
 		l += " (ended early)"
 	}
 	return l
+}
+
+// writeOpsRatios writes the ratio table of a family other than ack: the
+// first summary against each other one. Throughput ratio = ours ÷
+// theirs; p99 (of the main series) and server CPU per operation = theirs
+// ÷ ours, so above 1 is better for the first label in every column.
+func (c *Comparison) writeOpsRatios(b *strings.Builder, sums []Row) {
+	s := sums[0]
+	rounds := c.hasRounds()
+	b.WriteString("\n| " + s.Label + " vs | ops/s ratio | p99: theirs / ours | server CPU per op: theirs / ours |")
+	sep := "|---|--:|--:|--:|"
+	if rounds {
+		b.WriteString(" ops/s ratio per round | p99 ratio per round | CPU per op ratio per round |")
+		sep += "---|---|---|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	for _, o := range sums[1:] {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |", o.Label, ratioCell(ratio(s.OpsPerSec, o.OpsPerSec)),
+			ratioCell(ratio(o.AckP99Ms, s.AckP99Ms)), ratioCell(ratio(o.ServerCPUPerOpUs, s.ServerCPUPerOpUs)))
+		if rounds {
+			fmt.Fprintf(b, " %s | %s | %s |",
+				c.perRound(s.Label, o.Label, func(s, o Row) float64 { return ratio(s.OpsPerSec, o.OpsPerSec) }),
+				c.perRound(s.Label, o.Label, func(s, o Row) float64 { return ratio(o.AckP99Ms, s.AckP99Ms) }),
+				c.perRound(s.Label, o.Label, func(s, o Row) float64 { return ratio(o.ServerCPUPerOpUs, s.ServerCPUPerOpUs) }))
+		}
+		b.WriteString("\n")
+	}
 }

@@ -216,7 +216,7 @@ func TestCompareInFlight(t *testing.T) {
 	require.Equal(t, 2048, c.Rows[0].InFlight)
 	var b bytes.Buffer
 	c.WriteMarkdown(&b)
-	require.Contains(t, b.String(), "| 2048 |\n")
+	require.Contains(t, b.String(), "| 2048 | 24.0 |\n", "window, then server CPU per ACK: 120 % of a core at 50,000/s")
 	require.NotContains(t, b.String(), "different request windows")
 
 	// Rounds keep the window in the median row.
@@ -235,5 +235,44 @@ func TestCompareInFlight(t *testing.T) {
 	require.Equal(t, 0, c.Rows[0].InFlight)
 	b.Reset()
 	c.WriteMarkdown(&b)
-	require.Contains(t, b.String(), "| n/a |\n")
+	require.Contains(t, b.String(), "| n/a | 1200.0 |\n")
+}
+
+// opsReport is a synthetic report of mode whose main series runs at ops
+// per second with p99 p99us, the server at cpu % of a core.
+func opsReport(mode, label string, round int, ops float64, p99us int64, cpu float64) *Report {
+	return &Report{Mode: mode, Label: label, Round: round, Seconds: 10,
+		Series:    []SeriesSummary{{Name: mainSeries(mode), OK: int64(ops * 10), OpsPerSec: ops, Latency: Latency{P50: p99us / 4, P99: p99us}}},
+		ServerCPU: &CPUStats{Percent: cpu, Source: "proc"}}
+}
+
+// gRPC and remoting runs of one family compare in one table: medians per
+// label over rounds, throughput, p99 and server CPU per message ratios of
+// the first label against each other; other families stay out of it.
+func TestCompareFamilies(t *testing.T) {
+	rs := []*Report{
+		opsReport("grpc-send", "direct", 1, 30000, 4000, 150), opsReport("grpc-send", "proxy", 1, 6000, 40000, 180),
+		opsReport("produce", "remoting", 1, 40000, 3000, 160),
+		opsReport("grpc-send", "direct", 2, 20000, 6000, 140), opsReport("grpc-send", "proxy", 2, 4000, 20000, 170),
+		opsReport("produce", "remoting", 2, 30000, 5000, 150),
+		opsReport("pop", "other-family", 1, 1, 1, 1),
+	}
+	c := Compare(rs)
+	require.Equal(t, "send", c.Family)
+	require.Len(t, c.Medians, 3)
+	d := c.Medians[0]
+	require.Equal(t, "direct", d.Label)
+	require.InDelta(t, 25000, d.OpsPerSec, 1e-9)
+	require.InDelta(t, 5, d.AckP99Ms, 1e-9)
+	require.InDelta(t, (50+70)/2.0, d.ServerCPUPerOpUs, 1e-9, "150 % at 30,000/s = 50 µs; 140 % at 20,000/s = 70 µs")
+	var b bytes.Buffer
+	c.WriteMarkdown(&b)
+	out := b.String()
+	require.Contains(t, out, "| direct vs | ops/s ratio | p99: theirs / ours | server CPU per op: theirs / ours |")
+	// proxy medians: 5,000/s, p99 30 ms, CPU per message (300+425)/2 µs.
+	require.Contains(t, out, "| proxy | 5.0× | 6.0× | 6.0× | 5.0×, 5.0× | 10.0×, 3.3× | 6.0×, 6.1× |")
+	require.Contains(t, out, "| remoting | 0.71× | 0.8× | 0.75× | 0.75×, 0.67× | 0.75×, 0.83× | 0.8×, 0.71× |")
+	require.NotContains(t, out, "| other-family vs")
+	require.NotContains(t, out, "ACK p99 during bursts: theirs")
+	require.Contains(t, out, "| other-family #1 | pop | 1 |", "listed, not compared")
 }

@@ -14,7 +14,7 @@ import (
 // end of the settle-after wait (Options.SettleAfter), so background work a
 // run leaves behind (RocksDB flushes and compactions, RocketMQ's flush and
 // dispatch threads, a JVM's GC) is charged to the run that caused it.
-// Needs --server-pid; nil otherwise.
+// Needs --server-pid (summed over every pid given); nil otherwise.
 type CostStats struct {
 	// Ops is the number of messages the run is judged by: SENDs answered
 	// SUCCESS (produce), ACKs (pop), ACKs and CHANGEs (ack), heartbeats.
@@ -52,19 +52,21 @@ type CostStats struct {
 }
 
 // costMeter reads the server's CPU time and I/O counters at the start of
-// the measured phase.
+// the measured phase, summed over its processes (Options.ServerPIDs).
 type costMeter struct {
-	pid            int
+	pids           []int
 	idle           float64 // % of one core before the run
-	start          time.Time
+	start, end1    time.Time
 	cpu0, cpu1     float64
-	io0, io1       procfs.ProcIO
+	io0, io1       ioCounters
 	ok, ioOK       bool // start read
 	ended, ioEnded bool // end read
 	tail           float64
 	settled        bool
-	end1           time.Time
 }
+
+// ioCounters are write_bytes and cancelled_write_bytes of /proc/<pid>/io.
+type ioCounters struct{ write, cancelled int64 }
 
 // procIO reads /proc/<pid>/io. Errors: the process or procfs is missing,
 // or the caller may not read the file (another user's process).
@@ -80,31 +82,57 @@ func procIO(pid int) (procfs.ProcIO, error) {
 	return io, nil
 }
 
+// sumCPU is the user+system CPU seconds of pids together.
+func sumCPU(pids []int) (float64, error) {
+	var t float64
+	for _, pid := range pids {
+		v, err := procCPUSeconds(pid)
+		if err != nil {
+			return 0, err
+		}
+		t += v
+	}
+	return t, nil
+}
+
+// sumIO is the I/O counters of pids together.
+func sumIO(pids []int) (ioCounters, error) {
+	var c ioCounters
+	for _, pid := range pids {
+		v, err := procIO(pid)
+		if err != nil {
+			return ioCounters{}, err
+		}
+		c.write += int64(v.WriteBytes)
+		c.cancelled += v.CancelledWriteBytes
+	}
+	return c, nil
+}
+
 // idleSample is how long startCost watches the server's idle CPU use.
 const idleSample = 2 * time.Second
 
 // startCost reads the server's counters; with o.SettleAfter it first
 // samples the server's idle CPU use for idleSample.
 func startCost(o *Options) *costMeter {
-	pid := o.ServerPID
-	m := &costMeter{pid: pid}
-	if pid <= 0 {
+	m := &costMeter{pids: o.serverPIDs()}
+	if len(m.pids) == 0 {
 		return m
 	}
 	if o.SettleAfter > 0 {
-		if a, err := procCPUSeconds(pid); err == nil {
+		if a, err := sumCPU(m.pids); err == nil {
 			t := time.Now()
 			time.Sleep(idleSample)
-			if b, err := procCPUSeconds(pid); err == nil {
+			if b, err := sumCPU(m.pids); err == nil {
 				m.idle = 100 * (b - a) / time.Since(t).Seconds()
 			}
 		}
 	}
 	m.start = time.Now()
-	if v, err := procCPUSeconds(pid); err == nil {
+	if v, err := sumCPU(m.pids); err == nil {
 		m.cpu0, m.ok = v, true
 	}
-	if v, err := procIO(pid); err == nil {
+	if v, err := sumIO(m.pids); err == nil {
 		m.io0, m.ioOK = v, true
 	}
 	return m
@@ -128,11 +156,11 @@ func (m *costMeter) end(ctx context.Context, o *Options) {
 		}
 		m.tail, m.settled = secs, ok
 	}
-	if v, err := procCPUSeconds(m.pid); err == nil {
+	if v, err := sumCPU(m.pids); err == nil {
 		m.cpu1, m.ended = v, true
 	}
 	m.end1 = time.Now()
-	if v, err := procIO(m.pid); err == nil && m.ioOK {
+	if v, err := sumIO(m.pids); err == nil && m.ioOK {
 		m.io1, m.ioEnded = v, true
 	}
 }
@@ -150,8 +178,8 @@ func (m *costMeter) stats(ops int64, payload int) *CostStats {
 		c.NetMicrosPerOp = 1e6 * (c.CPUSeconds - c.IdleCPUPercent/100*c.WindowSeconds) / float64(ops)
 	}
 	if m.ioOK && m.ioEnded {
-		c.WriteBytes = int64(m.io1.WriteBytes - m.io0.WriteBytes)
-		c.CancelledWriteBytes = m.io1.CancelledWriteBytes - m.io0.CancelledWriteBytes
+		c.WriteBytes = m.io1.write - m.io0.write
+		c.CancelledWriteBytes = m.io1.cancelled - m.io0.cancelled
 	}
 	if payload > 0 {
 		c.PayloadBytes = ops * int64(payload)

@@ -18,7 +18,7 @@ func TestRunProduceCostLoopback(t *testing.T) {
 	st := startPopshim(t, "group")
 	var out bytes.Buffer
 	r, err := RunProduce(context.Background(), Options{Addr: st.BrokerAddr(), Conns: 2, Inflight: 4, Duration: 500 * time.Millisecond,
-		CreateTopic: true, Topic: "cost_topic", Queues: 2, BodySize: 4096, RandomBody: true, ServerPID: os.Getpid(),
+		CreateTopic: true, Topic: "cost_topic", Queues: 2, BodySize: 4096, RandomBody: true, ServerPIDs: []int{os.Getpid()},
 		SettleAfter: 100 * time.Millisecond, FsyncProbeEvery: 10 * time.Millisecond, FsyncProbeDir: t.TempDir(),
 		Workload: "produce-4k", Out: &out})
 	require.NoError(t, err)

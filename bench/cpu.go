@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 
@@ -64,42 +65,65 @@ func cpuStats(cpuSeconds, wallSeconds float64, source string) CPUStats {
 }
 
 // cpuMeter measures the CPU time of this process and, optionally, of the
-// server (by pid, else by process_cpu_seconds_total from /metrics).
+// server: one or more processes by pid (a broker, or a rocketmq-proxy and
+// the broker behind it, summed), else process_cpu_seconds_total from
+// /metrics.
 type cpuMeter struct {
-	serverPID        int
-	self0, server0   float64
-	selfOK, serverOK bool
+	serverPIDs []int
+	self0      float64
+	server0    []float64 // per pid; NaN where the first read failed
+	selfOK     bool
 }
 
-func startCPU(serverPID int) *cpuMeter {
-	m := &cpuMeter{serverPID: serverPID}
+func startCPU(serverPIDs []int) *cpuMeter {
+	m := &cpuMeter{serverPIDs: serverPIDs, server0: make([]float64, len(serverPIDs))}
 	if v, err := procCPUSeconds(0); err == nil {
 		m.self0, m.selfOK = v, true
 	}
-	if serverPID > 0 {
-		if v, err := procCPUSeconds(serverPID); err == nil {
-			m.server0, m.serverOK = v, true
+	for i, pid := range serverPIDs {
+		m.server0[i] = math.NaN()
+		if v, err := procCPUSeconds(pid); err == nil {
+			m.server0[i] = v
 		}
 	}
 	return m
 }
 
-// finish returns the bench's CPU stats and, when known, the server's:
-// /proc first, else the metrics scrapes a and b.
+// finish returns the bench's CPU stats and, when known, the server's
+// (/proc first: the sum over every server pid, each part in Parts when
+// there are several; else the metrics scrapes a and b).
 func (m *cpuMeter) finish(wall float64, a, b *serverCounters) (CPUStats, *CPUStats) {
 	var self CPUStats
 	if v, err := procCPUSeconds(0); err == nil && m.selfOK {
 		self = cpuStats(v-m.self0, wall, "proc")
 	}
-	if m.serverOK {
-		if v, err := procCPUSeconds(m.serverPID); err == nil {
-			s := cpuStats(v-m.server0, wall, "proc")
-			return self, &s
+	var sum float64
+	var parts []ProcCPU
+	for i, pid := range m.serverPIDs {
+		v, err := procCPUSeconds(pid)
+		if err != nil || math.IsNaN(m.server0[i]) {
+			parts = nil
+			break
 		}
+		sum += v - m.server0[i]
+		parts = append(parts, ProcCPU{PID: pid, CPUStats: cpuStats(v-m.server0[i], wall, "proc")})
+	}
+	if len(parts) > 0 {
+		s := cpuStats(sum, wall, "proc")
+		if len(parts) > 1 {
+			s.Parts = parts
+		}
+		return self, &s
 	}
 	if a != nil && b != nil && a.hasCPU && b.hasCPU {
 		s := cpuStats(b.cpu-a.cpu, b.at.Sub(a.at).Seconds(), "metrics")
 		return self, &s
 	}
 	return self, nil
+}
+
+// ProcCPU is one process's share of a server's CPU (CPUStats.Parts).
+type ProcCPU struct {
+	PID int `json:"pid"`
+	CPUStats
 }

@@ -33,6 +33,19 @@
 // (DiskStats; --fsync-probe-every), so ACK latency reads against the
 // disk's own sync latency of that moment.
 //
+// The v5 gRPC modes drive apache.rocketmq.v2.MessagingService (popshim's
+// own endpoint or a rocketmq-proxy) with grpc-go and the generated
+// package of the Go v5 client, not its high-level client: RunGRPCSend
+// (SendMessage) and RunGRPCReceive (the SimpleConsumer cycle,
+// ReceiveMessage then AckMessage). Each connection is one v5 client that
+// first does the start-up a real one does (QueryRoute, Telemetry with its
+// Settings and the server's reply, Heartbeat, with the x-mq-* headers on
+// every call) and says goodbye with NotifyClientTermination (grpc_conn.go).
+// Their reports have the shape of the others; bench compare puts a gRPC
+// mode beside its remoting counterpart (familyOf: grpc-send with produce,
+// grpc-receive with pop), with the server's CPU per message, summed over
+// every --server-pid (a proxy and the broker behind it).
+//
 // Latencies are recorded in microseconds into HdrHistograms (1 µs … 60 s,
 // 3 significant digits) from the moment a request is queued on the client
 // (or, with a target rate, from its scheduled send time, so a slow server

@@ -67,7 +67,7 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	const sPop, sAck = 0, 1
-	p := newPhase(&o, "pop", clients, []string{"pop", "ack"})
+	p := newPhase(&o, "pop", len(clients), []string{"pop", "ack"})
 	popped := make([]atomic.Int64, o.Queues)
 	misses := make([]atomic.Int32, o.Queues)
 	var acksInFlight sync.WaitGroup
@@ -140,7 +140,7 @@ func RunProduce(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	body := bodies(&o)
-	p := newPhase(&o, "produce", clients, []string{"send"})
+	p := newPhase(&o, "produce", len(clients), []string{"send"})
 	var seq atomic.Int64
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	s.build = func(int) (*codec.Command, int, bool) {
@@ -169,7 +169,7 @@ func RunHeartbeat(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer closeAll(clients)
 	host, _ := os.Hostname()
-	p := newPhase(&o, "heartbeat", clients, []string{"heartbeat"})
+	p := newPhase(&o, "heartbeat", len(clients), []string{"heartbeat"})
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	bodies := make([][]byte, len(clients)) // one client ID per connection, encoded once
 	for i := range bodies {

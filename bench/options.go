@@ -97,11 +97,12 @@ type Options struct {
 	// http://<--metrics-listen>/metrics); empty skips server counters.
 	// --metrics-url.
 	MetricsURL string
-	// ServerPID, when > 0, is the server process whose CPU time is read from
-	// /proc/<pid>/stat. --server-pid.
-	ServerPID int
+	// ServerPIDs are the server's processes, whose CPU time is read from
+	// /proc/<pid>/stat and summed: one broker, or a rocketmq-proxy and the
+	// broker behind it. --server-pid, repeatable or comma-separated.
+	ServerPIDs []int
 	// SettleMax bounds the wait between the prepare phase and the measured
-	// phase for the server (ServerPID) to go idle, i.e. to finish the
+	// phase for the server (ServerPIDs) to go idle, i.e. to finish the
 	// background work the prepare phase left (see settle); 0 = no wait.
 	// --settle-max, default 90s on the command line.
 	SettleMax time.Duration
@@ -109,7 +110,7 @@ type Options struct {
 	// over one second, in percent of one core. --settle-cpu, default 10
 	// (also when zero or negative).
 	SettleCPU float64
-	// SettleAfter, when > 0 with ServerPID, extends the window of the
+	// SettleAfter, when > 0 with ServerPIDs, extends the window of the
 	// server's cost (Report.Cost) past the last reply until the server is
 	// idle (SettleCPU) or SettleAfter has passed, so background work the
 	// run caused is charged to it. --settle-after, default 0.
@@ -156,6 +157,8 @@ type Options struct {
 	// measured phase. --access-key, --secret-key (or
 	// POPSHIM_BENCH_SECRET_KEY).
 	AccessKey, SecretKey string
+	// GRPC holds the settings of the v5 gRPC modes only.
+	GRPC GRPCOptions
 
 	// Out receives the human-readable lines; nil is io.Discard.
 	Out io.Writer
@@ -284,7 +287,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.DurationVar(&o.InvisibleTime, "invisible-time", o.InvisibleTime, "invisibleTime of prepare POPs and of CHANGEs")
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")
 	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")
-	fs.IntVar(&o.ServerPID, "server-pid", o.ServerPID, "server pid, for its CPU time from /proc")
+	fs.IntSliceVar(&o.ServerPIDs, "server-pid", o.ServerPIDs, "server pid, for its CPU time from /proc; repeat (or comma-separate) to sum several processes, e.g. a proxy and its broker")
 	fs.DurationVar(&o.SettleMax, "settle-max", 90*time.Second, "after preparing, wait up to this long for the server (--server-pid) to go idle before measuring; 0 = no wait")
 	fs.Float64Var(&o.SettleCPU, "settle-cpu", 10, "the server counts as idle below this CPU use over one second, % of one core")
 	fs.DurationVar(&o.SettleAfter, "settle-after", o.SettleAfter, "after the run, keep measuring the server's CPU and disk writes (--server-pid) until it is idle, at most this long; 0 = stop at the last reply")
@@ -311,6 +314,17 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 		fs.DurationVar(&o.ChangePeriod, "change-period", o.ChangePeriod, "time between CHANGE bursts")
 		fs.IntVar(&o.ChangePool, "change-pool", 0, "receipt handles reserved for CHANGE; 0 = 2×burst")
 	}
+}
+
+// serverPIDs returns the positive entries of o.ServerPIDs.
+func (o *Options) serverPIDs() []int {
+	var out []int
+	for _, p := range o.ServerPIDs {
+		if p > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // clientOptions are the remoting client options of every bench

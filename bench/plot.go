@@ -69,7 +69,10 @@ func WritePlot(path string, reports []*Report) error {
 			return err
 		}
 	} else {
-		p.Title.Text = "ACK p99 latency over time"
+		p.Title.Text = "p99 latency over time"
+		if mainSeries(reports[0].Mode) == "ack" {
+			p.Title.Text = "ACK p99 latency over time"
+		}
 		for i, r := range reports {
 			if err := add(r.Label+" "+mainSeries(r.Mode)+" p99", pointSeries(r, mainSeries(r.Mode), "p99"), i); err != nil {
 				return err

@@ -83,7 +83,7 @@ func RunRawStorage(ctx context.Context, o StorageOptions) (_ *Report, err error)
 			err = errors.Join(err, fmt.Errorf("bench: remove raw storage dir: %w", rerr))
 		}
 	}()
-	cpu := startCPU(0)
+	cpu := startCPU(nil)
 	t0 := time.Now()
 	res := &StorageResult{BatchOps: o.BatchOps}
 	if err := rocksLimits(ctx, dir, &o, res); err != nil {

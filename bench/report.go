@@ -124,6 +124,10 @@ type CPUStats struct {
 	Percent        float64 `json:"percent"`
 	MachinePercent float64 `json:"machine_percent"`
 	Source         string  `json:"source"` // "proc" (/proc/<pid>/stat) or "metrics" (process_cpu_seconds_total)
+	// Parts is each process's share when the server is several processes
+	// (--server-pid given more than once: a rocketmq-proxy and its broker);
+	// the fields above are their sum.
+	Parts []ProcCPU `json:"parts,omitempty"`
 }
 
 func latencyOf(w *window) Latency {

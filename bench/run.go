@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
-
-	"github.com/popshim/popshim/client"
 )
 
 // sampleTick is the resolution of the latency-over-time plot.
@@ -20,11 +18,10 @@ const drainTimeout = 15 * time.Second
 // the recorder they report to and the sampler that turns it into intervals,
 // plot points and totals. Built and driven by one Run* function.
 type phase struct {
-	opts    *Options
-	mode    string
-	clients []*client.Conn
-	rec     *recorder
-	scr     *scraper
+	opts *Options
+	mode string
+	rec  *recorder
+	scr  *scraper
 
 	// burst state, written by the CHANGE burst loop, read by the ACK stream
 	// and the sampler.
@@ -43,12 +40,14 @@ type phase struct {
 	printer              *printer
 }
 
-func newPhase(o *Options, mode string, clients []*client.Conn, series []string) *phase {
+// newPhase builds the phase of a run over conns connections (one recorder
+// shard per connection, at most two per P) recording the named series.
+func newPhase(o *Options, mode string, conns int, series []string) *phase {
 	// Only GOMAXPROCS reader goroutines record at once, so two shards per P
 	// keep contention rare; every further shard costs the sampler histogram
 	// merges each tick.
-	shards := min(len(clients), 2*runtime.GOMAXPROCS(0))
-	p := &phase{opts: o, mode: mode, clients: clients, rec: newRecorder(series, shards), scr: newScraper(o.MetricsURL)}
+	shards := max(min(conns, 2*runtime.GOMAXPROCS(0)), 1)
+	p := &phase{opts: o, mode: mode, rec: newRecorder(series, shards), scr: newScraper(o.MetricsURL)}
 	p.tick, p.ival, p.total = p.rec.newWindows(), p.rec.newWindows(), p.rec.newWindows()
 	p.printer = newPrinter(o.Out, series, o.Quiet)
 	return p
@@ -68,16 +67,32 @@ func (p *phase) scrapeNow(ctx context.Context) *serverCounters {
 	return &c
 }
 
+// load is the main request stream of a phase: the remoting stream, or the
+// gRPC workers (grpcLoad). Its methods are called by measure only.
+type load interface {
+	// start issues the first requests; called once.
+	start()
+	// stop makes every slot end after its current request; any goroutine.
+	stop()
+	// finished is closed when every slot has ended (after stop, or when the
+	// input ran out).
+	finished() <-chan struct{}
+	// wait blocks until finished or timeout; false on timeout.
+	wait(timeout time.Duration) bool
+	// ranOut reports whether a slot ended because the input ran out.
+	ranOut() bool
+}
+
 // measure starts main and the side loops, samples until Duration, main's
 // exhaustion or ctx, then stops everything and drains outstanding replies.
 // side loops get a stop channel and must return (after draining their own
 // replies) when it closes. It returns
 // the measured seconds and whether main ran out of input.
-func (p *phase) measure(ctx context.Context, main *stream, side ...func(stop <-chan struct{})) (float64, bool, error) {
+func (p *phase) measure(ctx context.Context, main load, side ...func(stop <-chan struct{})) (float64, bool, error) {
 	p.cost = startCost(p.opts) // first: it may watch the idle server for a while
 	p.first = p.scrapeNow(ctx)
 	p.last, p.ivalSrv = p.first, p.first
-	p.cpu = startCPU(p.opts.ServerPID)
+	p.cpu = startCPU(p.opts.serverPIDs())
 	if p.opts.FsyncProbeEvery > 0 {
 		p.probe = &fsyncProbe{dir: p.opts.FsyncProbeDir, w: newWindow()}
 		side = append(side, p.probe.loop(p.opts.FsyncProbeEvery))
@@ -104,7 +119,7 @@ loop:
 		select {
 		case now := <-ticker.C:
 			p.sample(ctx, now)
-		case <-main.done:
+		case <-main.finished():
 			break loop
 		case <-deadline.C:
 			break loop
@@ -128,7 +143,7 @@ loop:
 	if p.probe != nil && p.probe.err != nil {
 		p.opts.Log.Warn().Err(p.probe.err).Msg("fsync probe")
 	}
-	return end.Sub(p.start).Seconds(), main.exhausted.Load(), cause
+	return end.Sub(p.start).Seconds(), main.ranOut(), cause
 }
 
 // sample drains the recorder into one plot point and the running interval.
@@ -251,6 +266,17 @@ func (o *Options) config() map[string]any {
 		"change_pool": o.ChangePool, "invisible_time": o.InvisibleTime.String(), "body_size": o.BodySize,
 		"random_body": o.RandomBody, "settle_after": o.SettleAfter.String(), "tls": o.TLS,
 	}
+}
+
+// grpcConfig is config plus the gRPC modes' settings.
+func (o *Options) grpcConfig() map[string]any {
+	c := o.config()
+	for _, k := range []string{"broker_name", "change_burst", "change_period", "change_pool"} {
+		delete(c, k)
+	}
+	c["remoting_addr"], c["batch_size"], c["ack_batch"] = o.GRPC.RemotingAddr, o.GRPC.ReceiveBatch, o.GRPC.AckBatch
+	c["long_polling"] = o.GRPC.LongPolling.String()
+	return c
 }
 
 // finishReport prints the summary and writes the JSON and plot outputs.

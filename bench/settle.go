@@ -9,23 +9,25 @@ import (
 const settleTick = time.Second
 
 // settle waits, after the prepare phase, until the server is idle: its CPU
-// use over one settleTick (user+system, from /proc/<ServerPID>/stat) is
+// use over one settleTick (user+system, from /proc/<pid>/stat, summed over
+// ServerPIDs) is
 // below o.SettleCPU percent of one core. Producing and popping millions of
 // messages leaves the server with background work (RocksDB flushes and
 // compactions of the messages and pop column families, a JVM's GC) that
 // would otherwise be charged to the measured ACK phase, more of it the more
 // messages were prepared. It gives up after o.SettleMax and lets the run go
-// on (logged). No wait when o.SettleMax is 0 or ServerPID is unknown.
+// on (logged). No wait when o.SettleMax is 0 or no ServerPIDs are given.
 //
 // Returns the seconds waited and whether the server went idle; the error
 // is ctx's when the run was cancelled, or the /proc read's. Called on the
 // CLI goroutine between prepare and the measured phase.
 func settle(ctx context.Context, o *Options) (float64, bool, error) {
-	if o.SettleMax <= 0 || o.ServerPID <= 0 {
+	pids := o.serverPIDs()
+	if o.SettleMax <= 0 || len(pids) == 0 {
 		return 0, false, nil
 	}
 	start := time.Now()
-	prev, err := procCPUSeconds(o.ServerPID)
+	prev, err := sumCPUSeconds(pids)
 	if err != nil {
 		return 0, false, err
 	}
@@ -37,7 +39,7 @@ func settle(ctx context.Context, o *Options) (float64, bool, error) {
 		case <-ctx.Done():
 			return time.Since(start).Seconds(), false, ctx.Err()
 		case now := <-t.C:
-			cur, err := procCPUSeconds(o.ServerPID)
+			cur, err := sumCPUSeconds(pids)
 			if err != nil {
 				return time.Since(start).Seconds(), false, err
 			}
@@ -55,4 +57,18 @@ func settle(ctx context.Context, o *Options) (float64, bool, error) {
 			}
 		}
 	}
+}
+
+// sumCPUSeconds is the CPU seconds of pids together; the first read error
+// is returned.
+func sumCPUSeconds(pids []int) (float64, error) {
+	var sum float64
+	for _, p := range pids {
+		v, err := procCPUSeconds(p)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
 }

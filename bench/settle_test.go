@@ -14,7 +14,7 @@ import (
 
 func settleOptions(pid int, max time.Duration, cpu float64) *Options {
 	l := zerolog.Nop()
-	return &Options{ServerPID: pid, SettleMax: max, SettleCPU: cpu, Log: &l}
+	return &Options{ServerPIDs: []int{pid}, SettleMax: max, SettleCPU: cpu, Log: &l}
 }
 
 // An idle process (a sleeping child) settles at the first sample.

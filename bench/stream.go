@@ -226,6 +226,12 @@ func (s *stream) pace() {
 	}
 }
 
+// finished is closed when every slot has ended.
+func (s *stream) finished() <-chan struct{} { return s.done }
+
+// ranOut reports whether build or prepared reported the input exhausted.
+func (s *stream) ranOut() bool { return s.exhausted.Load() }
+
 // wait blocks until every slot has ended or timeout passed; false on timeout.
 func (s *stream) wait(timeout time.Duration) bool {
 	t := time.NewTimer(timeout)

@@ -78,7 +78,11 @@ func printSummary(out io.Writer, r *Report) {
 	}
 	fmt.Fprintln(out)
 	if r.Prepare != nil {
-		fmt.Fprintf(out, "prepare: %d produced, %d receipt handles, %.1f s\n", r.Prepare.Produced, r.Prepare.Receipts, r.Prepare.Seconds)
+		if r.Prepare.Receipts > 0 {
+			fmt.Fprintf(out, "prepare: %d produced, %d receipt handles, %.1f s\n", r.Prepare.Produced, r.Prepare.Receipts, r.Prepare.Seconds)
+		} else {
+			fmt.Fprintf(out, "prepare: %d produced, %.1f s\n", r.Prepare.Produced, r.Prepare.Seconds)
+		}
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "series\tok\tops/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\tmean ms\tbusy\terrors\tcodes\t")

@@ -81,7 +81,7 @@ func (t *timerAckRun) measure(ctx context.Context, st *TimerStats, sent int, bef
 	}
 	po := *o
 	po.Duration = time.Until(time.UnixMilli(st.DueMs)) + o.Duration + timerAckTail
-	p := newPhase(&po, "timer", t.clients, timerAckSeries)
+	p := newPhase(&po, "timer", len(t.clients), timerAckSeries)
 	p.rec.derive(seriesTimerAck, seriesTimerAckDrain, seriesTimerAckCalm)
 	var next atomic.Int64
 	frames := prepareAckFrames(o.Group, t.receipts, o.sign)

@@ -57,7 +57,7 @@ func RunTxn(ctx context.Context, o Options) (*Report, error) {
 		readers = append(readers, c)
 	}
 	const sHalf, sCommit, sVisible = 0, 1, 2
-	p := newPhase(&o, "txn", clients, []string{"half", "commit", "visible"})
+	p := newPhase(&o, "txn", len(clients), []string{"half", "commit", "visible"})
 	endSent := make([]atomic.Int64, o.Messages+1) // monoNanos of each transaction's END, by seq
 	body := make([]byte, o.BodySize)
 	var seq atomic.Int64

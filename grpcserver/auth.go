@@ -52,8 +52,8 @@ const (
 // labelled Z), as in the proxy.
 //
 // Authorization, as DefaultAuthorizationContextBuilder for gRPC requests:
-// QueryRoute Pub or Sub on the topic; SendMessage and EndTransaction Pub
-// on the topic; ReceiveMessage, AckMessage, ChangeInvisibleDuration,
+// QueryRoute Pub or Sub on the topic; SendMessage, EndTransaction and
+// RecallMessage Pub on the topic; ReceiveMessage, AckMessage, ChangeInvisibleDuration,
 // ForwardMessageToDeadLetterQueue and QueryAssignment Sub on the topic and
 // the group; Heartbeat and NotifyClientTermination Sub on the group they
 // name; a Telemetry Settings item Pub on its publishing topics, or Sub on
@@ -131,6 +131,8 @@ func needsOf(req any) []auth.Need {
 		}
 		return out
 	case *v2.EndTransactionRequest:
+		return []auth.Need{auth.TopicNeed(r.GetTopic().GetName(), auth.ActPub)}
+	case *v2.RecallMessageRequest:
 		return []auth.Need{auth.TopicNeed(r.GetTopic().GetName(), auth.ActPub)}
 	case *v2.ReceiveMessageRequest:
 		return topicSub(r.GetMessageQueue().GetTopic().GetName(), r.GetGroup().GetName())

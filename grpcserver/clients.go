@@ -36,9 +36,33 @@ func metaValue(ctx context.Context, key string) string {
 // telemetryStream serialises writes to one Telemetry stream: the reply to
 // a Settings item is written by the stream's own goroutine, commands the
 // server pushes later by others, and grpc-go allows one sender at a time.
+// outbox holds commands offered by goroutines that must not wait for the
+// stream's flow control (the transaction check loop); the stream's
+// handler writes them.
 type telemetryStream struct {
-	mu sync.Mutex
-	s  v2.MessagingService_TelemetryServer
+	mu     sync.Mutex
+	s      v2.MessagingService_TelemetryServer
+	outbox chan *v2.TelemetryCommand
+}
+
+// telemetryOutbox is how many offered commands one stream holds before
+// offer refuses more (a producer that does not read its stream).
+const telemetryOutbox = 256
+
+func newTelemetryStream(s v2.MessagingService_TelemetryServer) *telemetryStream {
+	return &telemetryStream{s: s, outbox: make(chan *v2.TelemetryCommand, telemetryOutbox)}
+}
+
+// offer queues c for the stream's handler to write and reports whether it
+// was queued (false: the outbox is full). Never blocks; any goroutine. A
+// command still queued when the stream ends is dropped.
+func (t *telemetryStream) offer(c *v2.TelemetryCommand) bool {
+	select {
+	case t.outbox <- c:
+		return true
+	default:
+		return false
+	}
 }
 
 func (t *telemetryStream) send(c *v2.TelemetryCommand) error {
@@ -180,6 +204,26 @@ func (c *clients) streams() int {
 		}
 	}
 	return n
+}
+
+// producerStreams returns the open Telemetry streams of producers whose
+// last Settings publish topic (a v5 producer's group is the topic name).
+func (c *clients) producerStreams(topic string) []*telemetryStream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*telemetryStream
+	for _, st := range c.m {
+		if st.stream == nil || st.settings.GetClientType() != v2.ClientType_PRODUCER {
+			continue
+		}
+		for _, t := range st.settings.GetPublishing().GetTopics() {
+			if t.GetName() == topic {
+				out = append(out, st.stream)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // stream returns id's open Telemetry stream, nil when none.

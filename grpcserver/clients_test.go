@@ -104,18 +104,6 @@ func TestForwardToDeadLetterQueue(t *testing.T) {
 	}
 }
 
-// EndTransaction: INVALID_TRANSACTION_ID for a blank id, else UNSUPPORTED.
-func TestEndTransaction(t *testing.T) {
-	f := newFixture(t, nil, nil)
-	for id, want := range map[string]v2.Code{"": v2.Code_INVALID_TRANSACTION_ID, "tx-1": v2.Code_UNSUPPORTED} {
-		r, err := f.c.EndTransaction(f.ctx("p@1"), &v2.EndTransactionRequest{Topic: &v2.Resource{Name: "T"}, TransactionId: id,
-			Resolution: v2.TransactionResolution_COMMIT})
-		if err != nil || r.GetStatus().GetCode() != want {
-			t.Errorf("%q: %v %v, want %v", id, r, err, want)
-		}
-	}
-}
-
 // FIFO: an orderly group receives a message group in send order; the
 // queue stays blocked while a message is in flight and the redelivery
 // carries delivery attempt 2.

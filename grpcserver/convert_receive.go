@@ -64,20 +64,31 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	msg := RecordMessage(m, opt)
+	msg.SystemProperties.ReceiptHandle = &handle
+	msg.SystemProperties.InvisibleDuration = durationpb.New(time.Duration(ei.InvisibleTime) * time.Millisecond)
+	return msg, nil
+}
+
+// RecordMessage converts a stored record that was not popped into a v5
+// Message: every field of MessageOf but receipt_handle and
+// invisible_duration (the proxy's GrpcConverter.buildMessage of a message
+// without POP_CK). The RecoverOrphanedTransactionCommand carries a half
+// message this way (message_type TRANSACTION). Any goroutine; m is not
+// modified and the result may share m.Body.
+func RecordMessage(m *codec.MessageExt, opt DeliveryOptions) *v2.Message {
 	props := codec.DecodeProperties(m.Properties)
 	if !utf8.ValidString(m.Properties) {
 		props = validUTF8Props(props)
 	}
 	sp := &v2.SystemProperties{
-		MessageId:         validUTF8(m.MsgID()),
-		ReceiptHandle:     &handle,
-		InvisibleDuration: durationpb.New(time.Duration(ei.InvisibleTime) * time.Millisecond),
-		QueueId:           m.QueueID,
-		QueueOffset:       &m.QueueOffset,
-		DeliveryAttempt:   ptr(m.ReconsumeTimes + 1),
-		BornTimestamp:     timestamppb.New(time.UnixMilli(m.BornTimestamp)),
-		StoreTimestamp:    timestamppb.New(time.UnixMilli(m.StoreTimestamp)),
-		MessageType:       messageTypeOf(props),
+		MessageId:       validUTF8(m.MsgID()),
+		QueueId:         m.QueueID,
+		QueueOffset:     &m.QueueOffset,
+		DeliveryAttempt: ptr(m.ReconsumeTimes + 1),
+		BornTimestamp:   timestamppb.New(time.UnixMilli(m.BornTimestamp)),
+		StoreTimestamp:  timestamppb.New(time.UnixMilli(m.StoreTimestamp)),
+		MessageType:     messageTypeOf(props),
 	}
 	if v := props[codec.PropertyTags]; v != "" {
 		sp.Tag = ptr(v)
@@ -128,7 +139,7 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 		UserProperties:   user,
 		SystemProperties: sp,
 		Body:             body,
-	}, nil
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -81,10 +81,9 @@ type SendInput struct {
 // SendInputs validates a SendMessageRequest and converts every message, as
 // the proxy's SendMessageActivity does before it sends anything: the first
 // bad message fails the whole call with its Status and nothing is stored.
-// Transactional messages are refused with UNSUPPORTED (popshim serves no
-// transactions; the Java client maps it to UnsupportedException). peer is
-// the client's socket address, now the server clock for the delivery-time
-// check. Returns the inputs in request order, or nil and a non-OK Status.
+// Transactional messages convert like any other (SendInputOf marks them as
+// half messages). peer is the client's socket address, now the server
+// clock for the delivery-time check. Returns the inputs in request order, or nil and a non-OK Status.
 // Any goroutine.
 func SendInputs(req *v2.SendMessageRequest, peer netip.AddrPort, now time.Time, lim SendLimits) ([]SendInput, *v2.Status) {
 	msgs := req.GetMessages()
@@ -96,9 +95,6 @@ func SendInputs(req *v2.SendMessageRequest, peer netip.AddrPort, now time.Time, 
 	for _, m := range msgs {
 		if m.GetTopic().GetName() != topic {
 			return nil, NewStatus(v2.Code_MESSAGE_CORRUPTED, "topic in message is not same")
-		}
-		if m.GetSystemProperties().GetMessageType() == v2.MessageType_TRANSACTION {
-			return nil, NewStatus(v2.Code_UNSUPPORTED, "transactional messages are not supported by this server")
 		}
 		in, st := SendInputOf(m, peer, now, lim)
 		if st != nil {

@@ -386,8 +386,9 @@ func TestSendInputsRequest(t *testing.T) {
 	tx := goClientMessage("T", []byte("a"))
 	tx.SystemProperties.MessageType = v2.MessageType_TRANSACTION
 	req = &v2.SendMessageRequest{Messages: []*v2.Message{goClientMessage("T", []byte("a")), tx}}
-	if _, st := SendInputs(req, testPeer, testNow, lim); st.GetCode() != v2.Code_UNSUPPORTED {
-		t.Errorf("transaction: %v", st)
+	if ins, st := SendInputs(req, testPeer, testNow, lim); st != nil || len(ins) != 2 || ins[1].Type != v2.MessageType_TRANSACTION ||
+		storedType(ins[1]) != v2.MessageType_TRANSACTION || storedType(ins[0]) != v2.MessageType_NORMAL {
+		t.Errorf("transaction: %v %+v", st, ins)
 	}
 	req = &v2.SendMessageRequest{Messages: []*v2.Message{goClientMessage("T", []byte("a")), goClientMessage("T", []byte("b"))}}
 	ins, st := SendInputs(req, testPeer, testNow, lim)
@@ -396,8 +397,8 @@ func TestSendInputsRequest(t *testing.T) {
 	}
 }
 
-// The converter alone stores a transactional message the way the proxy
-// does (SendInputs refuses it before that).
+// A transactional message is converted the way the proxy does: the
+// prepared sysFlag, TRAN_MSG, the immunity time, PGROUP = topic.
 func TestSendInputOfTransaction(t *testing.T) {
 	m := goClientMessage("T", []byte("a"))
 	m.SystemProperties.MessageType = v2.MessageType_TRANSACTION
@@ -409,7 +410,7 @@ func TestSendInputOfTransaction(t *testing.T) {
 	}
 	p := codec.DecodeProperties(in.Header.Properties)
 	if codec.TransactionType(in.Header.SysFlag) != codec.SysFlagTransactionPrepared || p["TRAN_MSG"] != "true" ||
-		p["CHECK_IMMUNITY_TIME_IN_SECONDS"] != "30" || p["RECONSUME_TIME"] != "2" {
+		p["CHECK_IMMUNITY_TIME_IN_SECONDS"] != "30" || p["RECONSUME_TIME"] != "2" || p["PGROUP"] != "T" || in.Header.ProducerGroup != "T" {
 		t.Errorf("sysFlag %#x properties %q", in.Header.SysFlag, p)
 	}
 	m.SystemProperties.BornHost = ""

@@ -1,6 +1,7 @@
 package grpcserver
 
 import (
+	"slices"
 	"strings"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
@@ -23,6 +24,11 @@ import (
 //     filter) UNSUPPORTED, an invalid group ILLEGAL_CONSUMER_GROUP;
 //   - SendMessage: a body over --max-message-size is
 //     MESSAGE_BODY_TOO_LARGE;
+//   - EndTransaction: a transaction id that names no undecided half of the
+//     request's topic (END_TRANSACTION's SYSTEM_ERROR remarks for no such
+//     half, a decided one, another producer group or sequence number:
+//     endRemarksNoHalf) is INVALID_TRANSACTION_ID, what the proxy answers
+//     for an id it holds no transaction data for;
 //   - GO_AWAY (the core is shutting down) is TOO_MANY_REQUESTS, after
 //     which producers back off and retry.
 //
@@ -52,9 +58,22 @@ func statusOfCore(op Op, err error) *v2.Status {
 		if e.Code == codec.MessageIllegal && strings.Contains(e.Remark, "body size") {
 			return NewStatus(v2.Code_MESSAGE_BODY_TOO_LARGE, e.Remark)
 		}
+	case OpEndTransaction:
+		if e.Code == codec.SystemError && slices.Contains(endRemarksNoHalf, e.Remark) {
+			return NewStatus(v2.Code_INVALID_TRANSACTION_ID, e.Remark)
+		}
 	}
 	if e.Code == codec.GoAway {
 		return NewStatus(v2.Code_TOO_MANY_REQUESTS, e.Remark)
 	}
 	return StatusOf(op, e.Code, e.Remark)
+}
+
+// endRemarksNoHalf are the remarks of the core's END_TRANSACTION refusals
+// (SYSTEM_ERROR) that mean the id names no undecided half of the producer
+// group (broker/transaction_end.go, Java's EndTransactionProcessor texts).
+var endRemarksNoHalf = []string{
+	"Find prepared transaction message failed",
+	"The producer group wrong",
+	"The transaction state table offset wrong",
 }

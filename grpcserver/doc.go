@@ -4,17 +4,20 @@
 //
 // It decodes each RPC, turns the v2 protobuf messages into the broker
 // core's typed requests, calls the core (broker.Broker: Route, Heartbeat,
-// Send, Pop, Ack, ChangeInvisible, SendBack, UnregisterClient,
-// ConnClosed) and writes the replies (unary responses, the ReceiveMessage
-// stream, the Telemetry stream). One file per concern: route.go
-// (QueryRoute, QueryAssignment, the endpoint rule for several brokers),
-// heartbeat.go, send.go, receive*.go (long polling bounded by the call's
-// deadline, the stream shape, the return of messages a receive could not
-// deliver), ack.go (AckMessage, ChangeInvisibleDuration), forward.go
-// (ForwardMessageToDeadLetterQueue, EndTransaction), leases.go (auto-renew
-// of the messages push consumers hold), service.go (Telemetry,
-// NotifyClientTermination, client and connection life), auth.go (ACL 2.0
-// over gRPC metadata through auth.Verifier.CheckSigned), metrics.go.
+// Send, Pop, Ack, ChangeInvisible, SendBack, EndTransaction, Recall,
+// UnregisterClient, ConnClosed) and writes the replies (unary responses,
+// the ReceiveMessage stream, the Telemetry stream). One file per concern:
+// route.go (QueryRoute, QueryAssignment, the endpoint rule for several
+// brokers), heartbeat.go, send.go, receive*.go (long polling bounded by
+// the call's deadline, the stream shape, the return of messages a receive
+// could not deliver), ack.go (AckMessage, ChangeInvisibleDuration),
+// forward.go (ForwardMessageToDeadLetterQueue), transaction.go
+// (EndTransaction), txn_checker.go (the core's transaction checks relayed
+// to v5 producers as RecoverOrphanedTransactionCommand), recall.go
+// (RecallMessage), leases.go (auto-renew of the messages push consumers
+// hold), service.go (Telemetry, NotifyClientTermination, client and
+// connection life), auth.go (ACL 2.0 over gRPC metadata through
+// auth.Verifier.CheckSigned), metrics.go.
 //
 // It also owns the listener (plaintext, TLS, or both on one port told
 // apart by the first byte), the grpc-go server options (keepalive, message
@@ -24,10 +27,11 @@
 // (status.go, core_status.go).
 //
 // It must not implement a broker operation itself (storing, popping,
-// acking, changing invisible time, choosing what a route contains beyond
-// shaping the answer): those belong to the protocol-neutral core. Its own
-// state is per client and per connection and lives in memory (Settings,
-// leases). It must not import remoting/ or handler/, and it must not
+// acking, changing invisible time, deciding a transaction, choosing what a
+// route contains beyond shaping the answer): those belong to the
+// protocol-neutral core. Its own state is per client and per connection
+// and lives in memory (Settings, leases); it keeps no table of
+// transactions (a transaction id carries the half's offsets). It must not import remoting/ or handler/, and it must not
 // generate its own copy of the RocketMQ protos: it uses the generated
 // package the Go v5 client ships
 // (github.com/apache/rocketmq-clients/golang/v5/protocol/v2), because

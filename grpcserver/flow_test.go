@@ -162,7 +162,7 @@ func TestSendRefusalsThroughCore(t *testing.T) {
 		{"FIFO message to a NORMAL topic", grouped, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
 		{"NORMAL message to a FIFO topic", plain, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
 		{"DELAY message to a NORMAL topic", delayed, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
-		{"transaction", tx, v2.Code_UNSUPPORTED},
+		{"TRANSACTION message to a NORMAL topic", tx, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
 		{"empty body", empty, v2.Code_MESSAGE_BODY_EMPTY},
 		{"unknown topic", message("nowhere", "x", "T"), v2.Code_TOPIC_NOT_FOUND},
 	}

@@ -2,7 +2,6 @@ package grpcserver
 
 import (
 	"context"
-	"strings"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
@@ -60,21 +59,4 @@ func (s *service) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.F
 		return answer(entryStatus(OpForwardDLQ, err))
 	}
 	return answer(StatusOK())
-}
-
-// EndTransaction: popshim stores no half messages (transactional sends
-// are refused with UNSUPPORTED), so there is nothing to commit or roll
-// back. A blank transaction id is INVALID_TRANSACTION_ID, as in the
-// proxy; anything else UNSUPPORTED.
-func (s *service) EndTransaction(ctx context.Context, req *v2.EndTransactionRequest) (*v2.EndTransactionResponse, error) {
-	if _, st := requireClient(ctx); st != nil {
-		return &v2.EndTransactionResponse{Status: st}, nil
-	}
-	if st := s.authorize(ctx, req); st != nil {
-		return &v2.EndTransactionResponse{Status: st}, nil
-	}
-	if strings.TrimSpace(req.GetTransactionId()) == "" {
-		return &v2.EndTransactionResponse{Status: NewStatus(v2.Code_INVALID_TRANSACTION_ID, "transaction id cannot be empty")}, nil
-	}
-	return &v2.EndTransactionResponse{Status: NewStatus(v2.Code_UNSUPPORTED, "transactional messages are not supported by this server")}, nil
 }

@@ -48,6 +48,7 @@ func newFixture(t *testing.T, tune func(*conf.Config), edit func(*Config)) *fixt
 		edit(&cfg)
 	}
 	srv, addr := startServer(t, cfg)
+	t.Cleanup(srv.ServeTransactionChecks())
 	return &fixture{t: t, core: core, srv: srv, addr: addr, c: dial(t, addr, false)}
 }
 

@@ -12,8 +12,7 @@ import (
 )
 
 // SendMessage (the proxy's SendMessageActivity). The request is validated
-// whole first (SendInputs: the proxy's checks and codes; transactional
-// messages UNSUPPORTED until popshim serves transactions); then each
+// whole first (SendInputs: the proxy's checks and codes); then each
 // message's type is checked against the topic's message.type attribute
 // when SettingsPolicy.ValidateMessageType is on (NORMAL when absent, MIXED
 // takes every type; a mismatch is MESSAGE_PROPERTY_CONFLICT_WITH_TYPE), as
@@ -25,13 +24,21 @@ import (
 //   - FIFO (message_group set): the queue at hash(message group) mod the
 //     topic's write queue count (Java's String.hashCode, as the proxy's
 //     selectByMessageGroup), so one group always lands in one queue and
-//     stays in send order.
+//     stays in send order;
+//   - TRANSACTION: a half message (broker/transaction.go), its producer
+//     group (header and PGROUP) the topic name, as the proxy's; it stays
+//     invisible until EndTransaction or a check's answer commits it.
 //
-// The answer has one SendResultEntry per message in request order
-// (message_id = the client's, offset = queue offset, 0 for a delayed
-// message until it is due) and the entries' common status, or
-// MULTIPLE_RESULTS when they differ. An entry is OK only once its message
-// is durable.
+// The answer has one SendResultEntry per message in request order and the
+// entries' common status, or MULTIPLE_RESULTS when they differ. An entry
+// is OK only once its message is durable. Entry fields: message_id = the
+// client's; offset = queue offset (0 for a delayed message until it is
+// due; a half's sequence number for a transactional one); transaction_id =
+// for a half its broker.TransactionHandle (commit-log offset and sequence
+// number, what EndTransaction needs, so the endpoint keeps no table of
+// transactions and the id outlives a restart), else the UNIQ_KEY as the
+// proxy passes on the broker's; recall_handle = the handle RecallMessage
+// takes, for a message stored as a timer entry (broker/recall.go).
 func (s *service) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
 	if _, st := requireClient(ctx); st != nil {
 		return &v2.SendMessageResponse{Status: st}, nil
@@ -77,16 +84,32 @@ func (s *service) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (
 	})
 	resp := &v2.SendMessageResponse{Entries: make([]*v2.SendResultEntry, len(ins))}
 	for i, r := range results {
-		e := &v2.SendResultEntry{MessageId: ins[i].MessageID}
-		if r.err != nil {
-			e.Status = statusOfCore(OpSend, r.err)
-		} else {
-			e.Status, e.Offset = StatusOK(), r.v.QueueOffset
-		}
-		resp.Entries[i] = e
+		resp.Entries[i] = sendEntry(&ins[i], r.v, r.err)
 	}
 	resp.Status = commonStatus(resp.Entries)
 	return resp, nil
+}
+
+// sendEntry is the SendResultEntry of one message: in converted, r and
+// err its SEND's outcome.
+func sendEntry(in *SendInput, r broker.SendResult, err error) *v2.SendResultEntry {
+	e := &v2.SendResultEntry{MessageId: in.MessageID}
+	if err != nil {
+		e.Status = statusOfCore(OpSend, err)
+		return e
+	}
+	e.Status, e.Offset, e.TransactionId, e.RecallHandle = StatusOK(), r.QueueOffset, r.TransactionID, r.RecallHandle
+	if in.Type == v2.MessageType_TRANSACTION {
+		h, herr := broker.HalfHandle(r)
+		if herr != nil {
+			// Stored, but not as a half (a core fault): the client cannot end
+			// it; the check still reaches it.
+			e.Status = NewStatus(v2.Code_INTERNAL_SERVER_ERROR, msgInternalPrefix+"no transaction handle: "+herr.Error())
+			return e
+		}
+		e.TransactionId = h.String()
+	}
+	return e
 }
 
 // commonStatus is the top-level Status of per-entry results: the entries'
@@ -109,11 +132,13 @@ func commonStatus[E interface{ GetStatus() *v2.Status }](entries []E) *v2.Status
 func nowOf(b *broker.Broker) time.Time { return time.UnixMilli(b.Now()) }
 
 // storedType is the message type of a converted message as the proxy's
-// TopicMessageType.parseFromMessageProperty sees it: FIFO with a message
-// group, DELAY with a delivery timestamp, else NORMAL (transactional
-// messages are refused before).
+// TopicMessageType.parseFromMessageProperty sees it: TRANSACTION for a
+// half (TRAN_MSG), else DELAY with a delivery timestamp, else FIFO with a
+// message group, else NORMAL.
 func storedType(in SendInput) v2.MessageType {
 	switch {
+	case in.Type == v2.MessageType_TRANSACTION:
+		return v2.MessageType_TRANSACTION
 	case in.DeliverAtMillis > 0:
 		return v2.MessageType_DELAY
 	case in.MessageGroup != "":

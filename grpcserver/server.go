@@ -225,9 +225,10 @@ func (s *Server) TelemetryStreams() int { return s.svc.clients.streams() }
 var ErrNoTelemetry = errors.New("grpcserver: the client has no open Telemetry stream")
 
 // PushCommand writes cmd on the open Telemetry stream of client id: the
-// commands a server initiates (RecoverOrphanedTransactionCommand once
-// popshim serves transactions, PrintThreadStackTraceCommand,
-// VerifyMessageCommand, ReconnectEndpointsCommand). The client's answers
+// commands a server initiates (PrintThreadStackTraceCommand,
+// VerifyMessageCommand, ReconnectEndpointsCommand; the transaction checks
+// queue their RecoverOrphanedTransactionCommand without waiting, see
+// ServeTransactionChecks). The client's answers
 // to stack-trace and verify commands arrive on the same stream and are
 // ignored for now. Errors: ErrNoTelemetry, or the stream's write error.
 // Any goroutine; it waits while the stream's flow control holds the write.

@@ -19,8 +19,8 @@ import (
 
 // service implements apache.rocketmq.v2.MessagingService on the broker
 // core. Every RPC turns its request into the core's typed request, calls
-// the core and shapes the answer; PullMessage, the offset RPCs,
-// RecallMessage and SyncLiteSubscription stay UNIMPLEMENTED (the embedded
+// the core and shapes the answer; PullMessage, the offset RPCs and
+// SyncLiteSubscription stay UNIMPLEMENTED (the embedded
 // Unimplemented server, embedded by value as protoc-gen-go-grpc ≥ 1.5
 // requires), as in rocketmq-proxy. grpc-go calls each method on its own
 // goroutine; a handler may wait there for the core's completion callback
@@ -153,14 +153,16 @@ func requireClient(ctx context.Context) (string, *v2.Status) {
 // endpoint (the proxy's ClientActivity.telemetry). Every Settings item is
 // stored under the call's x-mq-client-id and answered at once with
 // TelemetryCommand{status OK, settings = SettingsPolicy.Reply}; thread
-// stack traces and verify results from the client are ignored. The stream
+// stack traces and verify results from the client are ignored. Commands
+// offered to the stream by other goroutines (the transaction checks'
+// RecoverOrphanedTransactionCommand) are written by this handler. The stream
 // stays open until the client ends it or the server stops. Errors, as the
 // proxy: no client id ⇒ a CLIENT_ID_REQUIRED status item, then gRPC
 // INVALID_ARGUMENT; Settings without publishing or subscription, a bad
 // topic or group name ⇒ gRPC INVALID_ARGUMENT.
 func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 	ctx := stream.Context()
-	ts := &telemetryStream{s: stream}
+	ts := newTelemetryStream(stream)
 	id := ClientIDOf(ctx)
 	if id == "" {
 		_ = ts.send(&v2.TelemetryCommand{Status: NewStatus(v2.Code_CLIENT_ID_REQUIRED, MetaClientID+" is required")})
@@ -200,6 +202,10 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 			return err
 		case c := <-cmds:
 			if err := s.telemetryCommand(ctx, id, ts, c); err != nil {
+				return err
+			}
+		case c := <-ts.outbox:
+			if err := ts.send(c); err != nil {
 				return err
 			}
 		}

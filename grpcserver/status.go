@@ -23,6 +23,8 @@ const (
 	OpAck                       // AckMessage (one entry per receipt handle)
 	OpChangeInvisible           // ChangeInvisibleDuration
 	OpForwardDLQ                // ForwardMessageToDeadLetterQueue
+	OpEndTransaction            // EndTransaction
+	OpRecall                    // RecallMessage
 )
 
 // StatusMapping is one row of the response-code table: the remoting
@@ -66,6 +68,8 @@ var statusTable = []StatusMapping{
 	{codec.PollingFull, v2.Code_TOO_MANY_REQUESTS, v2.Code_TOO_MANY_REQUESTS, "ReceiveMessageResponseStreamWriter: polling full"},
 	{codec.PollingTimeout, v2.Code_MESSAGE_NOT_FOUND, v2.Code_MESSAGE_NOT_FOUND, "ReceiveMessageResponseStreamWriter: no new message"},
 	{codec.FlowControl, v2.Code_TOO_MANY_REQUESTS, v2.Code_INTERNAL_SERVER_ERROR, "flow control is what TOO_MANY_REQUESTS means; clients back off on it"},
+	{codec.IllegalOperation, v2.Code_BAD_REQUEST, v2.Code_INTERNAL_SERVER_ERROR,
+		"a recall handle the broker refuses, or an EndTransaction not from a check after the half's CHECK_IMMUNITY_TIME_IN_SECONDS: the request is at fault (the proxy sends END_TRANSACTION oneway and never sees that refusal)"},
 }
 
 var statusIndex = func() map[int32]StatusMapping {
@@ -115,7 +119,7 @@ func CodeOf(op Op, remoting int32) v2.Code {
 		}
 	case OpReceive:
 		// Table rows already give MESSAGE_NOT_FOUND / TOO_MANY_REQUESTS.
-	case OpSend, OpForwardDLQ, OpGeneric:
+	case OpSend, OpForwardDLQ, OpEndTransaction, OpRecall, OpGeneric:
 		if code == v2.Code_MESSAGE_NOT_FOUND {
 			// Only a receive can find nothing.
 			return v2.Code_INTERNAL_SERVER_ERROR

@@ -20,6 +20,9 @@ type grpcEndpoint struct {
 	srv    *grpcserver.Server
 	ln     net.Listener
 	served chan error // Serve's result
+	// removeChecks takes the endpoint out of the transaction check loop's
+	// Checkers (grpcserver.Server.ServeTransactionChecks).
+	removeChecks func()
 }
 
 // startGRPC starts the gRPC endpoint on --grpc-listen over the core of
@@ -27,9 +30,11 @@ type grpcEndpoint struct {
 // (--tls-mode, --tls-cert/--tls-key), --tls-handshake-timeout,
 // --max-message-size as the largest body, the ACL verifier of the
 // remoting ports, and its metrics in st.Registry (rpc latency in
-// remoting's rocketmq_rpc_latency with protocol_type="grpc"). An empty
-// --grpc-listen leaves it off. Call after the broker listener is bound
-// (routes name the advertised address).
+// remoting's rocketmq_rpc_latency with protocol_type="grpc"). Once it
+// serves, the core's transaction checks also reach v5 producers through
+// it (RecoverOrphanedTransactionCommand), next to the remoting listener's.
+// An empty --grpc-listen leaves it off. Call after the broker listener is
+// bound (routes name the advertised address).
 func (st *Stack) startGRPC(cfg *conf.Config, log zerolog.Logger, reg prometheus.Registerer, labels prometheus.Labels, rm *remoting.Metrics) error {
 	if cfg.GRPCListen == "" {
 		return nil
@@ -65,6 +70,7 @@ func (st *Stack) startGRPC(cfg *conf.Config, log zerolog.Logger, reg prometheus.
 	}
 	st.grpc = &grpcEndpoint{srv: srv, ln: ln, served: make(chan error, 1)}
 	go func(g *grpcEndpoint) { g.served <- g.srv.Serve(g.ln) }(st.grpc)
+	st.grpc.removeChecks = srv.ServeTransactionChecks()
 	return nil
 }
 
@@ -87,10 +93,14 @@ func (st *Stack) GRPCServer() *grpcserver.Server {
 // stopGRPC stops the gRPC endpoint gracefully within ctx (at least
 // minReplyFlush): no new calls, parked receives answered, running calls
 // finished, push-consumer leases released through the still open writer;
-// then Serve's result. Before the core and the writer close.
+// then Serve's result. The endpoint leaves the transaction check loop
+// first. Before the core and the writer close.
 func (st *Stack) stopGRPC(ctx context.Context) error {
 	if st.grpc == nil {
 		return nil
+	}
+	if st.grpc.removeChecks != nil {
+		st.grpc.removeChecks()
 	}
 	gctx, cancel := atLeast(ctx, minReplyFlush)
 	defer cancel()

@@ -35,6 +35,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/popshim/popshim/auth"
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/stack"
 	"github.com/popshim/popshim/stack/stacktest"
 )
@@ -252,4 +253,51 @@ func TestGRPCAuth(t *testing.T) {
 	mac.Write([]byte(date))
 	h := "MQv2-HMAC-SHA1 Credential=root, SignedHeaders=x-mq-date-time, Signature=" + strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
 	require.Equal(t, v2.Code_OK, send(call(t, "root@1", "authorization", h, "x-mq-date-time", date), "other").GetCode())
+}
+
+// The process relays the core's transaction checks to a v5 producer over
+// its Telemetry stream (RecoverOrphanedTransactionCommand), and the
+// producer's EndTransaction from the check commits the half.
+func TestGRPCTransactionCheckInStack(t *testing.T) {
+	cfg := stacktest.Config(t.TempDir())
+	cfg.GRPCListen = "127.0.0.1:0"
+	cfg.TransactionCheckInterval = 50 * time.Millisecond
+	st := stacktest.Start(t, cfg)
+	topic, group := "stack_txn", "stack_txn_cg"
+	done := make(chan error, 1)
+	st.Broker.CreateTopic(broker.CreateTopicRequest{Topic: topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6,
+		Attributes: "+message.type=TRANSACTION"}, func(err error) { done <- err })
+	require.NoError(t, <-done)
+	c := grpcClient(t, st, false)
+	tel, err := c.Telemetry(call(t, "txp@1"))
+	require.NoError(t, err)
+	require.NoError(t, tel.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_Settings{Settings: &v2.Settings{
+		ClientType: ptrTo(v2.ClientType_PRODUCER),
+		PubSub:     &v2.Settings_Publishing{Publishing: &v2.Publishing{Topics: []*v2.Resource{{Name: topic}}}}}}}))
+	reply, err := tel.Recv()
+	require.NoError(t, err)
+	require.Equal(t, v2.Code_OK, reply.GetStatus().GetCode(), "%v", reply)
+	m := v5Message(topic, "orphan")
+	m.SystemProperties.MessageType = v2.MessageType_TRANSACTION
+	sr, err := c.SendMessage(call(t, "txp@1"), &v2.SendMessageRequest{Messages: []*v2.Message{m}})
+	require.NoError(t, err)
+	require.Equal(t, v2.Code_OK, sr.GetStatus().GetCode(), "%v", sr)
+	st.Broker.AdvanceClock(6_001)
+	var cmd *v2.RecoverOrphanedTransactionCommand
+	for cmd == nil {
+		item, err := tel.Recv() // bounded by the call's context
+		require.NoError(t, err)
+		cmd = item.GetRecoverOrphanedTransactionCommand()
+	}
+	require.Equal(t, sr.GetEntries()[0].GetTransactionId(), cmd.GetTransactionId())
+	require.Equal(t, "orphan", string(cmd.GetMessage().GetBody()))
+	er, err := c.EndTransaction(call(t, "txp@1"), &v2.EndTransactionRequest{Topic: &v2.Resource{Name: topic},
+		MessageId: m.GetSystemProperties().GetMessageId(), TransactionId: cmd.GetTransactionId(),
+		Resolution: v2.TransactionResolution_COMMIT, Source: v2.TransactionSource_SOURCE_SERVER_CHECK})
+	require.NoError(t, err)
+	require.Equal(t, v2.Code_OK, er.GetStatus().GetCode(), "%v", er)
+	status, msgs := receiveAll(t, c, call(t, "txc@1"), receiveReq(group, topic, false))
+	require.Equal(t, v2.Code_OK, status.GetCode(), "%v", status)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "orphan", string(msgs[0].GetBody()))
 }

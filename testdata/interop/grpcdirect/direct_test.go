@@ -7,6 +7,8 @@
 //	POPSHIM_GRPC_ENDPOINT  host:port of popshim's gRPC endpoint; the tests skip when it is unset
 //	POPSHIM_GRPC_TLS       "true" to connect with TLS (the client does not verify the certificate), default plaintext
 //	POPSHIM_GRPC_TOPIC     topic to use; default a fresh name per run (needs topic auto-creation)
+//	POPSHIM_GRPC_TXN_TOPIC   a topic with +message.type=TRANSACTION: TestTransactionProducer skips without it
+//	POPSHIM_GRPC_DELAY_TOPIC a topic with +message.type=DELAY: TestRecall skips without it (popshim needs --recall-message-enable)
 //
 // Run: cd testdata/interop/grpcdirect && POPSHIM_GRPC_ENDPOINT=127.0.0.1:8081 go test -count=1 -v .
 package grpcdirect

@@ -7,7 +7,11 @@
 #
 # POPSHIM_GRPC_TLS=true switches every client to TLS (Python and Node verify
 # the certificate: set GRPC_DEFAULT_SSL_ROOTS_FILE_PATH to its PEM);
-# POPSHIM_GRPC_TOPIC picks the topic. The Python venv and the npm packages go
+# POPSHIM_GRPC_TOPIC picks the topic. The Go transactional producer and
+# recall tests run when POPSHIM_GRPC_TXN_TOPIC and POPSHIM_GRPC_DELAY_TOPIC
+# name topics with +message.type=TRANSACTION and DELAY (../run.sh grpc
+# creates them with mqadmin; popshim there runs with
+# --transaction-check-interval 2s --recall-message-enable). The Python venv and the npm packages go
 # to POPSHIM_V5_CACHE (default ~/.cache/popshim-v5) and are reused.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

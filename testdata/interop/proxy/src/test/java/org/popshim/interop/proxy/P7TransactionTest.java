@@ -27,7 +27,9 @@ import org.junit.jupiter.api.Test;
  * producer as RecoverOrphanedTransactionCommand, and its checker commits 3 and rolls 4 back. Message 5,
  * committed after the checker answered for 3 and 4, closes the run. A v5 SimpleConsumer receives 1, 3 and
  * 5 exactly once with their body, tag and properties, and never 2 or 4. run.sh starts this popshim with a
- * 2 s transaction check interval; the proxy heartbeats producer groups every 20 s.
+ * 2 s transaction check interval; the proxy heartbeats producer groups every 20 s. The grpc part of run.sh
+ * runs the same test straight to popshim's gRPC endpoint: there popshim itself relays the check on the
+ * producer's Telemetry stream and the transaction ids are popshim's.
  */
 class P7TransactionTest extends ProxyBase {
     static final Duration INVISIBLE = Duration.ofSeconds(30);
