@@ -28,7 +28,7 @@ GOLANGCI_LINT := $(CURDIR)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/gola
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc bench-cost clean
+.PHONY: all build run test deps interop-deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc bench-cost clean
 
 all: build
 
@@ -104,8 +104,21 @@ fuzz:
 crash: build
 	POPSHIM_BIN=$(abspath $(BIN)) $(GO) test -tags crash -race -count=1 -v ./testdata/crash/
 
-## interop: real RocketMQ clients (Java, Go) against a fresh popshim.
-interop: build
+## interop-deps: install what the gRPC lane's Python and Node SDKs and its
+## TLS certificate need when missing (python3 venv, npm, openssl).
+interop-deps:
+	@missing=""; \
+	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	fi
+
+## interop: real RocketMQ clients (Java, Go, the v5 SDKs) against a fresh popshim.
+interop: build interop-deps
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/interop/run.sh
 
 ## bench: group-commit vs sync-mode benchmark (scripts under testdata/bench).

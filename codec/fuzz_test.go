@@ -75,21 +75,17 @@ func FuzzDecodeFrame(f *testing.F) {
 }
 
 // oracleHeader decodes a JSON header with encoding/json under the rules
-// decodeJSONHeader documents.
+// decodeJSONHeader documents: members apply in order, so every occurrence
+// of a repeated member must be valid and the last one wins; null resets a
+// member to its default (and deletes an extFields key).
 func oracleHeader(b []byte) (Command, error) {
 	c := Command{Language: "JAVA"}
 	if !json.Valid(b) {
 		return c, errors.New("invalid JSON")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var top any
-	if err := dec.Decode(&top); err != nil {
+	members, err := oracleMembers(b)
+	if err != nil {
 		return c, err
-	}
-	obj, ok := top.(map[string]any)
-	if !ok {
-		return c, errors.New("not an object")
 	}
 	num := func(v any, dst *int32) error {
 		switch n := v.(type) {
@@ -106,51 +102,102 @@ func oracleHeader(b []byte) (Command, error) {
 		}
 		return nil
 	}
-	for _, k := range []string{"code", "version", "opaque", "flag"} {
-		if v, ok := obj[k]; ok {
-			dst := map[string]*int32{"code": &c.Code, "version": &c.Version, "opaque": &c.Opaque, "flag": &c.Flag}[k]
+	ints := map[string]*int32{"code": &c.Code, "version": &c.Version, "opaque": &c.Opaque, "flag": &c.Flag}
+	for _, m := range members {
+		if dst, ok := ints[m.key]; ok {
+			v, err := oracleValue(m.raw)
+			if err != nil {
+				return c, err
+			}
 			if err := num(v, dst); err != nil {
 				return c, err
 			}
+			continue
 		}
-	}
-	if v, ok := obj["language"]; ok && v != nil {
-		s, ok := v.(string)
-		if !ok {
-			return c, errors.New("language")
-		}
-		if s != "" {
-			c.Language = s
-		}
-	}
-	if v, ok := obj["remark"]; ok && v != nil {
-		s, ok := v.(string)
-		if !ok {
-			return c, errors.New("remark")
-		}
-		c.Remark = s
-	}
-	if v, ok := obj["extFields"]; ok && v != nil {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return c, errors.New("extFields")
-		}
-		c.ExtFields = map[string]string{}
-		for k, e := range m {
-			switch x := e.(type) {
-			case string:
-				c.ExtFields[k] = x
-			case json.Number:
-				c.ExtFields[k] = string(x)
-			case bool:
-				c.ExtFields[k] = strconv.FormatBool(x)
-			case nil:
-			default:
-				return c, errors.New("ext value")
+		switch m.key {
+		case "language", "remark":
+			v, err := oracleValue(m.raw)
+			if err != nil {
+				return c, err
+			}
+			s, ok := v.(string)
+			if v != nil && !ok {
+				return c, errors.New(m.key)
+			}
+			if m.key == "remark" {
+				c.Remark = s
+			} else if c.Language = s; s == "" {
+				c.Language = "JAVA"
+			}
+		case "extFields":
+			if bytes.Equal(bytes.TrimSpace(m.raw), []byte("null")) {
+				c.ExtFields = nil
+				continue
+			}
+			ext, err := oracleMembers(m.raw)
+			if err != nil {
+				return c, errors.New("extFields")
+			}
+			c.ExtFields = map[string]string{}
+			for _, e := range ext {
+				v, err := oracleValue(e.raw)
+				if err != nil {
+					return c, err
+				}
+				switch x := v.(type) {
+				case string:
+					c.ExtFields[e.key] = x
+				case json.Number:
+					c.ExtFields[e.key] = string(x)
+				case bool:
+					c.ExtFields[e.key] = strconv.FormatBool(x)
+				case nil:
+					delete(c.ExtFields, e.key)
+				default:
+					return c, errors.New("ext value")
+				}
 			}
 		}
 	}
 	return c, nil
+}
+
+// oracleMember is one member of a JSON object, in document order.
+type oracleMember struct {
+	key string
+	raw json.RawMessage
+}
+
+// oracleMembers lists the members of the JSON object b in order, repeats
+// included; b that is not an object is an error.
+func oracleMembers(b []byte) ([]oracleMember, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	var out []oracleMember
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var m oracleMember
+		m.key, _ = tok.(string)
+		if err := dec.Decode(&m.raw); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// oracleValue decodes one JSON value with numbers kept as json.Number.
+func oracleValue(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }
 
 // FuzzDecodeHeader checks the hand-written JSON header scanner against
@@ -163,7 +210,8 @@ func FuzzDecodeHeader(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"code":34,"language":"GO","version":317,"opaque":1,"flag":0,"remark":"","extFields":{}}`,
-		`{"extFields":{"a":1,"b":true,"c":null,"d":"\ud83d\ude00\ud800"},"x":[{"y":null}],"code":-0}`, `{"remark":"\u00e9\xff"}`, `null`, ` {} `} {
+		`{"extFields":{"a":1,"b":true,"c":null,"d":"\ud83d\ude00\ud800"},"x":[{"y":null}],"code":-0}`, `{"remark":"\u00e9\xff"}`, `null`, ` {} `,
+		`{"opaque":"","opaque":10}`, `{"opaque":7,"opaque":null,"language":"GO","language":null}`, `{"extFields":{"a":[1],"a":"x"}}`, `{"extFields":{"a":"1","a":null},"extFields":{"b":2}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

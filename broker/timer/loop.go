@@ -2,9 +2,7 @@ package timer
 
 import (
 	"errors"
-	"math"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker/dueloop"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 )
@@ -61,26 +60,16 @@ type Deps struct {
 // before the next scan, so an entry is never delivered twice by one
 // process.
 type Loop struct {
-	d      Deps
-	kick   chan struct{}
-	quit   chan struct{}
-	done   chan struct{}
-	passes atomic.Uint64
-	// wake is when the loop plans its next pass (Unix ms, broker clock);
-	// NoteDurable kicks it for an earlier entry.
-	wake atomic.Int64
+	d Deps
+	// Runner schedules the passes (Start, Stop, Trigger, Passes).
+	*dueloop.Runner
 	// from is where the next scan starts: just past the last entry
 	// delivered, so scans do not step over the tombstones of delivered
 	// entries again (with 100,000 timers due at once, scanning from the
-	// start made delivery quadratic). Loop goroutine only.
+	// start made delivery quadratic), or back to the earliest entry made
+	// durable behind it (TakeLowest). Loop goroutine only.
 	from popstore.TimerKey
-	// lowest is the earliest due time NoteDurable saw since the last pass
-	// began (math.MaxInt64: none); a pass moves from back to it, so an
-	// entry made durable behind the cursor is still found.
-	lowest atomic.Int64
-	pace   pacer
-	once   sync.Once
-	began  atomic.Bool
+	pace pacer
 	// cancelled counts timer messages deletion markers cancelled
 	// (cancel.go); lastPurge and purgeFrom pace and resume the purge of
 	// markers whose slot is over (loop goroutine only).
@@ -91,40 +80,13 @@ type Loop struct {
 
 // New returns a stopped loop over d; Start launches it.
 func New(d Deps) *Loop {
-	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
-		pace: pacer{w: d.Writer, share: d.DrainShare}}
+	l := &Loop{d: d, pace: pacer{w: d.Writer, share: d.DrainShare}}
+	l.Runner = dueloop.New(d.Now, l.pass)
 	if l.pace.share <= 0 || l.pace.share > 1 {
 		l.pace.share = defaultShare
 	}
-	l.wake.Store(math.MaxInt64)
-	l.lowest.Store(math.MaxInt64)
 	d.Metrics.Pending.Set(float64(d.Store.PendingTimers()))
 	return l
-}
-
-// Start launches the loop's goroutine. Call once.
-func (l *Loop) Start() {
-	l.began.Store(true)
-	go l.run()
-}
-
-// Stop ends the loop after its current pass and waits; safe when never
-// started, idempotent. Call before the writer closes.
-func (l *Loop) Stop() {
-	l.once.Do(func() {
-		close(l.quit)
-		if l.began.Load() {
-			<-l.done
-		}
-	})
-}
-
-// Trigger asks for a pass now (non-blocking). Any goroutine.
-func (l *Loop) Trigger() {
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
 }
 
 // NoteDurable reports a timer entry due at dueMillis made durable (call
@@ -132,49 +94,14 @@ func (l *Loop) Trigger() {
 // Any goroutine, never blocks.
 func (l *Loop) NoteDurable(dueMillis int64) {
 	l.d.Metrics.Pending.Set(float64(l.d.Store.PendingTimers()))
-	for { // lowest = min(lowest, dueMillis)
-		lo := l.lowest.Load()
-		if dueMillis >= lo || l.lowest.CompareAndSwap(lo, dueMillis) {
-			break
-		}
-	}
-	if dueMillis < l.wake.Load() {
-		l.Trigger()
-	}
-}
-
-// Passes returns how many passes completed (tests wait on it).
-func (l *Loop) Passes() uint64 { return l.passes.Load() }
-
-func (l *Loop) run() {
-	defer close(l.done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.quit:
-			return
-		case <-t.C:
-		case <-l.kick:
-		}
-		wait := l.pass()
-		l.wake.Store(l.d.Now() + wait.Milliseconds())
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
-	}
+	l.Note(dueMillis)
 }
 
 // pass delivers one chunk and returns how long to wait before the next.
 func (l *Loop) pass() time.Duration {
-	defer l.passes.Add(1)
 	d := l.d
 	now := d.Now()
-	if lo := l.lowest.Swap(math.MaxInt64); lo <= l.from.DueMillis {
+	if lo := l.TakeLowest(); lo <= l.from.DueMillis {
 		l.from = popstore.TimerKey{DueMillis: lo}
 	}
 	busy := l.pace.share < 1 && l.pace.busy()
@@ -323,7 +250,7 @@ func (l *Loop) commit(items []item) error {
 			return err
 		}
 		select {
-		case <-l.quit:
+		case <-l.Quit():
 			return err
 		case <-time.After(10 * time.Millisecond):
 		}

@@ -2,14 +2,13 @@ package transaction
 
 import (
 	"errors"
-	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/broker/dueloop"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -62,20 +61,12 @@ type Deps struct {
 type Loop struct {
 	d       Deps
 	checker atomic.Pointer[checkerRef]
-	kick    chan struct{}
-	quit    chan struct{}
-	done    chan struct{}
-	passes  atomic.Uint64
-	// wake is when the loop plans its next pass (Unix ms, broker clock).
-	wake atomic.Int64
+	// Runner schedules the passes (Start, Stop, Trigger, Passes).
+	*dueloop.Runner
 	// from is where the next scan starts: past the last entry handled, so
-	// scans do not step over its tombstones again. Loop goroutine only.
+	// scans do not step over its tombstones again, or back to the earliest
+	// half made durable behind it (TakeLowest). Loop goroutine only.
 	from popstore.HalfDue
-	// lowest is the earliest due time NoteHalf saw since the last pass
-	// began (math.MaxInt64: none); a pass moves from back to it.
-	lowest atomic.Int64
-	once   sync.Once
-	began  atomic.Bool
 }
 
 // checkerRef boxes a Checker for the atomic pointer.
@@ -86,9 +77,8 @@ func New(d Deps) *Loop {
 	if d.Settings.Interval <= 0 {
 		d.Settings.Interval = 30 * time.Second
 	}
-	l := &Loop{d: d, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
-	l.wake.Store(math.MaxInt64)
-	l.lowest.Store(math.MaxInt64)
+	l := &Loop{d: d}
+	l.Runner = dueloop.New(d.Now, l.pass)
 	return l
 }
 
@@ -109,70 +99,11 @@ func (l *Loop) SetChecker(c Checker) {
 	l.checker.Store(&checkerRef{c})
 }
 
-// Start launches the loop's goroutine. Call once.
-func (l *Loop) Start() {
-	l.began.Store(true)
-	go l.run()
-}
-
-// Stop ends the loop after its current pass and waits; safe when never
-// started, idempotent. Call before the writer closes.
-func (l *Loop) Stop() {
-	l.once.Do(func() {
-		close(l.quit)
-		if l.began.Load() {
-			<-l.done
-		}
-	})
-}
-
-// Trigger asks for a pass now (non-blocking). Any goroutine.
-func (l *Loop) Trigger() {
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
-}
-
 // NoteHalf reports a half made durable with its first check due at
 // dueMillis (call from the op's completion); it wakes the loop when that
 // is before its next planned pass. Any goroutine, never blocks.
 func (l *Loop) NoteHalf(dueMillis int64) {
-	for {
-		lo := l.lowest.Load()
-		if dueMillis >= lo || l.lowest.CompareAndSwap(lo, dueMillis) {
-			break
-		}
-	}
-	if dueMillis < l.wake.Load() {
-		l.Trigger()
-	}
-}
-
-// Passes returns how many passes completed (tests wait on it).
-func (l *Loop) Passes() uint64 { return l.passes.Load() }
-
-func (l *Loop) run() {
-	defer close(l.done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.quit:
-			return
-		case <-t.C:
-		case <-l.kick:
-		}
-		wait := l.pass()
-		l.wake.Store(l.d.Now() + wait.Milliseconds())
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
-	}
+	l.Note(dueMillis)
 }
 
 // item is one due half and what the pass does with it.
@@ -185,10 +116,9 @@ type item struct {
 
 // pass handles one chunk and returns how long to wait before the next.
 func (l *Loop) pass() time.Duration {
-	defer l.passes.Add(1)
 	d := l.d
 	now := d.Now()
-	if lo := l.lowest.Swap(math.MaxInt64); lo <= l.from.DueMillis {
+	if lo := l.TakeLowest(); lo <= l.from.DueMillis {
 		l.from = popstore.HalfDue{DueMillis: lo}
 	}
 	due, err := d.Store.ScanHalves(l.from, now, ChunkItems, chunkBytes)
@@ -266,7 +196,7 @@ func (l *Loop) commit(items []item, now int64) error {
 			return err
 		}
 		select {
-		case <-l.quit:
+		case <-l.Quit():
 			return err
 		case <-time.After(10 * time.Millisecond):
 		}
