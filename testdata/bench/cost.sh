@@ -8,6 +8,8 @@
 #                                          random bodies of 128 B, 1 KiB, 16 KiB)
 #   pop-ack                                `bench pop` (pop+ack of
 #                                          COST_POP_MESSAGES)
+#   ack-max                                `bench` open loop: the ACK stream at its
+#                                          limit, with the usual CHANGE bursts
 #   ack-20k                                `bench --rate COST_ACK_RATE`: ACKs at
 #                                          a fixed rate with the usual CHANGE
 #                                          bursts, and the disk's 4 KiB
@@ -27,13 +29,21 @@
 # Env (defaults in brackets): POPSHIM_BIN, BENCH_OUT [bin/bench],
 # BENCH_ROUNDS [3], BENCH_CONNS [16], BENCH_KEEP, and
 #   COST_POPSHIM ["popshim=$POPSHIM_BIN"]   popshim builds to run, LABEL=PATH
-#                                           each (e.g. a before and an after)
+#                                           each (e.g. a before and an after);
+#                                           LABEL=PATH@CPUS runs that one under
+#                                           `taskset -c CPUS` (Go then sizes
+#                                           GOMAXPROCS and the event loops to
+#                                           them): scaling with cores, e.g.
+#                                           "1cpu=bin/popshim@0 2cpu=bin/popshim@0,1"
+#   COST_ANCHOR                             the label the others are divided by
+#                                           (default: the RocketMQ run)
 #   COST_ROCKETMQ [1]                       0: no RocketMQ runs
 #   COST_WORKLOADS [produce-128 produce-1k produce-16k pop-ack ack-20k sustained-1k]
 #   COST_DURATION [20s]                     each short workload's measured phase
 #   COST_MINUTES [10]                       the sustained run, minutes
 #   COST_POP_MESSAGES [300000]
 #   COST_ACK_RATE [20000]
+#   COST_ACK_MESSAGES [2000000]             receipt handles prepared for ack-max
 #   COST_SETTLE_AFTER [60s]                 longest wait for idle after a short run
 #   COST_SUSTAINED_SETTLE [120s]            the same after the sustained run
 #   COST_WARMUP [10s]                       produce before the sustained run
@@ -60,13 +70,14 @@ short_dur=${COST_DURATION:-20s}
 minutes=${COST_MINUTES:-10}
 pop_messages=${COST_POP_MESSAGES:-300000}
 ack_rate=${COST_ACK_RATE:-20000}
+ack_messages=${COST_ACK_MESSAGES:-2000000}
 settle_after=${COST_SETTLE_AFTER:-60s}
 sustained_settle=${COST_SUSTAINED_SETTLE:-120s}
 warmup=${COST_WARMUP:-10s}
 popshims=${COST_POPSHIM:-popshim=$bin}
 targets=""
 for p in $popshims; do
-  label=${p%%=*} path=${p#*=}
+  label=${p%%=*} path=${p#*=} path=${path%@*}
   [ -x "$path" ] || { echo "cost: $label: $path is not an executable" >&2; exit 2; }
   targets="$targets $label"
 done
@@ -82,7 +93,16 @@ rm -f "$out"/cost-*.json "$out"/cost.md
 popshim_path() {
   local p
   for p in $popshims; do
-    [ "${p%%=*}" = "$1" ] && { echo "${p#*=}"; return; }
+    [ "${p%%=*}" = "$1" ] && { p=${p#*=}; echo "${p%@*}"; return; }
+  done
+  echo ""
+}
+
+# popshim_cpus LABEL: the CPU list of a LABEL=PATH@CPUS target, else "".
+popshim_cpus() {
+  local p
+  for p in $popshims; do
+    if [ "${p%%=*}" = "$1" ] && [ "${p#*@}" != "$p" ]; then echo "${p##*@}"; return; fi
   done
   echo ""
 }
@@ -100,10 +120,12 @@ start_target() {
   local port mport
   port=$(free_port); mport=$(free_port)
   rm -rf "$work/popshim"; mkdir -p "$work/popshim"
-  local extra=()
+  local extra=() pin=() cpus
   [ "${COST_PPROF:-0}" = 1 ] && extra=(--pprof)
+  cpus=$(popshim_cpus "$1")
+  [ -n "$cpus" ] && pin=(taskset -c "$cpus")
   # shellcheck disable=SC2086
-  spid=$(start_bg popshim "$work/popshim/popshim.log" "$path" serve --listen "127.0.0.1:$port" \
+  spid=$(start_bg popshim "$work/popshim/popshim.log" "${pin[@]}" "$path" serve --listen "127.0.0.1:$port" \
     --namesrv-listen "" --grpc-listen= --metrics-listen "127.0.0.1:$mport" --broker-ip 127.0.0.1 \
     --data-dir "$work/popshim/data" --log-level warn "${extra[@]}" ${COST_SERVE_ARGS:-})
   wait_port 127.0.0.1 "$port" 30
@@ -155,6 +177,9 @@ run_workload() {
     produce-1k) "$bin" bench produce "${common[@]}" --random-body --body-size 1024 --duration "$short_dur" ;;
     produce-16k) "$bin" bench produce "${common[@]}" --random-body --body-size 16384 --duration "$short_dur" ;;
     pop-ack) "$bin" bench pop "${common[@]}" --messages "$pop_messages" --duration "$short_dur" --settle-max 90s ;;
+    ack-max)
+      "$bin" bench "${common[@]}" --messages "$ack_messages" \
+        --inflight 128 --change-burst "$burst" --change-period "$period" --duration "$short_dur" --settle-max 90s ;;
     ack-20k)
       "$bin" bench "${common[@]}" --rate "$ack_rate" --messages "$(curve_messages "$ack_rate" "$short_dur")" \
         --inflight 128 --change-burst "$burst" --change-period "$period" --duration "$short_dur" --settle-max 90s ;;
@@ -193,5 +218,5 @@ reports=()
 for w in $workloads; do
   for f in "$out"/cost-"$w"-*.json; do [ -e "$f" ] && reports+=("$f"); done
 done
-"$bin" bench cost "${reports[@]}" | tee "$out/cost.md"
+"$bin" bench cost --anchor "${COST_ANCHOR:-}" "${reports[@]}" | tee "$out/cost.md"
 echo "cost: results in $out (cost.md, cost-*.json)"
