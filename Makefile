@@ -28,7 +28,7 @@ GOLANGCI_LINT := $(CURDIR)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/gola
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps interop-deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc clean
+.PHONY: all build run test deps interop-deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc bench-cost clean
 
 all: build
 
@@ -148,6 +148,10 @@ bench-timers-long: build
 ## bench-auth: the ACK workload with --auth-enabled (signed client) vs without, interleaved.
 bench-auth: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/auth.sh
+
+## bench-cost: server CPU per message and disk bytes per payload byte, popshim vs Apache RocketMQ, interleaved.
+bench-cost: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/cost.sh
 
 clean:
 	rm -rf bin

@@ -34,7 +34,7 @@ func benchCommand() *cobra.Command {
 		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
 		benchGRPCMode("grpc-send", "v5 gRPC SendMessage throughput against a gRPC endpoint (popshim --grpc-listen or rocketmq-proxy)", false, bench.RunGRPCSend),
 		benchGRPCMode("grpc-receive", "v5 gRPC SimpleConsumer cycle: ReceiveMessage then AckMessage of what came, after sending --messages", true, bench.RunGRPCReceive),
-		benchRawStorage(), benchCompare(), benchPlot(), benchCurve())
+		benchRawStorage(), benchCompare(), benchCost(), benchPlot(), benchCurve())
 	return cmd
 }
 
@@ -107,6 +107,24 @@ func benchCompare() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func benchCost() *cobra.Command {
+	var anchor string
+	cmd := &cobra.Command{
+		Use: "cost REPORT.json...", Short: "Print the cost tables of a cost series (make bench-cost): server CPU µs per message, disk bytes per payload byte, ACK latency against the disk",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rs, err := bench.ReadReports(args)
+			if err != nil {
+				return err
+			}
+			bench.NewCostSeries(rs, anchor).WriteMarkdown(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&anchor, "anchor", "", "label the others are divided by; empty: the first label starting with rocketmq")
+	return cmd
 }
 
 func benchPlot() *cobra.Command {

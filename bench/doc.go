@@ -23,8 +23,15 @@
 // (N timer messages due at the same instant: delivered/s from the due time
 // and lateness percentiles, both read from /metrics), RunRawStorage
 // (one large synced RocksDB WriteBatch, the storage limit, plus the disk's
-// fdatasync latency) and Compare (the side-by-side ratio table of several
-// JSON reports).
+// fdatasync latency), Compare (the side-by-side ratio table of several
+// JSON reports) and CostSeries (the cost tables of make bench-cost).
+//
+// With --server-pid every network mode also reports the server's cost
+// (CostStats: CPU µs per message from /proc/<pid>/stat and disk bytes
+// written from /proc/<pid>/io, through --settle-after until the server is
+// idle again), and a 4 KiB write+fdatasync probe runs beside the load
+// (DiskStats; --fsync-probe-every), so ACK latency reads against the
+// disk's own sync latency of that moment.
 //
 // The v5 gRPC modes drive apache.rocketmq.v2.MessagingService (popshim's
 // own endpoint or a rocketmq-proxy) with grpc-go and the generated

@@ -63,6 +63,9 @@ func RunPop(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	prep := &PrepareStats{Produced: int(prod.total.Load()), Seconds: time.Since(t0).Seconds()}
+	if prep.SettleSeconds, prep.Settled, err = settle(ctx, &o); err != nil {
+		return nil, err
+	}
 	const sPop, sAck = 0, 1
 	p := newPhase(&o, "pop", len(clients), []string{"pop", "ack"})
 	popped := make([]atomic.Int64, o.Queues)
@@ -136,13 +139,13 @@ func RunProduce(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	body := make([]byte, o.BodySize)
+	body := bodies(&o)
 	p := newPhase(&o, "produce", len(clients), []string{"send"})
 	var seq atomic.Int64
 	s := newStream(clients, len(clients)*o.Inflight, o.Rate)
 	s.build = func(int) (*codec.Command, int, bool) {
 		q := seq.Add(1)
-		return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body, keysProperty(q, o.Keys)), 0, true
+		return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body(q), keysProperty(q, o.Keys)), 0, true
 	}
 	s.finish = func(sh, _ int, us int64, resp *codec.Command, err error) { recordReply(p, sh, 0, us, resp, err) }
 	seconds, exhausted, runErr := p.measure(ctx, s)

@@ -82,6 +82,11 @@ type Options struct {
 	TimerSpreadStart time.Duration
 	// BodySize is the message body size in bytes. --body-size, default 128.
 	BodySize int
+	// RandomBody fills message bodies with random bytes, which no
+	// compression shrinks (a broker that compresses stored data would look
+	// cheaper on the default constant bodies than on real traffic).
+	// --random-body.
+	RandomBody bool
 	// Keys is how many space-separated KEYS each message of `bench produce`
 	// carries besides its UNIQ_KEY (each one is a key-index entry on the
 	// broker). --keys, default 0.
@@ -105,6 +110,26 @@ type Options struct {
 	// over one second, in percent of one core. --settle-cpu, default 10
 	// (also when zero or negative).
 	SettleCPU float64
+	// SettleAfter, when > 0 with ServerPIDs, extends the window of the
+	// server's cost (Report.Cost) past the last reply until the server is
+	// idle (SettleCPU) or SettleAfter has passed, so background work the
+	// run caused is charged to it. --settle-after, default 0.
+	SettleAfter time.Duration
+	// FsyncProbeDir and FsyncProbeEvery: during the measured phase, a 4 KiB
+	// write+fdatasync on a file in a temporary directory under
+	// FsyncProbeDir every FsyncProbeEvery (0: no probe), reported as
+	// Report.Disk. --fsync-probe-dir (default the temp dir: give the
+	// broker's data disk), --fsync-probe-every (default 50ms).
+	FsyncProbeDir   string
+	FsyncProbeEvery time.Duration
+	// CPUProfile, when set with MetricsURL, is where the server's CPU
+	// profile of the measured phase is written (pprof format, from
+	// /debug/pprof/profile beside /metrics: popshim serve --pprof).
+	// --cpu-profile.
+	CPUProfile string
+	// Workload names the run's workload in a cost series (Report.Workload).
+	// --workload.
+	Workload string
 	// Label names the run in reports and comparisons (e.g. "group",
 	// "sync", "rocketmq-5.5.1"). --label, default the mode.
 	Label string
@@ -265,6 +290,12 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.IntSliceVar(&o.ServerPIDs, "server-pid", o.ServerPIDs, "server pid, for its CPU time from /proc; repeat (or comma-separate) to sum several processes, e.g. a proxy and its broker")
 	fs.DurationVar(&o.SettleMax, "settle-max", 90*time.Second, "after preparing, wait up to this long for the server (--server-pid) to go idle before measuring; 0 = no wait")
 	fs.Float64Var(&o.SettleCPU, "settle-cpu", 10, "the server counts as idle below this CPU use over one second, % of one core")
+	fs.DurationVar(&o.SettleAfter, "settle-after", o.SettleAfter, "after the run, keep measuring the server's CPU and disk writes (--server-pid) until it is idle, at most this long; 0 = stop at the last reply")
+	fs.StringVar(&o.FsyncProbeDir, "fsync-probe-dir", os.TempDir(), "directory (on the broker's disk) for the 4 KiB write+fdatasync probe run during the measured phase")
+	fs.DurationVar(&o.FsyncProbeEvery, "fsync-probe-every", 50*time.Millisecond, "period of the fdatasync probe during the run; 0 = no probe")
+	fs.BoolVar(&o.RandomBody, "random-body", o.RandomBody, "random (incompressible) message bodies instead of constant ones")
+	fs.StringVar(&o.CPUProfile, "cpu-profile", o.CPUProfile, "write the server's CPU profile of the measured phase here (needs --metrics-url of a popshim serve --pprof)")
+	fs.StringVar(&o.Workload, "workload", o.Workload, "workload name of this run in a cost series (bench cost groups by it)")
 	fs.StringVar(&o.Label, "label", o.Label, "name of this run in reports")
 	fs.IntVar(&o.Round, "round", o.Round, "round number of this run in a series (bench compare pairs runs by it); 0 = none")
 	fs.StringVar(&o.JSON, "json", o.JSON, "write the JSON report to this file ('-' = stdout)")

@@ -76,10 +76,7 @@ type produced struct {
 // stored in each queue (by the queueId of the SEND response).
 func produce(ctx context.Context, clients []*client.Conn, o *Options, n int) (*produced, error) {
 	per := max(o.ProduceBatch, 1)
-	body := make([]byte, o.BodySize)
-	for i := range body {
-		body[i] = 'a' + byte(i%26)
-	}
+	body := bodies(o)
 	st := &produced{perQueue: make([]atomic.Int64, o.Queues)}
 	var seq atomic.Int64
 	var lastErr atomic.Value
@@ -97,9 +94,9 @@ func produce(ctx context.Context, clients []*client.Conn, o *Options, n int) (*p
 			k = min(k, want-(end-k))
 			q := seq.Add(1)
 			if k == 1 {
-				return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body, ""), 1, true
+				return sendRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, body(q), ""), 1, true
 			}
-			return sendBatchRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, int(k), body), int(k), true
+			return sendBatchRequest("bench_producer", o.Topic, int32(q%int64(o.Queues)), o.Queues, q, int(k), body(q)), int(k), true
 		}
 		s.finish = func(_, k int, _ int64, resp *codec.Command, err error) {
 			switch {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/linxGnu/grocksdb"
-	"golang.org/x/sys/unix"
 )
 
 // StorageOptions configure RunRawStorage.
@@ -179,14 +178,9 @@ func fdatasyncLatency(dir string, samples int) (l Latency, err error) {
 	buf := make([]byte, 4096)
 	w := newWindow()
 	for range samples {
-		t := time.Now()
-		if _, err := f.Write(buf); err != nil {
-			return Latency{}, fmt.Errorf("bench: fsync probe write: %w", err)
+		if err := probe(f, buf, w); err != nil {
+			return Latency{}, err
 		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			return Latency{}, fmt.Errorf("bench: fdatasync: %w", err)
-		}
-		w.record(time.Since(t).Microseconds())
 	}
 	return latencyOf(w), nil
 }

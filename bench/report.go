@@ -14,6 +14,9 @@ import (
 type Report struct {
 	Mode  string `json:"mode"`  // ack, pop, produce, heartbeat, raw-storage
 	Label string `json:"label"` // --label
+	// Workload is --workload, the name bench cost groups runs by (e.g.
+	// "produce-1k"); "" outside such a series.
+	Workload string `json:"workload,omitempty"`
 	// Round is --round: the run's round in a make bench series, 0 = none.
 	Round   int       `json:"round,omitempty"`
 	Target  string    `json:"target,omitempty"`
@@ -28,17 +31,22 @@ type Report struct {
 	Series    []SeriesSummary `json:"series"`
 	// Bursts counts CHANGE bursts sent; BurstMillis summarises how long each
 	// took from its first send to its last reply.
-	Bursts      int             `json:"bursts,omitempty"`
-	BurstMillis *Latency        `json:"burst_ms,omitempty"`
-	Prepare     *PrepareStats   `json:"prepare,omitempty"`
-	Server      *ServerStats    `json:"server,omitempty"`
-	BenchCPU    CPUStats        `json:"bench_cpu"`
-	ServerCPU   *CPUStats       `json:"server_cpu,omitempty"`
-	Machine     Machine         `json:"machine"`
-	Storage     *StorageResult  `json:"storage,omitempty"`
-	Timer       *TimerStats     `json:"timer,omitempty"`
-	Intervals   []IntervalStats `json:"intervals,omitempty"`
-	Points      []Point         `json:"points,omitempty"`
+	Bursts      int           `json:"bursts,omitempty"`
+	BurstMillis *Latency      `json:"burst_ms,omitempty"`
+	Prepare     *PrepareStats `json:"prepare,omitempty"`
+	Server      *ServerStats  `json:"server,omitempty"`
+	BenchCPU    CPUStats      `json:"bench_cpu"`
+	ServerCPU   *CPUStats     `json:"server_cpu,omitempty"`
+	// Cost is the server's CPU time and disk writes per message, the
+	// settle-after tail included (needs --server-pid).
+	Cost *CostStats `json:"cost,omitempty"`
+	// Disk is the 4 KiB write+fdatasync latency probed during the run.
+	Disk      *DiskStats      `json:"disk,omitempty"`
+	Machine   Machine         `json:"machine"`
+	Storage   *StorageResult  `json:"storage,omitempty"`
+	Timer     *TimerStats     `json:"timer,omitempty"`
+	Intervals []IntervalStats `json:"intervals,omitempty"`
+	Points    []Point         `json:"points,omitempty"`
 }
 
 // SeriesSummary is one request stream over the whole measured phase.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -144,4 +145,31 @@ func (f *ackFrames) frame(i int) ([]byte, int) {
 		start = f.ends[i-1]
 	}
 	return f.arena[start:f.ends[i]], f.at[i]
+}
+
+// randomPoolSize is the random byte pool message bodies are cut from with
+// --random-body: large enough that two bodies stored next to each other
+// (in one 4 KiB table block) almost never share bytes a compressor could
+// match.
+const randomPoolSize = 16 << 20
+
+// bodies returns the body of message seq: one constant buffer by default,
+// or with o.RandomBody a slice of a random pool at an offset that varies
+// with seq (distinct, incompressible bodies without generating bytes per
+// message). The returned slices are shared, never to be modified.
+func bodies(o *Options) func(seq int64) []byte {
+	if !o.RandomBody {
+		body := make([]byte, o.BodySize)
+		for i := range body {
+			body[i] = 'a' + byte(i%26)
+		}
+		return func(int64) []byte { return body }
+	}
+	pool := make([]byte, randomPoolSize+o.BodySize)
+	r := rand.NewChaCha8([32]byte{'p', 'o', 'p', 's', 'h', 'i', 'm'})
+	_, _ = r.Read(pool)
+	return func(seq int64) []byte {
+		off := (uint64(seq) * 0x9E3779B97F4A7C15 >> 40) % randomPoolSize
+		return pool[off : off+uint64(o.BodySize) : off+uint64(o.BodySize)]
+	}
 }

@@ -35,6 +35,8 @@ type phase struct {
 	ivalStart            time.Time
 	first, last, ivalSrv *serverCounters
 	cpu                  *cpuMeter
+	cost                 *costMeter
+	probe                *fsyncProbe // nil without Options.FsyncProbeEvery
 	printer              *printer
 }
 
@@ -87,9 +89,17 @@ type load interface {
 // replies) when it closes. It returns
 // the measured seconds and whether main ran out of input.
 func (p *phase) measure(ctx context.Context, main load, side ...func(stop <-chan struct{})) (float64, bool, error) {
+	p.cost = startCost(p.opts) // first: it may watch the idle server for a while
 	p.first = p.scrapeNow(ctx)
 	p.last, p.ivalSrv = p.first, p.first
 	p.cpu = startCPU(p.opts.serverPIDs())
+	if p.opts.FsyncProbeEvery > 0 {
+		p.probe = &fsyncProbe{dir: p.opts.FsyncProbeDir, w: newWindow()}
+		side = append(side, p.probe.loop(p.opts.FsyncProbeEvery))
+	}
+	if p.opts.CPUProfile != "" {
+		side = append(side, profileSideLoop(p.opts))
+	}
 	p.start = time.Now()
 	p.ivalStart = p.start
 	p.printer.header()
@@ -129,6 +139,10 @@ loop:
 	end := time.Now()
 	p.sample(ctx, end)
 	p.flushInterval(ctx, end, true)
+	p.cost.end(ctx, p.opts)
+	if p.probe != nil && p.probe.err != nil {
+		p.opts.Log.Warn().Err(p.probe.err).Msg("fsync probe")
+	}
 	return end.Sub(p.start).Seconds(), main.ranOut(), cause
 }
 
@@ -203,10 +217,25 @@ func (p *phase) flushInterval(ctx context.Context, now time.Time, final bool) {
 // whose OK count normalises fsyncs ("" for none); writeSeries lists the
 // series whose requests write (for fsyncs per 1000 ops).
 func (p *phase) report(seconds float64, exhausted bool, ackSeries string, writeSeries ...string) *Report {
-	r := &Report{Mode: p.mode, Label: p.opts.Label, Round: p.opts.Round, Target: p.opts.Addr, Started: p.start, Seconds: seconds,
-		Exhausted: exhausted, Machine: machineInfo(), Intervals: p.intervals, Points: p.points, Config: p.opts.config()}
+	r := &Report{Mode: p.mode, Label: p.opts.Label, Workload: p.opts.Workload, Round: p.opts.Round, Target: p.opts.Addr, Started: p.start,
+		Seconds: seconds, Exhausted: exhausted, Machine: machineInfo(), Intervals: p.intervals, Points: p.points, Config: p.opts.config()}
 	for i, w := range p.total {
 		r.Series = append(r.Series, summarize(p.rec.names[i], w, seconds))
+	}
+	names, withBody := costOps(p.mode)
+	var ops int64
+	for _, name := range names {
+		if s, ok := r.SeriesByName(name); ok {
+			ops += s.OK
+		}
+	}
+	payload := 0
+	if withBody {
+		payload = p.opts.BodySize
+	}
+	r.Cost = p.cost.stats(ops, payload)
+	if p.probe != nil {
+		r.Disk = p.probe.stats(r)
 	}
 	r.BenchCPU, r.ServerCPU = p.cpu.finish(seconds, p.first, p.last)
 	if p.first != nil && p.last != nil && p.first.hasWriter {
@@ -235,7 +264,7 @@ func (o *Options) config() map[string]any {
 		"conns": o.Conns, "inflight": o.Inflight, "duration": o.Duration.String(), "rate": o.Rate,
 		"messages": o.Messages, "produce_batch": o.ProduceBatch, "change_burst": o.ChangeBurst, "change_period": o.ChangePeriod.String(),
 		"change_pool": o.ChangePool, "invisible_time": o.InvisibleTime.String(), "body_size": o.BodySize,
-		"tls": o.TLS,
+		"random_body": o.RandomBody, "settle_after": o.SettleAfter.String(), "tls": o.TLS,
 	}
 }
 

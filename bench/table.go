@@ -110,6 +110,12 @@ func printSummary(out io.Writer, r *Report) {
 		fmt.Fprintf(out, ", server %.0f%% of one core (%s)", c.Percent, c.Source)
 	}
 	fmt.Fprintln(out)
+	if r.Cost != nil {
+		printCost(out, r.Cost)
+	}
+	if r.Disk != nil {
+		printDisk(out, r)
+	}
 	if st := r.Storage; st != nil {
 		printStorage(out, st)
 	}

@@ -47,19 +47,6 @@ func (s *Store) closeDB() {
 	s.db = nil
 }
 
-func (s *Store) destroyOptions() {
-	if s.wo != nil {
-		s.wo.Destroy()
-		s.wo = nil
-	}
-	if s.ro != nil {
-		s.ro.Destroy()
-		s.ro = nil
-	}
-	s.hinted.Destroy()
-	s.opts.Destroy()
-}
-
 // readGuard takes the shared close lock; ok=false after Close and while
 // the database is down (see Reopen).
 func (s *Store) readGuard() bool {

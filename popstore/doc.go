@@ -31,6 +31,10 @@
 //	                                                        UNIQ_KEY (kind 'K') and TAGS
 //	                                                        (kind 'T'); vector memtable (index.go)
 //
+// Values of the messages family of at least Options.BlobMinBytes (512)
+// live in RocksDB blob files, the table files keeping the key and a
+// reference, so compactions rewrite keys and not bodies (options.go).
+//
 // A message value is RocketMQ's stored-message record (CommitLog layout), so
 // a POP or PULL response body is the concatenation of values. Its
 // QUEUEOFFSET (byte 20) and PHYSICALOFFSET (byte 28) are filled in by

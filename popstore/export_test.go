@@ -32,3 +32,35 @@ func (s *Store) KeyIndexEntries() int {
 	}
 	return n
 }
+
+// MessagesProperty returns RocksDB property name (e.g. "rocksdb.num-blob-files")
+// of the messages family. Test-only.
+func (s *Store) MessagesProperty(name string) string {
+	return s.db.GetPropertyCF(name, s.cfMessages())
+}
+
+// CompactMessages compacts the whole messages family. Test-only.
+func (s *Store) CompactMessages() {
+	s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{})
+}
+
+// StatsTicker returns RocksDB ticker name (e.g. "rocksdb.compact.write.bytes")
+// with Options.Statistics. Test-only.
+func (s *Store) StatsTicker(name string) uint64 {
+	n, _ := tickerCount(s.opts.GetStatisticsString(), name)
+	return n
+}
+
+// WaitCompactions flushes the messages family and waits (bounded by
+// rounds polls of RocksDB's properties, pause between them) until no
+// compaction is pending or running. Test-only.
+func (s *Store) WaitCompactions(rounds int, pause func()) bool {
+	for range rounds {
+		if s.db.GetProperty("rocksdb.compaction-pending") == "0" && s.db.GetProperty("rocksdb.num-running-compactions") == "0" &&
+			s.db.GetProperty("rocksdb.num-running-flushes") == "0" {
+			return true
+		}
+		pause()
+	}
+	return false
+}

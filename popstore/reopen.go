@@ -39,7 +39,7 @@ var probeKey = []byte("popshim.probe")
 // REQUIRES: s.db == nil; closeMu held exclusively or the Store not shared.
 func (s *Store) openDB() error {
 	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta, cfIndex}
-	cfOpts := []*grocksdb.Options{s.opts, s.opts, s.hinted, s.hinted, s.opts, s.index}
+	cfOpts := []*grocksdb.Options{s.opts, s.msgs, s.hinted, s.hinted, s.opts, s.index}
 	db, handles, err := grocksdb.OpenDbColumnFamilies(s.opts, s.dir, names, cfOpts)
 	if err != nil {
 		// Opening replays the WAL into a table file: on a full disk say

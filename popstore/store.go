@@ -73,6 +73,13 @@ type Options struct {
 	// writes no key-index entries and QueryMessagesByKey finds only what
 	// was indexed before.
 	DisableMessageIndex bool
+	// BlobMinBytes is the size from which a value of the messages family
+	// (a stored record, a half message) goes to a blob file instead of the
+	// table files (RocksDB's integrated BlobDB, min_blob_size; see
+	// options.go). 0: DefaultBlobMinBytes; negative: no blob files, every
+	// value inline, as before blob files were used (2026-12-04). Either way
+	// a database written with the other setting reads back unchanged.
+	BlobMinBytes int
 }
 
 // queueKey identifies one message queue.
@@ -95,23 +102,6 @@ type offsetID struct {
 	queueId      int32
 }
 
-// popFamilyOptions are the RocksDB option overrides (an options string) of
-// the pop and offsets column families; see Open.
-const popFamilyOptions = "memtable_insert_with_hint_prefix_extractor=rocksdb.CappedPrefix.1;compression=kNoCompression"
-
-// indexFamilyOptions are the RocksDB option overrides of the index family
-// (the key index, index.go). Its keys arrive in random order (business
-// keys, message ids), and a skiplist memtable insert at a random position
-// cost about 5.7 µs of the writer's CPU on the 2-vCPU machine, against
-// 0.4 µs for an append to a vector memtable (1 M random 70-byte keys in
-// sorted batches of 256, thread CPU time). The vector is sorted when it is
-// flushed and when a query opens an iterator on it: with 16 MiB a query on
-// a full memtable (BenchmarkQueryKeyIndex) took 0.6–0.74 s, with 4 MiB
-// 43–66 ms, for more frequent (smaller) flushes. Uncompressed, as the pop
-// family: table blocks already share key prefixes, and snappy in those
-// flushes and their compactions costs the server's CPU.
-const indexFamilyOptions = "memtable=vector;write_buffer_size=4194304;compression=kNoCompression"
-
 // Store is popshim's RocksDB database. Reads may be called from any goroutine
 // except where noted; writes only go through a Txn (see Begin), normally on
 // the batch writer goroutine. Close after the writer has closed.
@@ -124,7 +114,8 @@ type Store struct {
 	cfIDs  [numCFs]uint32                       // their RocksDB ids
 	wo     *grocksdb.WriteOptions
 	ro     *grocksdb.ReadOptions
-	opts   *grocksdb.Options // DB-wide and default/messages/meta families
+	opts   *grocksdb.Options // DB-wide and default/meta families
+	msgs   *grocksdb.Options // messages family (blob files, options.go)
 	hinted *grocksdb.Options // pop and offsets families (memtable insert hint)
 	index  *grocksdb.Options // index family (vector memtable, indexFamilyOptions)
 	log    zerolog.Logger
@@ -260,20 +251,10 @@ func Open(opts Options) (*Store, error) {
 	// few sync-mode workers whose one-entry batches RocksDB's write-group
 	// leader then inserts in turn.
 	s.opts.SetAllowConcurrentMemtableWrites(false)
-	hinted, err := grocksdb.GetOptionsFromString(s.opts, popFamilyOptions)
-	if err != nil {
-		s.opts.Destroy()
-		return nil, fmt.Errorf("popstore: rocksdb options: %w", err)
+	if err := s.familyOptions(opts.BlobMinBytes); err != nil {
+		s.destroyOptions()
+		return nil, err
 	}
-	s.hinted = hinted
-	index, err := grocksdb.GetOptionsFromString(s.opts, indexFamilyOptions)
-	if err != nil {
-		s.hinted.Destroy()
-		s.index.Destroy()
-		s.opts.Destroy()
-		return nil, fmt.Errorf("popstore: rocksdb options: %w", err)
-	}
-	s.index = index
 	s.wo = grocksdb.NewDefaultWriteOptions()
 	s.wo.SetSync(true)
 	s.wo.DisableWAL(false)

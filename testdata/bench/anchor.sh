@@ -56,99 +56,16 @@ mkdir -p "$work/pids"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-version=5.5.1
-fallback=5.5.0
-cache=${ANCHOR_CACHE:-$HOME/.cache/popshim-anchor}/$version
-heap=${ANCHOR_HEAP:-1g}
 bench_settings anchor
-command -v java >/dev/null || { echo "anchor: java not found (apt-get install openjdk-17-jre-headless)" >&2; exit 2; }
-command -v mvn >/dev/null || { echo "anchor: mvn not found (apt-get install maven)" >&2; exit 2; }
-
-# pom DEP_MGMT: a throwaway pom depending on broker + namesrv $version; DEP_MGMT
-# pins modules to another version.
-pom() {
-  cat <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>popshim.bench</groupId>
-  <artifactId>rocketmq-anchor</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencyManagement><dependencies>$1</dependencies></dependencyManagement>
-  <dependencies>
-    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-broker</artifactId><version>$version</version></dependency>
-    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-namesrv</artifactId><version>$2</version></dependency>
-  </dependencies>
-</project>
-EOF
-}
-
-fetch_jars() {
-  local dir=$cache/pom
-  mkdir -p "$dir"
-  rm -rf "$cache/lib.tmp"
-  pom "" "$version" >"$dir/pom.xml"
-  echo "anchor: fetching rocketmq-broker and rocketmq-namesrv $version with Maven into $cache"
-  if ! mvn -B -q -U -f "$dir/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$cache/lib.tmp" >"$cache/mvn.log" 2>&1; then
-    local m="" a
-    for a in rocketmq-client rocketmq-srvutil rocketmq-filter rocketmq-auth rocketmq-acl rocketmq-tools rocketmq-controller rocketmq-proxy; do
-      m="$m<dependency><groupId>org.apache.rocketmq</groupId><artifactId>$a</artifactId><version>$fallback</version></dependency>"
-    done
-    echo "anchor: some $version modules did not resolve (see $cache/mvn.log); taking client/srvutil/filter/auth/tools/controller/namesrv at $fallback"
-    pom "$m" "$fallback" >"$dir/pom.xml"
-    rm -rf "$cache/lib.tmp"
-    mvn -B -q -U -f "$dir/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$cache/lib.tmp" >"$cache/mvn.log" 2>&1 || { cat "$cache/mvn.log" >&2; exit 1; }
-  fi
-  mv "$cache/lib.tmp" "$cache/lib"
-}
-[ -e "$cache/lib/rocketmq-broker-$version.jar" ] || fetch_jars
-echo "anchor: RocketMQ jars: $(cd "$cache/lib" && ls rocketmq-*.jar | tr '\n' ' ')"
-
-home="$work/rmq"
-mkdir -p "$home"
+# shellcheck source=rocketmq.sh
+. "$here/rocketmq.sh"
+rmq_setup
 configs=${ANCHOR_CONFIGS:-kv default syncflush}
 cycle=${ANCHOR_CYCLE_MESSAGES:-300000}
 warmup=${ANCHOR_WARMUP:-5s}
 curve=${BENCH_CURVE-10 25 50 75 100}
 curve_duration=${BENCH_CURVE_DURATION:-6s}
 rm -f "$out"/anchor-*.json "$out"/curve-rocketmq-*.json "$out"/compare-anchor.md "$out"/txn-anchor.md
-nsport=$(free_port_block 0)
-cat >"$home/namesrv.conf" <<EOF
-listenPort=$nsport
-bindAddress=127.0.0.1
-EOF
-jvm=(-server -XX:+UseG1GC -Duser.home="$home" -Drocketmq.home.dir="$home" -cp "$cache/lib/*")
-export ROCKETMQ_HOME="$home"
-start_bg namesrv "$home/namesrv.out" java -Xms256m -Xmx256m "${jvm[@]}" \
-  org.apache.rocketmq.namesrv.NamesrvStartup -c "$home/namesrv.conf" >/dev/null
-wait_port 127.0.0.1 "$nsport" 120
-
-# broker_conf CONFIG: the broker.conf of one configuration (bport, store dir
-# and namesrv filled in).
-broker_conf() {
-  cat <<EOF
-brokerClusterName=DefaultCluster
-brokerName=broker-a
-brokerId=0
-brokerIP1=127.0.0.1
-bindAddress=127.0.0.1
-listenPort=$bport
-namesrvAddr=127.0.0.1:$nsport
-storePathRootDir=$home/store
-storePathCommitLog=$home/store/commitlog
-autoCreateTopicEnable=true
-autoCreateSubscriptionGroup=true
-EOF
-  case $1 in
-    kv) printf 'popConsumerKVServiceInit=true\npopConsumerKVServiceEnable=true\nenablePopBufferMerge=false\n' ;;
-    default) ;;
-    syncflush) printf 'flushDiskType=SYNC_FLUSH\n' ;;
-    *) echo "anchor: unknown configuration '$1' (kv, default, syncflush)" >&2; exit 2 ;;
-  esac
-}
-
 # start_target TARGET: a fresh broker (a RocketMQ configuration, or
 # popshim-group); sets addr, bname, spid and murl.
 start_target() {
@@ -165,25 +82,11 @@ start_target() {
     addr=127.0.0.1:$port bname=popshim-a murl=http://127.0.0.1:$mport/metrics
     return
   fi
-  bport=$(free_port_block 1)
-  rm -rf "$home/store"; mkdir -p "$home/store"
-  broker_conf "$t" >"$home/broker.conf"
-  cp "$home/broker.conf" "$out/rocketmq-$t.conf"
-  spid=$(start_bg broker "$home/broker-$t.out" java "-Xms$heap" "-Xmx$heap" "${jvm[@]}" \
-    org.apache.rocketmq.broker.BrokerStartup -c "$home/broker.conf")
-  echo "anchor: waiting for the broker ($t, pid $spid) on 127.0.0.1:$bport"
-  for _ in $(seq 1 300); do
-    grep -q "boot success" "$home/broker-$t.out" 2>/dev/null && break
-    kill -0 "$spid" 2>/dev/null || { cat "$home/broker-$t.out" >&2; exit 1; }
-    sleep 1
-  done
-  grep -q "boot success" "$home/broker-$t.out" || { echo "anchor: broker did not boot" >&2; exit 1; }
-  wait_port 127.0.0.1 "$bport" 30
-  addr=127.0.0.1:$bport bname=broker-a murl=""
+  rmq_start "$t"
 }
 
 stop_target() {
-  if [ "$1" = popshim-group ]; then stop_bg popshim; else stop_bg broker 60; fi
+  if [ "$1" = popshim-group ]; then stop_bg popshim; else rmq_stop; fi
 }
 
 workloads=" ${ANCHOR_WORKLOADS:-ack pop produce} "
