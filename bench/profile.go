@@ -40,7 +40,7 @@ func fetchProfile(o *Options) error {
 	if err != nil {
 		return fmt.Errorf("bench: cpu profile: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("bench: cpu profile: %s (serve with --pprof)", resp.Status)
 	}
