@@ -210,12 +210,15 @@ func (b *Broker) Close() {
 // ConnClosed forgets what a client connection held: its producer and
 // consumer registrations leave at once (as a Java broker's
 // ClientHousekeepingService does on channel close) instead of after the
-// 120 s expiry, and its parked long polls are released without an answer.
+// 120 s expiry, the remaining members of the consumer groups it left get
+// NOTIFY_CONSUMER_IDS_CHANGED (consumer_ids.go), and its parked long polls
+// are released without an answer.
 // connID is the protocol adapter's connection id (unique across
 // protocols). Called once per connection, after its last request.
 func (b *Broker) ConnClosed(connID uint64) {
 	if groups := b.Clients.RemoveConn(connID); len(groups) > 0 {
 		b.Log.Debug().Uint64("conn", connID).Strs("consumerGroups", groups).Msg("connection closed, consumers removed")
+		b.consumerIDsChanged(groups, false)
 	}
 	if n := b.Polls.DropConn(connID); n > 0 {
 		b.Log.Debug().Uint64("conn", connID).Int("polls", n).Msg("connection closed, parked polls released")

@@ -10,8 +10,9 @@ package broker
 // consumer group in the ClientTable (Java clients send it on shutdown,
 // once per group and once more for CLIENT_INNER_PRODUCER). Unknown clients
 // and groups are not an error, nor is an empty clientID (remoting's header
-// decode refuses an absent one): nothing is removed. Response codes:
-// SUCCESS (0).
+// decode refuses an absent one): nothing is removed. The consumer group's
+// remaining members get NOTIFY_CONSUMER_IDS_CHANGED when the client left
+// it (consumer_ids.go). Response codes: SUCCESS (0).
 //
 // ConsumerList answers the clientIDs of the group's live members
 // (heartbeat within 120 s), sorted. Push consumers with client-side
@@ -36,7 +37,9 @@ type UnregisterClientRequest struct {
 // UnregisterClient returns, always with nil (the callback keeps the
 // operation contract). Any goroutine; memory only.
 func (b *Broker) UnregisterClient(r UnregisterClientRequest, done func(error)) {
-	b.Clients.Unregister(r.ClientID, r.ProducerGroup, r.ConsumerGroup)
+	if _, left := b.Clients.Unregister(r.ClientID, r.ProducerGroup, r.ConsumerGroup); left {
+		b.consumerIDsChanged([]string{r.ConsumerGroup}, true)
+	}
 	done(nil)
 }
 

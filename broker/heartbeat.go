@@ -52,6 +52,8 @@ package broker
 //     tries again). Nothing else is created: subscribed topics are
 //     recorded, never made, as in RocketMQ.
 //   - Each producer group is registered for the client.
+//   - The members of each consumer group whose membership or subscribed
+//     topics changed get NOTIFY_CONSUMER_IDS_CHANGED (consumer_ids.go).
 //   - RefreshHeartbeat serves a protocol's fast path for an unchanged
 //     repeat of a heartbeat accepted before on the same connection.
 //
@@ -129,12 +131,14 @@ func (b *Broker) Heartbeat(r HeartbeatRequest, done func(HeartbeatResult, error)
 	reg, skipped := clients.PlanHeartbeat(ch, r.Consumers, r.Producers)
 	b.logSkipped(r.ClientID, skipped)
 	dropped := b.dropUnknownGroups(&reg)
-	if err := b.Clients.RegisterHeartbeat(reg, b.HBLimits.ConnChannels); err != nil {
+	changed, err := b.Clients.RegisterHeartbeat(reg, b.HBLimits.ConnChannels)
+	if err != nil {
 		b.Log.Warn().Err(err).Str("clientId", clients.ClipLog(r.ClientID)).Str("remote", r.RemoteAddr).Msg("heartbeat refused")
 		done(HeartbeatResult{}, &Error{Code: codec.InvalidParameter, Remark: "heartbeat: " + err.Error()})
 		return
 	}
 	b.ensureRetryTopics(&reg)
+	b.consumerIDsChanged(changed, true)
 	done(HeartbeatResult{Registered: reg, Skipped: skipped, Dropped: dropped}, nil)
 }
 

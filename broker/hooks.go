@@ -11,6 +11,8 @@ type hooks struct {
 	routes    atomic.Pointer[routeSourceRef]
 	registrar atomic.Pointer[func(done func())]
 	replies   atomic.Pointer[replyPusherRef] // reply_push.go
+	// idsNotifier sends NOTIFY_CONSUMER_IDS_CHANGED (consumer_ids.go).
+	idsNotifier atomic.Pointer[consumerIDsNotifierRef]
 }
 
 // routeSourceRef boxes a RouteSource for atomic.Pointer.

@@ -17,9 +17,10 @@
 // handler/guard), the HEART_BEAT fast path of an unchanged repeat, the
 // sampled figures of GET_BROKER_RUNTIME_INFO and VIEW_BROKER_STATS_DATA,
 // the UPDATE_BROKER_CONFIG state, and this broker's name-server identity
-// and registration (handler/namesrv). Two files send broker → client
+// and registration (handler/namesrv). Three files send broker → client
 // requests over the broker listener for the core: transaction_check.go
-// (CHECK_TRANSACTION_STATE, oneway) and reply_push.go
+// (CHECK_TRANSACTION_STATE, oneway), notify_consumer_ids_changed.go
+// (NOTIFY_CONSUMER_IDS_CHANGED, oneway) and reply_push.go
 // (PUSH_REPLY_MESSAGE_TO_CLIENT, answered: remoting.Server.Invoke).
 //
 // Goroutines: handlers run on gnet event loops. They must never block:

@@ -200,6 +200,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	}
 	st.Broker.ServeTransactionChecks(st.broker)
 	st.Broker.ServeReplies(st.broker)
+	st.Broker.ServeConsumerIDsChanges(st.broker)
 	if tcp, ok := st.broker.Addr().(*net.TCPAddr); ok {
 		st.Broker.Topics.SetBrokerAddr(cfg.BrokerAddrWithPort(tcp.Port))
 	}

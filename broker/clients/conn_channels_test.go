@@ -28,12 +28,12 @@ func TestClientTableConnChannelAccounting(t *testing.T) {
 	hb := Heartbeat{Channel: ClientChannel{ClientID: "c1", ConnID: 1},
 		Consumers: []ConsumerRegistration{hbReg("G1"), hbReg("G2"), hbReg("G1")}, // G1 twice counts once
 		Producers: []string{"P", "P"}}
-	require.NoError(t, ct.RegisterHeartbeat(hb, 3))
+	require.NoError(t, regErr(ct.RegisterHeartbeat(hb, 3)))
 	assert.Equal(t, 3, ct.ConnChannels(1))
-	require.NoError(t, ct.RegisterHeartbeat(hb, 3), "a refresh adds nothing")
+	require.NoError(t, regErr(ct.RegisterHeartbeat(hb, 3)), "a refresh adds nothing")
 	assert.Equal(t, 3, ct.ConnChannels(1))
 
-	err := ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c1", ConnID: 1},
+	_, err := ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c1", ConnID: 1},
 		Consumers: []ConsumerRegistration{hbReg("G1"), hbReg("G3")}}, 3)
 	var lim *ConnChannelLimitError
 	require.ErrorAs(t, err, &lim)
@@ -43,12 +43,12 @@ func TestClientTableConnChannelAccounting(t *testing.T) {
 	assert.Equal(t, 3, ct.ConnChannels(1))
 
 	// c1 reconnects on connection 2: its G1 channel moves with it.
-	require.NoError(t, ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c1", ConnID: 2},
-		Consumers: []ConsumerRegistration{hbReg("G1")}}, 3))
+	require.NoError(t, regErr(ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c1", ConnID: 2},
+		Consumers: []ConsumerRegistration{hbReg("G1")}}, 3)))
 	assert.Equal(t, 2, ct.ConnChannels(1))
 	assert.Equal(t, 1, ct.ConnChannels(2))
 
-	assert.True(t, ct.Unregister("c1", "P", ""))
+	assert.True(t, first(ct.Unregister("c1", "P", "")))
 	assert.Equal(t, 1, ct.ConnChannels(1))
 	assert.Equal(t, []string{"G2"}, ct.RemoveConn(1))
 	assert.Equal(t, 0, ct.ConnChannels(1))
@@ -57,7 +57,7 @@ func TestClientTableConnChannelAccounting(t *testing.T) {
 	// Expiry: connection 2's channel goes silent past 120 s; the next
 	// registration sweeps it.
 	now = now.Add(ClientChannelExpiry + SweepInterval + time.Millisecond)
-	require.NoError(t, ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c9", ConnID: 9}, Producers: []string{"P9"}}, 3))
+	require.NoError(t, regErr(ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c9", ConnID: 9}, Producers: []string{"P9"}}, 3)))
 	assert.Equal(t, 0, ct.ConnChannels(2))
 	assert.Equal(t, 1, ct.ConnChannels(9))
 	p, c := ct.Counts()

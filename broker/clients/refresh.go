@@ -54,15 +54,26 @@ func (t *ClientTable) RefreshHeartbeat(hb *Heartbeat) bool {
 }
 
 // takeSettings replaces g's consumeType, messageModel, consumeFromWhere and
-// subscriptions with reg's (a later subscription of a topic wins).
-// REQUIRES: the table's mu held for writing.
-func (g *consumerGroup) takeSettings(reg *ConsumerRegistration) {
+// subscriptions with reg's (a later subscription of a topic wins). It
+// reports whether the set of subscribed topics changed (a topic added or
+// removed). REQUIRES: the table's mu held for writing.
+func (g *consumerGroup) takeSettings(reg *ConsumerRegistration) bool {
 	subs := make(map[string]Subscription, len(reg.Subscriptions))
 	for _, s := range reg.Subscriptions {
 		subs[s.Topic] = s
 	}
+	changed := len(subs) != len(g.subscriptions)
+	if !changed {
+		for topic := range subs {
+			if _, ok := g.subscriptions[topic]; !ok {
+				changed = true
+				break
+			}
+		}
+	}
 	g.consumeType, g.messageModel, g.consumeFromWhere = reg.ConsumeType, reg.MessageModel, reg.ConsumeFromWhere
 	g.subscriptions = subs
+	return changed
 }
 
 // hasSettings reports whether takeSettings(reg) would leave g as it is.

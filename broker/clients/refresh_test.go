@@ -20,7 +20,7 @@ func TestClientTableRefreshHeartbeat(t *testing.T) {
 	sub := func(topic, expr string) Subscription { return Subscription{Topic: topic, SubString: expr} }
 	dupReg := ConsumerRegistration{Group: "G", Subscriptions: []Subscription{sub("A", "*"), sub("A", "*")}}
 	hb := Heartbeat{Channel: ClientChannel{ClientID: "c1", ConnID: 1}, Consumers: []ConsumerRegistration{dupReg}, Producers: []string{"P"}}
-	require.NoError(t, ct.RegisterHeartbeat(hb, 0))
+	require.NoError(t, regErr(ct.RegisterHeartbeat(hb, 0)))
 	norm := hb
 	norm.Consumers = []ConsumerRegistration{dupReg}
 	norm.Consumers[0].Subscriptions = normalizeSubscriptions(dupReg.Subscriptions)
@@ -28,8 +28,8 @@ func TestClientTableRefreshHeartbeat(t *testing.T) {
 
 	// Another client leaves G with topics A and B; c1's refresh must put
 	// back {A} alone, although both its entries match A.
-	require.NoError(t, ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c2", ConnID: 2},
-		Consumers: []ConsumerRegistration{{Group: "G", Subscriptions: []Subscription{sub("A", "*"), sub("B", "*")}}}}, 0))
+	require.NoError(t, regErr(ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c2", ConnID: 2},
+		Consumers: []ConsumerRegistration{{Group: "G", Subscriptions: []Subscription{sub("A", "*"), sub("B", "*")}}}}, 0)))
 	now = now.Add(time.Minute)
 	require.True(t, ct.RefreshHeartbeat(&norm))
 	info, ok := ct.Consumer("G")
@@ -39,7 +39,7 @@ func TestClientTableRefreshHeartbeat(t *testing.T) {
 	assert.Equal(t, 2, ct.ConnChannels(1))
 
 	// The producer registration is gone: no refresh, nothing refreshed.
-	require.True(t, ct.Unregister("c1", "P", ""))
+	require.True(t, first(ct.Unregister("c1", "P", "")))
 	before := now.UnixMilli()
 	now = now.Add(time.Minute)
 	require.False(t, ct.RefreshHeartbeat(&norm))
@@ -49,11 +49,11 @@ func TestClientTableRefreshHeartbeat(t *testing.T) {
 	// A producer membership that moved to another connection: no refresh,
 	// the count stays with the new connection.
 	pOnly := Heartbeat{Channel: ClientChannel{ClientID: "c3", ConnID: 3}, Producers: []string{"Q"}}
-	require.NoError(t, ct.RegisterHeartbeat(pOnly, 0))
+	require.NoError(t, regErr(ct.RegisterHeartbeat(pOnly, 0)))
 	require.True(t, ct.RefreshHeartbeat(&pOnly))
 	moved := pOnly
 	moved.Channel.ConnID = 4
-	require.NoError(t, ct.RegisterHeartbeat(moved, 0))
+	require.NoError(t, regErr(ct.RegisterHeartbeat(moved, 0)))
 	require.False(t, ct.RefreshHeartbeat(&pOnly))
 	assert.Equal(t, 0, ct.ConnChannels(3))
 	assert.Equal(t, 1, ct.ConnChannels(4))

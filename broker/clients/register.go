@@ -54,8 +54,11 @@ type Heartbeat struct {
 // settings and subscriptions (last heartbeat wins, as RegisterConsumer) and
 // every channel's LastUpdateMillis is set to now. Channels idle past
 // ClientChannelExpiry may still count until the next sweep (at most
-// SweepInterval later). Safe on the event loop.
-func (t *ClientTable) RegisterHeartbeat(hb Heartbeat, maxConnChannels int) error {
+// SweepInterval later). changed lists, sorted and once each, the consumer
+// groups whose membership or subscribed topics the heartbeat changed (see
+// RegisterConsumer): the groups whose members a broker tells with
+// NOTIFY_CONSUMER_IDS_CHANGED (40). Safe on the event loop.
+func (t *ClientTable) RegisterHeartbeat(hb Heartbeat, maxConnChannels int) (changed []string, err error) {
 	nowT := t.now()
 	ch := hb.Channel
 	ch.LastUpdateMillis = nowT.UnixMilli()
@@ -85,16 +88,19 @@ func (t *ClientTable) RegisterHeartbeat(hb Heartbeat, maxConnChannels int) error
 			}
 		}
 		if held := t.connChannels[ch.ConnID]; adding > 0 && held+adding > maxConnChannels {
-			return &ConnChannelLimitError{ConnID: ch.ConnID, Held: held, Adding: adding, Limit: maxConnChannels}
+			return nil, &ConnChannelLimitError{ConnID: ch.ConnID, Held: held, Adding: adding, Limit: maxConnChannels}
 		}
 	}
 	for _, reg := range hb.Consumers {
-		t.putConsumerLocked(reg, ch)
+		if t.putConsumerLocked(reg, ch) {
+			changed = append(changed, reg.Group)
+		}
 	}
 	for _, group := range hb.Producers {
 		t.putProducerLocked(group, ch)
 	}
-	return nil
+	slices.Sort(changed)
+	return slices.Compact(changed), nil
 }
 
 // heldOn reports whether m has ch.ClientID registered over ch.ConnID.
@@ -106,8 +112,12 @@ func heldOn(m map[string]*ClientChannel, ch *ClientChannel) bool {
 // RegisterConsumer records that ch (a client on one connection) is a member
 // of reg.Group, replacing the group's subscriptions and settings with reg's
 // (the last heartbeat wins, as in ConsumerGroupInfo.updateSubscription).
-// ch.LastUpdateMillis is set to now. It reports whether ch is new to the
-// group (the group's client list changed). No per-connection bound applies
+// ch.LastUpdateMillis is set to now. It reports whether the group changed
+// as RocketMQ's ConsumerManager.registerConsumer counts a change (its
+// updateChannel or updateSubscription result): ch's clientID is new to the
+// group or now comes over another connection, or the set of subscribed
+// topics gained or lost a topic (a new expression for a topic already
+// subscribed is not a change, as in Java). No per-connection bound applies
 // (RegisterHeartbeat has one).
 func (t *ClientTable) RegisterConsumer(reg ConsumerRegistration, ch ClientChannel) bool {
 	nowT := t.now()
@@ -137,12 +147,14 @@ func (t *ClientTable) putConsumerLocked(reg ConsumerRegistration, ch ClientChann
 		g = &consumerGroup{channels: make(map[string]*ClientChannel)}
 		t.consumers[reg.Group] = g
 	}
-	g.takeSettings(&reg)
-	isNew := t.putChannelLocked(g.channels, ch)
-	if isNew {
+	topicsChanged := g.takeSettings(&reg)
+	old, had := g.channels[ch.ClientID]
+	moved := had && old.ConnID != ch.ConnID
+	t.putChannelLocked(g.channels, ch)
+	if !had || moved {
 		t.log.Debug().Str("consumerGroup", reg.Group).Str("clientId", ch.ClientID).Str("remote", ch.RemoteAddr).Msg("consumer registered")
 	}
-	return isNew
+	return !had || moved || topicsChanged
 }
 
 // putProducerLocked is RegisterProducer without clock and sweep.
@@ -203,14 +215,14 @@ func (t *ClientTable) ConnChannels(connID uint64) int {
 
 // Unregister removes clientID from producerGroup and from consumerGroup
 // (either may be empty, meaning "not that kind"), as UNREGISTER_CLIENT does.
-// Unknown names are ignored. It reports whether anything was removed.
-func (t *ClientTable) Unregister(clientID, producerGroup, consumerGroup string) bool {
+// Unknown names are ignored. It reports whether the client was removed
+// from the producer group and from the consumer group.
+func (t *ClientTable) Unregister(clientID, producerGroup, consumerGroup string) (producerRemoved, consumerRemoved bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	removed := false
 	if producerGroup != "" {
 		if m := t.producers[producerGroup]; m != nil {
-			removed = t.dropChannelLocked(m, clientID)
+			producerRemoved = t.dropChannelLocked(m, clientID)
 			if len(m) == 0 {
 				delete(t.producers, producerGroup)
 			}
@@ -218,18 +230,16 @@ func (t *ClientTable) Unregister(clientID, producerGroup, consumerGroup string) 
 	}
 	if consumerGroup != "" {
 		if g := t.consumers[consumerGroup]; g != nil {
-			if t.dropChannelLocked(g.channels, clientID) {
-				removed = true
-			}
+			consumerRemoved = t.dropChannelLocked(g.channels, clientID)
 			if len(g.channels) == 0 {
 				delete(t.consumers, consumerGroup)
 			}
 		}
 	}
-	if removed {
+	if producerRemoved || consumerRemoved {
 		t.log.Debug().Str("clientId", clientID).Str("producerGroup", producerGroup).Str("consumerGroup", consumerGroup).Msg("client unregistered")
 	}
-	return removed
+	return producerRemoved, consumerRemoved
 }
 
 // RemoveConn drops every registration made over connection connID (the

@@ -50,10 +50,63 @@ func TestClientTableExpiryAndRemoval(t *testing.T) {
 	// Unregister removes only what it names.
 	ct.RegisterConsumer(reg, ClientChannel{ClientID: "c3", ConnID: 3})
 	ct.RegisterProducer("P", ClientChannel{ClientID: "c3", ConnID: 3})
-	assert.True(t, ct.Unregister("c3", "P", ""))
+	pr, cr := ct.Unregister("c3", "P", "")
+	assert.True(t, pr)
+	assert.False(t, cr)
 	assert.Equal(t, []string{"c3"}, ct.ConsumerIDs("G"))
-	assert.True(t, ct.Unregister("c3", "", "G"))
+	pr, cr = ct.Unregister("c3", "", "G")
+	assert.False(t, pr)
+	assert.True(t, cr)
 	assert.Nil(t, ct.ConsumerIDs("G"))
-	assert.False(t, ct.Unregister("c3", "P", "G"))
+	pr, cr = ct.Unregister("c3", "P", "G")
+	assert.False(t, pr || cr)
 	assert.Empty(t, ct.ConsumerGroups())
+}
+
+// regErr drops RegisterHeartbeat's changed groups, for tests about its error.
+func regErr(_ []string, err error) error { return err }
+
+// first is the first of two results (Unregister's producerRemoved).
+func first(a, _ bool) bool { return a }
+
+// TestRegisterHeartbeatReportsChangedGroups: the groups a heartbeat changes
+// are those RocketMQ's ConsumerManager.registerConsumer notifies (a new
+// member, a member on a new connection, a subscribed topic added or
+// removed); a repeat, or a new expression for the same topics, changes
+// nothing.
+func TestRegisterHeartbeatReportsChangedGroups(t *testing.T) {
+	ct := NewClientTable(zerolog.Nop())
+	reg := func(group string, topics ...string) ConsumerRegistration {
+		r := ConsumerRegistration{Group: group, MessageModel: codec.MessageModelCluster}
+		for _, tp := range topics {
+			r.Subscriptions = append(r.Subscriptions, Subscription{Topic: tp, SubString: "*"})
+		}
+		return r
+	}
+	hb := func(id string, conn uint64, regs ...ConsumerRegistration) Heartbeat {
+		return Heartbeat{Channel: ClientChannel{ClientID: id, ConnID: conn}, Consumers: regs, Producers: []string{"P"}}
+	}
+	steps := []struct {
+		name string
+		hb   Heartbeat
+		want []string
+	}{
+		{"first member of two groups", hb("c1", 1, reg("G2", "T"), reg("G1", "T")), []string{"G1", "G2"}},
+		{"repeat", hb("c1", 1, reg("G2", "T"), reg("G1", "T")), nil},
+		{"second member of G1", hb("c2", 2, reg("G1", "T")), []string{"G1"}},
+		{"repeat of the second", hb("c2", 2, reg("G1", "T")), nil},
+		{"c1 reconnects", hb("c1", 3, reg("G2", "T"), reg("G1", "T")), []string{"G1", "G2"}},
+		{"G2 subscribes another topic", hb("c1", 3, reg("G2", "T", "U"), reg("G1", "T")), []string{"G2"}},
+		{"G2 drops it again", hb("c1", 3, reg("G2", "T"), reg("G1", "T")), []string{"G2"}},
+	}
+	for _, s := range steps {
+		got, err := ct.RegisterHeartbeat(s.hb, 0)
+		require.NoError(t, err, s.name)
+		assert.Equal(t, s.want, got, s.name)
+	}
+	tag := reg("G1", "T")
+	tag.Subscriptions[0].SubString = "TagA"
+	got, err := ct.RegisterHeartbeat(hb("c2", 2, tag), 0)
+	require.NoError(t, err)
+	assert.Nil(t, got, "a new expression of a subscribed topic")
 }

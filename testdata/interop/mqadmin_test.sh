@@ -72,6 +72,13 @@
 #   M27 queryMsgById -t T5 -i MSGID -g G5 -d CLIENT (CONSUME_MESSAGE_DIRECTLY forwarded to the client, whose
 #      listener runs on the message once more) prints ConsumeMessageDirectlyResult with
 #      consumeResult=CR_SUCCESS, and the consumer printed that message a second time
+#   M28 queryMsgByUniqueKey -t T5 -i MSGID -g G5 -d CLIENT (the same CONSUME_MESSAGE_DIRECTLY, reached through
+#      viewMessage by unique key and the message's offsetMsgId) prints consumeResult=CR_SUCCESS, and the consumer
+#      printed the message once more
+#   M29 queryMsgById -t T5 -i MSGID -s true, mqadmin 5.5.0's "resend by id" (there is no resendMsgById command
+#      in rocketmq-tools 5.5.0; QueryMsgByIdSubCommand.sendMsg queries the message and sends it again with a
+#      producer of group ReSendMsgById) prints "prepare resend msg. originalMsgId=MSGID" and sendStatus=SEND_OK,
+#      and the live consumer consumes the copy (same UNIQ_KEY, so the same msgId) once
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -511,6 +518,32 @@ m27() {
     && [ "$(grep -c "^consumed $msgid5 m26-body" "$tmp/live/out")" = $((before + 1)) ] \
     || { echo "    consumed $msgid5 before: $before, now: $(grep -c "^consumed $msgid5 " "$tmp/live/out")"; show m27_direct "queryMsgById -t $topic5 -i $msgid5 -g $group5 -d $live_id"; return 1; }
 }
+m28() {
+  [ -n "$live_id" ] && [ -n "$msgid5" ] || { echo "    no live consumer or message from M26"; return 1; }
+  local before
+  before=$(grep -c "^consumed $msgid5 " "$tmp/live/out")
+  mq m28_direct queryMsgByUniqueKey -t "$topic5" -i "$msgid5" -g "$group5" -d "$live_id"
+  [ "$(rc m28_direct)" = 0 ] && grep -qF "ConsumeMessageDirectlyResult [order=false, autoCommit=true, consumeResult=CR_SUCCESS" "$tmp/m28_direct.out" \
+    && [ "$(grep -c "^consumed $msgid5 m26-body" "$tmp/live/out")" = $((before + 1)) ] \
+    || { echo "    consumed $msgid5 before: $before, now: $(grep -c "^consumed $msgid5 " "$tmp/live/out")"; show m28_direct "queryMsgByUniqueKey -t $topic5 -i $msgid5 -g $group5 -d $live_id"; return 1; }
+}
+m29() {
+  [ -n "$live_id" ] && [ -n "$msgid5" ] || { echo "    no live consumer or message from M26"; return 1; }
+  local before i
+  before=$(grep -c "^consumed $msgid5 " "$tmp/live/out")
+  mq m29_resend queryMsgById -t "$topic5" -i "$msgid5" -s true
+  [ "$(rc m29_resend)" = 0 ] && grep -qF "prepare resend msg. originalMsgId=$msgid5" "$tmp/m29_resend.out" \
+    && grep -qF "sendStatus=SEND_OK" "$tmp/m29_resend.out" \
+    || { show m29_resend "queryMsgById -t $topic5 -i $msgid5 -s true"; return 1; }
+  # the copy is a new message of T5 with the same UNIQ_KEY: the consumer's next pull brings it
+  for i in $(seq 1 600); do
+    [ "$(grep -c "^consumed $msgid5 m26-body" "$tmp/live/out")" -gt "$before" ] && break
+    kill -0 "$live_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ "$(grep -c "^consumed $msgid5 m26-body" "$tmp/live/out")" = $((before + 1)) ] \
+    || { echo "    the resent copy of $msgid5 was not consumed once (before: $before, now: $(grep -c "^consumed $msgid5 " "$tmp/live/out"))"; show m29_resend "queryMsgById -t $topic5 -i $msgid5 -s true"; return 1; }
+}
 m25() {
   mq m25_cq queryCq -t "$topic2" -q 0 -i 98 -c 5 -b "${brokers[0]}"
   [ "$(rc m25_cq)" = 0 ] && grep -qF "max: 100, min: 0" "$tmp/m25_cq.out" && grep -q "^idx: 99$" "$tmp/m25_cq.out" \
@@ -544,6 +577,8 @@ check "M22 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m22
 check "M21 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m21
 check "M26 consumerStatus shows a live Java consumer's running info (GET_CONSUMER_RUNNING_INFO forwarded)" m26
 check "M27 queryMsgById -g -d runs the consumer's listener on the message (CONSUME_MESSAGE_DIRECTLY forwarded)" m27
+check "M28 queryMsgByUniqueKey -g -d runs the consumer's listener on the message (CONSUME_MESSAGE_DIRECTLY forwarded)" m28
+check "M29 queryMsgById -s true resends the message and the live consumer consumes the copy" m29
 if [ -n "$live_pid" ]; then
   exec 7>&- # the live consumer shuts down
   for _ in $(seq 1 100); do kill -0 "$live_pid" 2>/dev/null || break; sleep 0.1; done
