@@ -92,7 +92,9 @@ func (j *PopJob) replySuccess(o *popOutcome) {
 	if j.h.Order {
 		r.ReviveQid, r.OrderCountInfo = codec.PopOrderReviveQueue, string(o.orderInfo)
 	}
-	j.done(r, nil)
+	// The counters move before the reply goes, so a client that has the
+	// reply sees them in GET_BROKER_RUNTIME_INFO (a test read 0 once when
+	// the reply overtook them).
 	sys := IsSystemTopic(j.h.Topic)
 	if o.found > 0 {
 		s.Metrics.GetNums.Add(uint64(o.found))
@@ -104,6 +106,7 @@ func (j *PopJob) replySuccess(o *popOutcome) {
 		s.Metrics.MessagesOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, "true").Add(float64(o.foundRetry))
 	}
 	s.Metrics.ThroughputOut.WithLabelValues(j.h.Topic, j.h.ConsumerGroup, sys, BoolLabel(o.foundRetry > 0)).Add(float64(len(o.body)))
+	j.done(r, nil)
 	j.handoff(o)
 	if o.rest > 0 {
 		// More is waiting: let as many other parked consumers of the group

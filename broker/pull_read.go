@@ -127,9 +127,7 @@ func (j *pullJob) park(seen []uint64) bool {
 // messages out.
 func (j *pullJob) answer(code int32, next, minOff, maxOff int64, body []byte, found int) {
 	h := &j.r.PullMessageRequestHeader
-	j.done(PullResult{Code: code, Remark: PullRemark(code), NextBeginOffset: next, MinOffset: minOff, MaxOffset: maxOff,
-		Body: body, Found: found}, nil)
-	if found > 0 {
+	if found > 0 { // counted before the reply goes, so a client that has it sees them
 		m := j.b.Metrics
 		m.GetNums.Add(uint64(found))
 		sys := IsSystemTopic(h.Topic)
@@ -137,4 +135,6 @@ func (j *pullJob) answer(code int32, next, minOff, maxOff int64, body []byte, fo
 		m.MessagesOut.WithLabelValues(h.Topic, h.ConsumerGroup, sys, retry).Add(float64(found))
 		m.ThroughputOut.WithLabelValues(h.Topic, h.ConsumerGroup, sys, retry).Add(float64(len(body)))
 	}
+	j.done(PullResult{Code: code, Remark: PullRemark(code), NextBeginOffset: next, MinOffset: minOff, MaxOffset: maxOff,
+		Body: body, Found: found}, nil)
 }
