@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/popshim/popshim/auth"
 )
@@ -80,9 +79,8 @@ func signedRequestOf(ctx context.Context) auth.SignedRequest {
 	if p := peerOf(ctx); p.IsValid() {
 		sr.Remote = net.TCPAddrFromAddrPort(p)
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	h := first(md, MetaAuthorization)
-	date := first(md, MetaDateTime)
+	h := metaValue(ctx, MetaAuthorization)
+	date := metaValue(ctx, MetaDateTime)
 	if h == "" || date == "" {
 		return sr
 	}
@@ -103,13 +101,6 @@ func signedRequestOf(ctx context.Context) auth.SignedRequest {
 	sr.Content = []byte(date)
 	sr.Authenticated = sr.AccessKey != "" && sr.Signature != nil
 	return sr
-}
-
-func first(md metadata.MD, key string) string {
-	if v := md.Get(key); len(v) > 0 {
-		return v[0]
-	}
-	return ""
 }
 
 // needsOf lists what a request asks for (see VerifierAuth).

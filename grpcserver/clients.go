@@ -22,12 +22,11 @@ const (
 // absent. Any goroutine.
 func ClientIDOf(ctx context.Context) string { return metaValue(ctx, MetaClientID) }
 
+// metaValue is the first value of the lower-case metadata key of an
+// incoming call, "" when absent. It reads the call's metadata in place:
+// metadata.FromIncomingContext would copy the whole map on every call.
 func metaValue(ctx context.Context, key string) string {
-	md, ok := metadata.FromIncomingContext(ctx)
-	if !ok {
-		return ""
-	}
-	if v := md.Get(key); len(v) > 0 {
+	if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
 		return v[0]
 	}
 	return ""

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/stats"
 )
 
 // Connection ids. The core releases what a connection holds (its parked
@@ -80,53 +80,83 @@ func (c *connInfo) close() []string {
 	return ids
 }
 
-type connKey struct{}
-
 // connOf returns the connection of an incoming call's context; nil outside
-// a server call (tests calling handlers directly).
+// a server call (tests calling handlers directly). The connection travels
+// in the call's peer: its AuthInfo is the connAuth the handshake returned.
 func connOf(ctx context.Context) *connInfo {
-	c, _ := ctx.Value(connKey{}).(*connInfo)
-	return c
-}
-
-// connTracker is the grpc-go stats handler that gives each connection a
-// connInfo (TagConn: the value reaches every call's context) and reports
-// its end (HandleConn ConnEnd) to onClose, on grpc-go's goroutine of that
-// connection. RPC-level stats are not used.
-type connTracker struct {
-	onOpen  func(*connInfo)
-	onClose func(*connInfo)
-}
-
-// TagConn implements stats.Handler.
-func (t *connTracker) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
-	c := &connInfo{id: newConnID(), peer: addrPortOf(info.RemoteAddr)}
-	return context.WithValue(ctx, connKey{}, c)
-}
-
-// HandleConn implements stats.Handler.
-func (t *connTracker) HandleConn(ctx context.Context, s stats.ConnStats) {
-	c := connOf(ctx)
-	if c == nil {
-		return
-	}
-	switch s.(type) {
-	case *stats.ConnBegin:
-		if t.onOpen != nil {
-			t.onOpen(c)
-		}
-	case *stats.ConnEnd:
-		if t.onClose != nil {
-			t.onClose(c)
+	if p, ok := peer.FromContext(ctx); ok {
+		if a, ok := p.AuthInfo.(connAuth); ok {
+			return a.conn
 		}
 	}
+	return nil
 }
 
-// TagRPC implements stats.Handler.
-func (t *connTracker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+// Connection tracking. Each connection that completes sniffCreds'
+// handshake is wrapped in a trackedConn with a fresh connInfo, which every
+// call finds through its peer's AuthInfo (connAuth); the wrapper reports
+// the connection's first read (grpc-go reads the client preface: the
+// connection is open, onOpen) and its first Close after that (onClose). A
+// grpc-go stats handler could do the same, but grpc-go does work for every
+// call once one is installed (it copies the call's metadata and builds
+// each RPC event); this costs nothing per call.
 
-// HandleRPC implements stats.Handler.
-func (t *connTracker) HandleRPC(context.Context, stats.RPCStats) {}
+// trackedConn is a handshaken connection whose open and close are
+// reported once each. grpc-go closes it from whichever of its goroutines
+// ends the transport (reader, writer, keepalive), so onClose runs there.
+type trackedConn struct {
+	net.Conn
+	info    *connInfo
+	onOpen  func(*connInfo) // nil: nothing to report
+	onClose func(*connInfo) // nil: nothing to report
+	opened  atomic.Bool     // onOpen ran (the first Read)
+	closed  atomic.Bool     // Close ran once
+}
+
+// Read implements net.Conn; the first call reports the connection open.
+// grpc-go reads the client preface only after it has arranged to Close
+// the transport on every later failure, so an opened connection is always
+// closed through this wrapper.
+func (c *trackedConn) Read(b []byte) (int, error) {
+	if !c.opened.Load() {
+		c.markOpen()
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *trackedConn) markOpen() {
+	if c.opened.CompareAndSwap(false, true) && c.onOpen != nil {
+		c.onOpen(c.info)
+	}
+}
+
+// Close implements net.Conn: the connection is closed, then, the first
+// time and when it was reported open, onClose runs.
+func (c *trackedConn) Close() error {
+	err := c.Conn.Close()
+	if c.closed.CompareAndSwap(false, true) && c.opened.Load() && c.onClose != nil {
+		c.onClose(c.info)
+	}
+	return err
+}
+
+// connAuth is the AuthInfo of a tracked connection: the handshake's own
+// (plainInfo or credentials.TLSInfo) and the connection.
+type connAuth struct {
+	credentials.AuthInfo
+	conn *connInfo
+}
+
+// GetCommonAuthInfo returns the security level of the handshake's
+// AuthInfo (what credentials.CheckSecurityLevel reads).
+func (a connAuth) GetCommonAuthInfo() credentials.CommonAuthInfo {
+	if c, ok := a.AuthInfo.(interface {
+		GetCommonAuthInfo() credentials.CommonAuthInfo
+	}); ok {
+		return c.GetCommonAuthInfo()
+	}
+	return credentials.CommonAuthInfo{}
+}
 
 // addrPortOf converts a peer's net.Addr to an AddrPort; the zero value
 // when it is not a TCP address.

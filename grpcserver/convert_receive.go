@@ -2,7 +2,6 @@ package grpcserver
 
 import (
 	"crypto/md5"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -126,23 +125,36 @@ func RecordMessage(m *codec.MessageExt, opt DeliveryOptions) *v2.Message {
 			}
 		}
 	}
-	sum := md5.Sum(body)
-	sp.BodyDigest = &v2.Digest{Type: v2.DigestType_MD5, Checksum: strings.ToUpper(hex.EncodeToString(sum[:]))}
-	user := make(map[string]string, len(props))
-	for k, v := range props {
-		if !IsReservedProperty(k) && !shownAsSystemProperty[k] {
-			user[k] = v
+	sp.BodyDigest = &v2.Digest{Type: v2.DigestType_MD5, Checksum: md5UpperHex(body)}
+	// props becomes the user properties: every property read above is
+	// reserved or shown as a system property, so it can be dropped in place
+	// rather than copied into a second map.
+	for k := range props {
+		if IsReservedProperty(k) || shownAsSystemProperty[k] {
+			delete(props, k)
 		}
 	}
 	return &v2.Message{
 		Topic:            &v2.Resource{Name: validUTF8(m.Topic)},
-		UserProperties:   user,
+		UserProperties:   props,
 		SystemProperties: sp,
 		Body:             body,
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// md5UpperHex is the MD5 of body in upper-case hex, as the proxy's
+// body_digest checksum.
+func md5UpperHex(body []byte) string {
+	const digits = "0123456789ABCDEF"
+	sum := md5.Sum(body)
+	var out [2 * md5.Size]byte
+	for i, b := range sum {
+		out[2*i], out[2*i+1] = digits[b>>4], digits[b&0xf]
+	}
+	return string(out[:])
+}
 
 // validUTF8 returns s with every invalid UTF-8 sequence replaced by
 // U+FFFD, as Java's UTF-8 decoding of the same bytes gives the proxy's

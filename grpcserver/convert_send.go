@@ -167,7 +167,7 @@ func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimi
 	in := SendInput{MessageID: id, Type: sp.GetMessageType(), MessageGroup: sp.GetMessageGroup(), BornHost: peer}
 	set := func(k, v string) {
 		if v != "" {
-			props[k] = v
+			props.set(k, v)
 		}
 	}
 	set(codec.PropertyTags, sp.GetTag())
@@ -177,10 +177,10 @@ func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimi
 	set(codec.PropertyUniqClientMessageIDKeyIdx, id)
 	var sysFlag int32
 	if in.Type == v2.MessageType_TRANSACTION {
-		props[codec.PropertyTransactionPrepared] = "true"
+		props.set(codec.PropertyTransactionPrepared, "true")
 		sysFlag = codec.SetTransactionType(sysFlag, codec.SysFlagTransactionPrepared)
 		if d := sp.GetOrphanedTransactionRecoveryDuration(); d != nil {
-			props[codec.PropertyCheckImmunityTimeInSeconds] = strconv.FormatInt(d.GetSeconds(), 10)
+			props.set(codec.PropertyCheckImmunityTimeInSeconds, strconv.FormatInt(d.GetSeconds(), 10))
 		}
 	}
 	if ts := sp.GetDeliveryTimestamp(); ts != nil {
@@ -190,32 +190,32 @@ func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimi
 				fmt.Sprintf("the max delay time of message is too large, max is %d", lim.MaxDelay.Milliseconds()))
 		}
 		in.DeliverAtMillis = at
-		props[codec.PropertyTimerDeliverMS] = strconv.FormatInt(at, 10)
+		props.set(codec.PropertyTimerDeliverMS, strconv.FormatInt(at, 10))
 	}
 	if a := sp.GetDeliveryAttempt(); a > 0 {
-		props[codec.PropertyReconsumeTime] = strconv.Itoa(int(a))
+		props.set(codec.PropertyReconsumeTime, strconv.Itoa(int(a)))
 	}
-	props[codec.PropertyProducerGroup] = topic
+	props.set(codec.PropertyProducerGroup, topic)
 	if g := in.MessageGroup; g != "" {
 		if st := checkMessageGroup(g, lim); st != nil {
 			return SendInput{}, st
 		}
-		props[codec.PropertyShardingKey] = g
+		props.set(codec.PropertyShardingKey, g)
 	}
 	if tc := sp.GetTraceContext(); tc != "" && !hasSeparator(tc) {
-		props[codec.PropertyTraceContext] = tc
+		props.set(codec.PropertyTraceContext, tc)
 	}
 	born := sp.GetBornHost()
 	if strings.TrimSpace(born) == "" && peer.IsValid() {
 		born = peer.String()
 	}
 	if born != "" && !hasSeparator(born) {
-		props[codec.PropertyBornHost] = born
+		props.set(codec.PropertyBornHost, born)
 	}
 	var bornMillis int64
 	if ts := sp.GetBornTimestamp(); ts != nil && ts.IsValid() {
 		bornMillis = ts.AsTime().UnixMilli()
-		props[codec.PropertyBornTimestamp] = strconv.FormatInt(bornMillis, 10)
+		props.set(codec.PropertyBornTimestamp, strconv.FormatInt(bornMillis, 10))
 	}
 	body := m.GetBody()
 	if sp.GetBodyEncoding() == v2.Encoding_GZIP {
@@ -226,7 +226,7 @@ func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimi
 		body = z
 		sysFlag |= codec.SysFlagCompressed | codec.CompressionZLIB<<8
 	}
-	encoded, err := codec.EncodeProperties(props)
+	encoded, err := props.encode()
 	if err != nil {
 		// Separators are control characters, refused above; kept as a guard.
 		return SendInput{}, NewStatus(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, err.Error())
@@ -253,13 +253,14 @@ func checkBody(body []byte, lim SendLimits) *v2.Status {
 	return nil
 }
 
-// userProperties copies the user properties into a new map after the
-// proxy's checks and returns their UTF-8 size.
-func userProperties(up map[string]string, lim SendLimits) (map[string]string, int, *v2.Status) {
+// userProperties copies the user properties into a new propList (room for
+// the system properties too) after the proxy's checks and returns their
+// UTF-8 size.
+func userProperties(up map[string]string, lim SendLimits) (propList, int, *v2.Status) {
 	if lim.MaxUserProperties > 0 && len(up) > lim.MaxUserProperties {
 		return nil, 0, NewStatus(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, fmt.Sprintf("too many user properties, max is %d", lim.MaxUserProperties))
 	}
-	props := make(map[string]string, len(up)+12)
+	props := make(propList, 0, len(up)+12)
 	size := 0
 	for k, v := range up {
 		switch {
@@ -271,7 +272,7 @@ func userProperties(up map[string]string, lim SendLimits) (map[string]string, in
 			return nil, 0, NewStatus(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the value of property cannot contain control character")
 		}
 		size += len(k) + len(v)
-		props[k] = v
+		props.set(k, v)
 	}
 	return props, size, nil
 }

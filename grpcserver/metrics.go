@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -37,6 +38,9 @@ type Metrics struct {
 	untracked prometheus.Counter
 	renewals  *prometheus.CounterVec
 	releases  *prometheus.CounterVec
+	// observers caches latency's children by latencyKey
+	// (prometheus.Observer values).
+	observers sync.Map
 }
 
 // NewMetrics creates the endpoint's own series with constLabels and
@@ -122,17 +126,37 @@ func (m *Metrics) observe(method string, code v2.Code, hasCode bool, err error, 
 	if m == nil || m.latency == nil {
 		return
 	}
+	m.observer(latencyKey{method: method, code: code, hasCode: hasCode, failed: err != nil}).
+		Observe(float64(time.Since(started).Microseconds()) / 1000)
+}
+
+// latencyKey is what decides the labels of one call's latency sample.
+type latencyKey struct {
+	method          string // grpc-go's full method name
+	code            v2.Code
+	hasCode, failed bool
+}
+
+// observer returns the histogram child of k's labels. The children are
+// kept in m.observers (a handful per RPC), so a call does not build its
+// label strings and hash them again (rpcName, the lower-case code name,
+// the vector's label hash).
+func (m *Metrics) observer(k latencyKey) prometheus.Observer {
+	if o, ok := m.observers.Load(k); ok {
+		return o.(prometheus.Observer)
+	}
 	resp := "none"
-	if hasCode {
-		resp = strings.ToLower(code.String())
+	if k.hasCode {
+		resp = strings.ToLower(k.code.String())
 	}
 	result := "success"
-	if err != nil {
+	if k.failed {
 		result = "write_channel_failed"
 	}
-	name := rpcName(method)
-	m.latency.WithLabelValues("grpc", name, resp, boolLabel(name == "receive_message"), result).
-		Observe(float64(time.Since(started).Microseconds()) / 1000)
+	name := rpcName(k.method)
+	o := m.latency.WithLabelValues("grpc", name, resp, boolLabel(name == "receive_message"), result)
+	m.observers.Store(k, o)
+	return o
 }
 
 func boolLabel(b bool) string {

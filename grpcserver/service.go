@@ -115,7 +115,8 @@ func (s *service) connOpened(*connInfo) { s.metrics.connOpened() }
 
 // connClosed releases what a closed connection held: its parked polls and
 // client registrations in the core, and the leases of every client whose
-// last connection it was. Runs on grpc-go's goroutine of the connection.
+// last connection it was. Runs on the grpc-go goroutine that closes the
+// connection (trackedConn.Close).
 func (s *service) connClosed(c *connInfo) {
 	s.metrics.connClosed()
 	s.core.ConnClosed(c.id)

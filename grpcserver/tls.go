@@ -48,6 +48,9 @@ type sniffCreds struct {
 	mode    TLSMode
 	tls     *tls.Config // NextProtos includes "h2"; nil when mode is TLSDisabled
 	timeout time.Duration
+	// onOpen and onClose are told of each connection's open and close
+	// (trackedConn); nil: not told.
+	onOpen, onClose func(*connInfo)
 }
 
 // newSniffCreds checks the combination and completes the TLS config:
@@ -70,8 +73,21 @@ func newSniffCreds(mode TLSMode, cfg *tls.Config, timeout time.Duration) (*sniff
 	return c, nil
 }
 
-// ServerHandshake implements credentials.TransportCredentials.
+// ServerHandshake implements credentials.TransportCredentials: the
+// connection after the first-byte sniff and any TLS handshake, wrapped in
+// a trackedConn, with its connAuth.
 func (c *sniffCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := c.handshake(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	ci := &connInfo{id: newConnID(), peer: addrPortOf(raw.RemoteAddr())}
+	return &trackedConn{Conn: conn, info: ci, onOpen: c.onOpen, onClose: c.onClose}, connAuth{AuthInfo: info, conn: ci}, nil
+}
+
+// handshake sniffs the first byte and runs the TLS handshake when the mode
+// and the byte ask for it.
+func (c *sniffCreds) handshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	plain := credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}
 	if c.mode == TLSDisabled {
 		return raw, plainInfo{plain}, nil

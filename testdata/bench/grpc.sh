@@ -33,9 +33,14 @@
 #   GBENCH_RECV_INFLIGHT [8] ReceiveMessage calls in flight per connection (each up to 32 messages)
 #   GBENCH_POP_MESSAGES [400000] messages produced before the remoting pop run (it is fast)
 #   GBENCH_WARMUP [5s]      warm-up send run (0: no warm-up)
-#   GBENCH_CPU_RATE [3000]  after the open-loop runs on popshim, grpc-send and produce paced at this many
-#                           messages/s (paced-LABEL[-rK].json, compare-paced.md): server CPU per message at
-#                           equal load, where the open-loop runs compare it at different rates; 0: none
+#   GBENCH_CPU_RATE [3000 8000]  after the open-loop runs on popshim, grpc-send and produce paced at each of
+#                           these messages/s (pacedRATE-LABEL[-rK].json, compare-pacedRATE.md): server CPU per
+#                           message at equal load, where the open-loop runs compare it at different rates; 0: none
+#   GBENCH_P99_RATE [2000]  after the open-loop runs on every system, grpc-send paced at this many messages/s
+#                           and grpc-receive paced at this many / 32 ReceiveMessage calls/s (fixed-LABEL[-rK].json,
+#                           fixedrecv-LABEL[-rK].json): p99 at a rate every system sustains (proxy + RocketMQ
+#                           ~2,000 sends/s here), where the open-loop p99 also reflects each system's queueing at
+#                           its own maximum; 0: none
 #   GBENCH_SYSTEMS [popshim-grpc proxy-popshim proxy-rocketmq]   systems, in order (popshim-grpc also
 #                           runs popshim-remoting)
 #   GBENCH_TLS [0]          1: the v5 clients connect with TLS (popshim --tls-mode permissive with a
@@ -57,14 +62,15 @@ trap 'exit 130' INT TERM
 bench_settings bench-grpc
 out="$out/grpc"
 mkdir -p "$out"
-rm -f "$out"/send-*.json "$out"/consume-*.json "$out"/paced-*.json "$out"/compare-*.md "$out"/*.svg "$out/summary.md"
+rm -f "$out"/send-*.json "$out"/consume-*.json "$out"/paced*-*.json "$out"/fixed*-*.json "$out"/compare-*.md "$out"/*.svg "$out/summary.md"
 duration=${GBENCH_DURATION:-10s}
 conns=${GBENCH_CONNS:-4}
 inflight=${GBENCH_INFLIGHT:-32}
 messages=${GBENCH_MESSAGES:-300000}
 recv_inflight=${GBENCH_RECV_INFLIGHT:-8}
 pop_messages=${GBENCH_POP_MESSAGES:-400000}
-cpu_rate=${GBENCH_CPU_RATE:-3000}
+cpu_rates=${GBENCH_CPU_RATE:-3000 8000}
+p99_rate=${GBENCH_P99_RATE:-2000}
 warmup=${GBENCH_WARMUP:-5s}
 systems=${GBENCH_SYSTEMS:-popshim-grpc proxy-popshim proxy-rocketmq}
 heap=${GBENCH_HEAP:-1g}
@@ -221,21 +227,35 @@ run_grpc() {
   echo "bench-grpc: round $round/$rounds: $label: grpc-receive"
   "$cbin" bench grpc-receive "${common[@]}" --inflight "$recv_inflight" --duration "$duration" --messages "$messages" --settle-max 20s \
     --server-pid "$pids" --label "$label" --round "$round" --json "$out/consume-$label$sfx.json"
+  [ "$p99_rate" != 0 ] || return 0
+  echo "bench-grpc: round $round/$rounds: $label: grpc-send at $p99_rate/s"
+  "$cbin" bench grpc-send "${common[@]}" --inflight "$inflight" --rate "$p99_rate" --duration "$duration" --server-pid "$pids" \
+    --label "$label" --round "$round" --json "$out/fixed-$label$sfx.json"
+  # receive: batches of 32, so rate/32 calls/s; messages for the run and a fifth more (the run stops when
+  # they are all acked).
+  local calls=$(( (p99_rate + 31) / 32 )) secs=${duration%s}
+  [[ "$secs" =~ ^[0-9]+$ ]] || secs=10
+  echo "bench-grpc: round $round/$rounds: $label: grpc-receive at $calls calls/s"
+  "$cbin" bench grpc-receive "${common[@]}" --inflight "$recv_inflight" --rate "$calls" --duration "$duration" \
+    --messages $(( p99_rate * secs * 6 / 5 )) --settle-max 20s --server-pid "$pids" --label "$label" --round "$round" \
+    --json "$out/fixedrecv-$label$sfx.json"
 }
 
-# run_paced ROUND SUFFIX: grpc-send (when the endpoint answers) and produce at cpu_rate messages/s.
+# run_paced ROUND SUFFIX: grpc-send (when the endpoint answers) and produce at each of cpu_rates messages/s.
 run_paced() {
-  local round=$1 sfx=$2
-  [ "$cpu_rate" != 0 ] || return 0
-  local common=(--conns "$conns" --inflight "$inflight" --rate "$cpu_rate" --duration "$duration" --server-pid "$ppid"
-    --round "$round" --quiet)
-  if [ -n "$pgrpc" ]; then
-    echo "bench-grpc: round $round/$rounds: popshim-grpc: grpc-send at $cpu_rate/s"
-    "$cbin" bench grpc-send "${common[@]}" --addr "$pgrpc" --remoting-addr "$paddr" "${tls[@]}" --label popshim-grpc \
-      --json "$out/paced-popshim-grpc$sfx.json"
-  fi
-  echo "bench-grpc: round $round/$rounds: popshim-remoting: produce at $cpu_rate/s"
-  "$cbin" bench produce "${common[@]}" --addr "$paddr" --label popshim-remoting --json "$out/paced-popshim-remoting$sfx.json"
+  local round=$1 sfx=$2 rate
+  for rate in $cpu_rates; do
+    [ "$rate" != 0 ] || continue
+    local common=(--conns "$conns" --inflight "$inflight" --rate "$rate" --duration "$duration" --server-pid "$ppid"
+      --round "$round" --quiet)
+    if [ -n "$pgrpc" ]; then
+      echo "bench-grpc: round $round/$rounds: popshim-grpc: grpc-send at $rate/s"
+      "$cbin" bench grpc-send "${common[@]}" --addr "$pgrpc" --remoting-addr "$paddr" "${tls[@]}" --label popshim-grpc \
+        --json "$out/paced$rate-popshim-grpc$sfx.json"
+    fi
+    echo "bench-grpc: round $round/$rounds: popshim-remoting: produce at $rate/s"
+    "$cbin" bench produce "${common[@]}" --addr "$paddr" --label popshim-remoting --json "$out/paced$rate-popshim-remoting$sfx.json"
+  done
 }
 
 # run_remoting ROUND SUFFIX: popshim's remoting path on the running popshim (produce, then pop+ack).
@@ -299,13 +319,15 @@ reports() {
     done
   done
 }
-for kind in send consume paced; do
+paced_kinds=()
+for rate in $cpu_rates; do [ "$rate" = 0 ] || paced_kinds+=("paced$rate"); done
+for kind in send consume fixed fixedrecv "${paced_kinds[@]}"; do
   mapfile -t rs < <(reports "$kind")
   [ "${#rs[@]}" -gt 0 ] || continue
   echo "## $kind" | tee "$out/compare-$kind.md"
   "$cbin" bench compare "${rs[@]}" | tee -a "$out/compare-$kind.md"
   mapfile -t first < <(printf '%s\n' "${rs[@]}" | grep -v -- '-r[0-9]*\.json$')
-  [ "$kind" != paced ] || continue
+  case $kind in send | consume) ;; *) continue ;; esac
   plot=grpc-send.svg
   [ "$kind" = consume ] && plot=grpc-receive.svg
   "$cbin" bench plot -o "$out/$plot" "${first[@]}" || true
