@@ -84,6 +84,7 @@ type Broker struct {
 	skewMillis atomic.Int64
 	hostCache  atomic.Pointer[cachedHost] // StoreHost's parse of the advertised address
 	hooks      hooks                      // installed by protocol adapters (hooks.go)
+	callers    clientCallers              // adapters' routes to their clients (client_caller.go)
 
 	startOnce sync.Once
 	closeOnce sync.Once

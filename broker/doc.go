@@ -64,7 +64,9 @@
 // rebalance lock table (broker/locks, rebalance_lock.go). Calls an admin
 // addresses to a consumer: ConsumerChannel finds the client and
 // PrepareDirectConsume the message; the adapter forwards them
-// (client_call.go).
+// (client_call.go), through another adapter's ClientCaller when that one
+// owns the client's connection (CallClient, client_caller.go: a v5
+// consumer of the gRPC endpoint asked by a remoting admin).
 //
 // # What it must not do
 //

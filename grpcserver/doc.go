@@ -13,7 +13,11 @@
 // could not deliver), ack.go (AckMessage, ChangeInvisibleDuration),
 // forward.go (ForwardMessageToDeadLetterQueue), transaction.go
 // (EndTransaction), txn_checker.go (the core's transaction checks relayed
-// to v5 producers as RecoverOrphanedTransactionCommand), recall.go
+// to v5 producers as RecoverOrphanedTransactionCommand), client_call.go
+// (mqadmin's GET_CONSUMER_RUNNING_INFO and CONSUME_MESSAGE_DIRECTLY
+// relayed to v5 consumers as PrintThreadStackTraceCommand and
+// VerifyMessageCommand, their answers turned into the remoting reply
+// bodies), recall.go
 // (RecallMessage), leases.go (auto-renew of the messages push consumers
 // hold), service.go (Telemetry, NotifyClientTermination, client and
 // connection life), auth.go (ACL 2.0 over gRPC metadata through

@@ -243,9 +243,9 @@ var ErrNoTelemetry = errors.New("grpcserver: the client has no open Telemetry st
 // commands a server initiates (PrintThreadStackTraceCommand,
 // VerifyMessageCommand, ReconnectEndpointsCommand; the transaction checks
 // queue their RecoverOrphanedTransactionCommand without waiting, see
-// ServeTransactionChecks). The client's answers
-// to stack-trace and verify commands arrive on the same stream and are
-// ignored for now. Errors: ErrNoTelemetry, or the stream's write error.
+// ServeTransactionChecks; the admin calls of ServeClientCalls queue
+// theirs with a nonce). Answers to a command pushed here match no pending
+// call and are dropped. Errors: ErrNoTelemetry, or the stream's write error.
 // Any goroutine; it waits while the stream's flow control holds the write.
 func (s *Server) PushCommand(id string, cmd *v2.TelemetryCommand) error {
 	ts := s.svc.clients.stream(id)

@@ -37,6 +37,7 @@ type service struct {
 	metrics  *Metrics
 	clients  *clients
 	leases   *leases
+	calls    *clientCalls    // admin calls waiting for a client's answer (client_call.go)
 	stopping <-chan struct{} // closed when the server starts to stop
 	log      zerolog.Logger
 
@@ -54,7 +55,7 @@ func newService(cfg Config, stopping <-chan struct{}, log zerolog.Logger) *servi
 	s := &service{
 		core: cfg.Core, policy: cfg.Settings, send: cfg.Send, receive: cfg.Receive,
 		routes: newRouteRule(cfg.Routes), auth: cfg.Auth, metrics: cfg.Metrics,
-		clients: newClients(), stopping: stopping, log: log,
+		clients: newClients(), calls: newClientCalls(), stopping: stopping, log: log,
 		bgStop: make(chan struct{}), bgDone: make(chan struct{}),
 	}
 	if s.policy.Group == nil {
@@ -154,9 +155,12 @@ func requireClient(ctx context.Context) (string, *v2.Status) {
 // endpoint (the proxy's ClientActivity.telemetry). Every Settings item is
 // stored under the call's x-mq-client-id and answered at once with
 // TelemetryCommand{status OK, settings = SettingsPolicy.Reply}; thread
-// stack traces and verify results from the client are ignored. Commands
-// offered to the stream by other goroutines (the transaction checks'
-// RecoverOrphanedTransactionCommand) are written by this handler. The stream
+// stack traces and verify results from the client settle the admin calls
+// whose nonce they carry (client_call.go). Commands offered to the stream
+// by other goroutines (the transaction checks'
+// RecoverOrphanedTransactionCommand, the admin calls'
+// PrintThreadStackTraceCommand and VerifyMessageCommand) are written by
+// this handler; calls pushed on the stream fail when it ends. The stream
 // stays open until the client ends it or the server stops. Errors, as the
 // proxy: no client id ⇒ a CLIENT_ID_REQUIRED status item, then gRPC
 // INVALID_ARGUMENT; Settings without publishing or subscription, a bad
@@ -169,6 +173,7 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 		_ = ts.send(&v2.TelemetryCommand{Status: NewStatus(v2.Code_CLIENT_ID_REQUIRED, MetaClientID+" is required")})
 		return status.Error(codes.InvalidArgument, MetaClientID+" is required")
 	}
+	defer s.callsStreamEnded(ts)
 	defer s.clients.streamEnded(id, ts)
 
 	// Recv blocks; a reader goroutine lets the handler also watch for the
@@ -218,7 +223,8 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 func (s *service) telemetryCommand(ctx context.Context, id string, ts *telemetryStream, c *v2.TelemetryCommand) error {
 	settings := c.GetSettings()
 	if settings == nil {
-		return nil // thread_stack_trace, verify_message_result: nothing asked for them yet
+		s.callAnswered(id, c) // thread_stack_trace, verify_message_result (client_call.go)
+		return nil
 	}
 	if st := s.authorize(ctx, settings); st != nil {
 		// As the proxy: an item with only the failing Status; the client

@@ -19,16 +19,33 @@ import (
 // is gone (AdminBrokerProcessor.callConsumer). Nothing waits: the answer
 // is relayed from the consumer connection's event loop, the timeout from
 // a timer goroutine, a connection already gone on the caller's goroutine.
-// Any goroutine.
+// A client another protocol adapter owns (broker.Broker.CallClient: a v5
+// consumer of the gRPC endpoint) is called through that adapter, which
+// gives the answer in the same form. Any goroutine.
 func (b *Broker) callConsumer(c remoting.Conn, req *codec.Command, code int32, group, clientID string,
 	ch clients.ClientChannel, fields map[string]string, body []byte) {
+	timeout := b.ClientCallTimeout()
+	call := broker.ClientCall{Code: code, Group: group, ClientID: clientID, Channel: ch, Fields: fields, Body: body, Timeout: timeout}
+	if b.CallClient(call, func(ans broker.ClientAnswer, err error) {
+		if err != nil {
+			reply.Err(c, req, err)
+			return
+		}
+		relayed := codec.NewResponse(req, ans.Code, ans.Remark)
+		relayed.ExtFields, relayed.Body = ans.Fields, ans.Body
+		if ans.Language != "" {
+			relayed.Language, relayed.Version = ans.Language, ans.Version
+		}
+		reply.Respond(c, req, relayed)
+	}) {
+		return // a client of another protocol adapter (a v5 consumer of the gRPC endpoint)
+	}
 	failed := func() { reply.Err(c, req, broker.CallFailedError(group, clientID, ch.RemoteAddr)) }
 	srv := remoting.ServerOf(c)
 	if srv == nil {
 		failed()
 		return
 	}
-	timeout := b.ClientCallTimeout()
 	out := codec.NewRequest(code, 0, fields, body)
 	srv.Invoke(ch.ConnID, out, timeout, func(resp *codec.Command, err error) {
 		switch {

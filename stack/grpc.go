@@ -23,6 +23,9 @@ type grpcEndpoint struct {
 	// removeChecks takes the endpoint out of the transaction check loop's
 	// Checkers (grpcserver.Server.ServeTransactionChecks).
 	removeChecks func()
+	// removeCalls takes it out of the core's client callers
+	// (grpcserver.Server.ServeClientCalls).
+	removeCalls func()
 }
 
 // startGRPC starts the gRPC endpoint on --grpc-listen over the core of
@@ -32,7 +35,8 @@ type grpcEndpoint struct {
 // remoting ports, and its metrics in st.Registry (rpc latency in
 // remoting's rocketmq_rpc_latency with protocol_type="grpc"). Once it
 // serves, the core's transaction checks also reach v5 producers through
-// it (RecoverOrphanedTransactionCommand), next to the remoting listener's.
+// it (RecoverOrphanedTransactionCommand), next to the remoting listener's,
+// and mqadmin's 307 and 309 reach its v5 consumers (ServeClientCalls).
 // An empty --grpc-listen leaves it off. Call after the broker listener is
 // bound (routes name the advertised address).
 func (st *Stack) startGRPC(cfg *conf.Config, log zerolog.Logger, reg prometheus.Registerer, labels prometheus.Labels, rm *remoting.Metrics) error {
@@ -71,6 +75,7 @@ func (st *Stack) startGRPC(cfg *conf.Config, log zerolog.Logger, reg prometheus.
 	st.grpc = &grpcEndpoint{srv: srv, ln: ln, served: make(chan error, 1)}
 	go func(g *grpcEndpoint) { g.served <- g.srv.Serve(g.ln) }(st.grpc)
 	st.grpc.removeChecks = srv.ServeTransactionChecks()
+	st.grpc.removeCalls = srv.ServeClientCalls()
 	return nil
 }
 
@@ -101,6 +106,9 @@ func (st *Stack) stopGRPC(ctx context.Context) error {
 	}
 	if st.grpc.removeChecks != nil {
 		st.grpc.removeChecks()
+	}
+	if st.grpc.removeCalls != nil {
+		st.grpc.removeCalls()
 	}
 	gctx, cancel := atLeast(ctx, minReplyFlush)
 	defer cancel()
