@@ -73,13 +73,7 @@ func TestGoClientWithCredentials(t *testing.T) {
 		}
 		return consumer.ConsumeSuccess, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatalf("push consumer start: %v\n%s", err, shim.tail())
-	}
-	defer func() { _ = c.Shutdown() }()
+	startPushConsumer(t, shim, c, err)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		mu.Lock()

@@ -282,13 +282,7 @@ func TestGoClientProduceAndPushConsume(t *testing.T) {
 		}
 		return consumer.ConsumeSuccess, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatalf("push consumer start: %v\n%s", err, shim.tail())
-	}
-	defer func() { _ = c.Shutdown() }()
+	startPushConsumer(t, shim, c, err)
 
 	deadline := time.Now().Add(120 * time.Second)
 	for {
@@ -384,4 +378,17 @@ func send(t *testing.T, p rocketmq.Producer, topic string, specs []spec, shim *p
 	if t.Failed() {
 		t.FailNow()
 	}
+}
+
+// startPushConsumer fails the test when subscribing (subErr) or starting c
+// failed, with the broker's log tail, and shuts c down when the test ends.
+func startPushConsumer(t *testing.T, shim *popshim, c rocketmq.PushConsumer, subErr error) {
+	t.Helper()
+	if subErr != nil {
+		t.Fatal(subErr)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatalf("push consumer start: %v\n%s", err, shim.tail())
+	}
+	t.Cleanup(func() { _ = c.Shutdown() })
 }

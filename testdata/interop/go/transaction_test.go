@@ -162,13 +162,7 @@ func TestGoClientTransactions(t *testing.T) {
 		}
 		return consumer.ConsumeSuccess, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatalf("push consumer start: %v\n%s", err, shim.tail())
-	}
-	defer func() { _ = c.Shutdown() }()
+	startPushConsumer(t, shim, c, err)
 
 	waitFor := func(what string, limit time.Duration, cond func() bool) {
 		t.Helper()
