@@ -279,17 +279,18 @@ func TestNotifyClientTermination(t *testing.T) {
 }
 
 // PullMessage and the offset RPCs answer UNIMPLEMENTED, as the proxy
-// does; a 5 MiB request is read (the limit is above grpc-go's 4 MiB
-// default) and refused with a Status, not a transport error.
+// does; a request with a body 1 KiB over 4 MiB is read (the limit, the
+// body bound plus RecvMsgMargin, is above grpc-go's 4 MiB default) and
+// refused with a Status, not a transport error.
 func TestUnimplementedAndLargeRequest(t *testing.T) {
 	_, addr := startServer(t, DefaultConfig())
 	c := dial(t, addr, false)
 	ctx, cancel := context.WithTimeout(withClient(context.Background(), "u@1"), callBound)
 	defer cancel()
-	big := goClientMessage("T", make([]byte, 5<<20))
+	big := goClientMessage("T", make([]byte, 4<<20+1<<10))
 	r, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{big}}, grpc.MaxCallSendMsgSize(64<<20))
 	if err != nil || r.GetStatus().GetCode() != v2.Code_MESSAGE_BODY_TOO_LARGE {
-		t.Fatalf("SendMessage of 5 MiB: %v %v", r, err)
+		t.Fatalf("SendMessage of 4 MiB + 1 KiB: %v %v", r, err)
 	}
 	ps, err := c.PullMessage(ctx, &v2.PullMessageRequest{})
 	if err == nil {
