@@ -133,7 +133,7 @@ func SendInputs(req *v2.SendMessageRequest, peer netip.AddrPort, now time.Time, 
 func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimits) (SendInput, *v2.Status) {
 	sp := m.GetSystemProperties()
 	topic := m.GetTopic().GetName()
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return SendInput{}, NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
 	}
 	if st := checkBody(m.GetBody(), lim); st != nil {

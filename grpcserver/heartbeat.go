@@ -52,7 +52,7 @@ func (s *service) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.
 		if group == "" {
 			group = settings.GetSubscription().GetGroup().GetName()
 		}
-		if err := codec.ValidateGroup(group); err != nil {
+		if err := validateGroup(group); err != nil {
 			return &v2.HeartbeatResponse{Status: NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error())}, nil
 		}
 		hr.Consumers = []coreclients.ConsumerRegistration{{Group: group, ConsumeType: codec.ConsumePop,

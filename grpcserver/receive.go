@@ -60,11 +60,11 @@ func (s *service) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 		return rw.finish(st)
 	}
 	group := req.GetGroup().GetName()
-	if err := codec.ValidateGroup(group); err != nil {
+	if err := validateGroup(group); err != nil {
 		return rw.finish(NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error()))
 	}
 	topic := req.GetMessageQueue().GetTopic().GetName()
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return rw.finish(NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error()))
 	}
 	invisible, st := s.receive.invisibleOf(req, s.leases.pol.Invisible)
