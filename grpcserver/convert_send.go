@@ -30,8 +30,10 @@ type SendLimits struct {
 	// MaxMessageGroupBytes: a message group of this many UTF-8 bytes or
 	// more is refused (maxMessageGroupSize, 64).
 	MaxMessageGroupBytes int
-	// MaxDelay is how far ahead a delivery timestamp may lie
-	// (maxDelayTimeMills, 1 day). 0: no limit.
+	// MaxDelay is how far ahead a delivery timestamp may lie; beyond it
+	// ILLEGAL_DELIVERY_TIME "... max is <ms>" (the proxy's
+	// maxDelayTimeMills, 1 day; popshim: the broker's
+	// --timer-max-delay-sec, as remoting SENDs). 0: no limit.
 	MaxDelay time.Duration
 	// MaxInflatedBytes bounds the decompressed size of a GZIP body, which
 	// is re-encoded as zlib before it is stored (see gzipToZlib).

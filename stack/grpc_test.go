@@ -301,3 +301,32 @@ func TestGRPCTransactionCheckInStack(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "orphan", string(msgs[0].GetBody()))
 }
+
+// A delivery timestamp may lie as far ahead as --timer-max-delay-sec, as
+// on remoting, not only the proxy's 1 day; beyond it ILLEGAL_DELIVERY_TIME
+// naming the bound in ms.
+func TestGRPCDeliveryTimeFollowsTimerMaxDelay(t *testing.T) {
+	cfg := stacktest.Config(t.TempDir())
+	cfg.GRPCListen = "127.0.0.1:0"
+	cfg.TimerMaxDelaySec = 2 * 24 * 3600
+	st := stacktest.Start(t, cfg)
+	c := grpcClient(t, st, false)
+	topic := "stack_grpc_delay"
+	done := make(chan error, 1)
+	st.Broker.CreateTopic(broker.CreateTopicRequest{Topic: topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6,
+		Attributes: "+message.type=DELAY"}, func(err error) { done <- err })
+	require.NoError(t, <-done)
+	send := func(ahead time.Duration) *v2.SendMessageResponse {
+		m := v5Message(topic, "d")
+		m.SystemProperties.MessageType = v2.MessageType_DELAY
+		m.SystemProperties.DeliveryTimestamp = timestamppb.New(time.Now().Add(ahead))
+		r, err := c.SendMessage(call(t, "d@1"), &v2.SendMessageRequest{Messages: []*v2.Message{m}})
+		require.NoError(t, err)
+		return r
+	}
+	r := send(36 * time.Hour) // over the proxy's day, within the broker's two
+	require.Equal(t, v2.Code_OK, r.GetStatus().GetCode(), "%v", r)
+	r = send(49 * time.Hour)
+	require.Equal(t, v2.Code_ILLEGAL_DELIVERY_TIME, r.GetStatus().GetCode(), "%v", r)
+	require.Contains(t, r.GetStatus().GetMessage(), "max is 172800000")
+}
