@@ -330,3 +330,45 @@ func TestGRPCDeliveryTimeFollowsTimerMaxDelay(t *testing.T) {
 	require.Equal(t, v2.Code_ILLEGAL_DELIVERY_TIME, r.GetStatus().GetCode(), "%v", r)
 	require.Contains(t, r.GetStatus().GetMessage(), "max is 172800000")
 }
+
+// Consumers of the gRPC endpoint show in rocketmq_consumer_connections as
+// protocol_type="grpc", with their language and the version the proxy
+// would register: an MQVersion name in x-mq-client-version, else the
+// server's own version (an SDK's "5.0.7").
+func TestGRPCConsumerConnectionsLabels(t *testing.T) {
+	cfg := stacktest.Config(t.TempDir())
+	cfg.GRPCListen = "127.0.0.1:0"
+	st := stacktest.Start(t, cfg)
+	c := grpcClient(t, st, false)
+	group := "stack_grpc_conn_cg"
+	for id, ver := range map[string]string{"cc@1": "5.0.7", "cc@2": "v5_2_0"} {
+		r, err := c.Heartbeat(call(t, id, "x-mq-client-version", ver),
+			&v2.HeartbeatRequest{Group: &v2.Resource{Name: group}, ClientType: v2.ClientType_SIMPLE_CONSUMER})
+		require.NoError(t, err)
+		require.Equal(t, v2.Code_OK, r.GetStatus().GetCode(), "%v", r)
+	}
+	resp, err := http.Get("http://" + st.MetricsAddr() + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "rocketmq_consumer_connections{") && strings.Contains(l, group) {
+			lines = append(lines, l)
+		}
+	}
+	require.Len(t, lines, 2, "%v", lines)
+	for _, want := range []string{`version="v5_3_3"`, `version="v5_2_0"`} {
+		found := false
+		for _, l := range lines {
+			if strings.Contains(l, want) {
+				found = true
+				require.Contains(t, l, `protocol_type="grpc"`)
+				require.Contains(t, l, `language="go"`)
+				require.True(t, strings.HasSuffix(l, " 1"), l)
+			}
+		}
+		require.True(t, found, "%s in %v", want, lines)
+	}
+}
