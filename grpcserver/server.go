@@ -161,6 +161,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{stopping: make(chan struct{})}
 	s.svc = newService(cfg, s.stopping, log)
 	creds.onOpen, creds.onClose = s.svc.connOpened, s.svc.connClosed
+	creds.mismatch = &mismatchLog{log: log}
 	opts := []grpc.ServerOption{
 		grpc.Creds(creds),
 		grpc.ChainUnaryInterceptor(s.svc.unaryInterceptor),
