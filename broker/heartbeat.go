@@ -94,6 +94,9 @@ type HeartbeatRequest struct {
 	// RemoteAddr is the peer's "ip:port" as admin tools show it ("" when
 	// unknown).
 	RemoteAddr string
+	// Protocol is the client's protocol as the metrics' protocol_type
+	// label: "grpc" for the gRPC endpoint's clients, "" for remoting.
+	Protocol string
 }
 
 // HeartbeatResult is what an accepted heartbeat registered.
@@ -127,7 +130,7 @@ func (b *Broker) Heartbeat(r HeartbeatRequest, done func(HeartbeatResult, error)
 		done(HeartbeatResult{}, &Error{Code: codec.InvalidParameter, Remark: remark})
 		return
 	}
-	ch := clients.ClientChannel{ClientID: r.ClientID, ConnID: r.ConnID, Language: r.Language, Version: r.Version, RemoteAddr: r.RemoteAddr}
+	ch := clients.ClientChannel{ClientID: r.ClientID, ConnID: r.ConnID, Language: r.Language, Version: r.Version, RemoteAddr: r.RemoteAddr, Protocol: r.Protocol}
 	reg, skipped := clients.PlanHeartbeat(ch, r.Consumers, r.Producers)
 	b.logSkipped(r.ClientID, skipped)
 	dropped := b.dropUnknownGroups(&reg)

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,6 +80,14 @@ V5_8_7_SNAPSHOT V5_8_7 V5_8_8_SNAPSHOT V5_8_8 V5_8_9_SNAPSHOT V5_8_9 V5_9_0_SNAP
 V5_9_1 V5_9_2_SNAPSHOT V5_9_2 V5_9_3_SNAPSHOT V5_9_3 V5_9_4_SNAPSHOT V5_9_4 V5_9_5_SNAPSHOT V5_9_5
 V5_9_6_SNAPSHOT V5_9_6 V5_9_7_SNAPSHOT V5_9_7 V5_9_8_SNAPSHOT V5_9_8 V5_9_9_SNAPSHOT V5_9_9 HIGHER_VERSION
 `)
+
+// VersionOrdinal returns the ordinal of an MQVersion constant name
+// ("V5_5_0" → 513), ok=false for a name not in the table. Safe for
+// concurrent use.
+func VersionOrdinal(name string) (int32, bool) {
+	i := slices.Index(mqVersionNames, name)
+	return int32(i), i >= 0
+}
 
 // VersionName returns MQVersion.getVersionDesc of a remoting version
 // ordinal: the constant name ("V5_5_0" for 513), HIGHER_VERSION for an

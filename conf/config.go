@@ -43,6 +43,15 @@ type Config struct {
 	// told apart by the first byte, enforcing TLS only. --grpc-listen,
 	// default ":8081".
 	GRPCListen string
+	// GRPCMaxRecvBytes is the largest request the gRPC port reads, bytes;
+	// a larger one fails with the gRPC status RESOURCE_EXHAUSTED. 0
+	// (default): MaxMessageSize + 1 MiB (EffectiveGRPCMaxRecvBytes).
+	// --grpc-max-recv-bytes.
+	GRPCMaxRecvBytes int
+	// GRPCMaxConcurrentStreams bounds the calls one gRPC connection may
+	// have open at once; a client beyond it waits. --grpc-max-concurrent-
+	// streams, default 256.
+	GRPCMaxConcurrentStreams int
 	// Pprof serves Go's runtime profiles (net/http/pprof: /debug/pprof/
 	// heap, allocs, profile, goroutine, …) on the MetricsListen address.
 	// Off by default: a CPU profile costs CPU and the endpoints reveal
@@ -150,7 +159,9 @@ type Config struct {
 	// ReadMaxBytes is remoting.ServerOptions.MaxReadBytes of each
 	// listener: the bytes of large frames (over 64 KiB) being read or not
 	// yet answered; a connection whose next frame would pass it is not
-	// read until answers make room. 0 (default): QueueMaxBytes + 64 MiB,
+	// read until answers make room. The gRPC port has a budget of the same
+	// size of its own for decoded SendMessage requests; a request beyond
+	// it is answered TOO_MANY_REQUESTS. 0 (default): QueueMaxBytes + 64 MiB,
 	// so the writer queue can still fill and answer SYSTEM_BUSY; negative:
 	// no bound. --read-max-bytes.
 	ReadMaxBytes int64
@@ -312,6 +323,7 @@ func Default() *Config {
 		RegisterInterval:            30 * time.Second,
 		MetricsListen:               ":5557",
 		GRPCListen:                  ":8081",
+		GRPCMaxConcurrentStreams:    256,
 		DataDir:                     "./data",
 		LogLevel:                    "info",
 		LogFormat:                   LogFormatAuto,

@@ -20,6 +20,16 @@ func (c *Config) EffectiveReadMaxBytes() int64 {
 	return c.QueueMaxBytes + 64<<20
 }
 
+// EffectiveGRPCMaxRecvBytes returns the largest request the gRPC port
+// reads (grpcserver.Config.MaxRecvMsgBytes): GRPCMaxRecvBytes, or when 0
+// MaxMessageSize + 1 MiB for the properties and the envelope.
+func (c *Config) EffectiveGRPCMaxRecvBytes() int {
+	if c.GRPCMaxRecvBytes > 0 {
+		return c.GRPCMaxRecvBytes
+	}
+	return c.MaxMessageSize + 1<<20
+}
+
 // EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
 // none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
 func (c *Config) EffectiveMemoryLimit() int64 {

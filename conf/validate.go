@@ -52,6 +52,10 @@ func (c *Config) Validate() error {
 	if c.MaxMessageSize >= c.MaxFrameSize {
 		v.errf("--max-message-size %d must be below --max-frame-size %d (the frame also carries headers)", c.MaxMessageSize, c.MaxFrameSize)
 	}
+	if c.GRPCMaxRecvBytes != 0 {
+		v.intRange("grpc-max-recv-bytes", c.GRPCMaxRecvBytes, 64<<10, 1<<30+64<<20)
+	}
+	v.intRange("grpc-max-concurrent-streams", c.GRPCMaxConcurrentStreams, 1, 1<<20)
 	v.name("broker-name", c.BrokerName)
 	v.name("cluster-name", c.ClusterName)
 	if c.BrokerIP != "" && net.ParseIP(c.BrokerIP) == nil {

@@ -60,10 +60,10 @@ func entryStatus(op Op, err error) *v2.Status {
 
 // checkGroupTopic validates the group and topic of an ack-like request.
 func checkGroupTopic(group, topic string) *v2.Status {
-	if err := codec.ValidateGroup(group); err != nil {
+	if err := validateGroup(group); err != nil {
 		return NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error())
 	}
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
 	}
 	return nil

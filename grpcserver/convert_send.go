@@ -30,8 +30,10 @@ type SendLimits struct {
 	// MaxMessageGroupBytes: a message group of this many UTF-8 bytes or
 	// more is refused (maxMessageGroupSize, 64).
 	MaxMessageGroupBytes int
-	// MaxDelay is how far ahead a delivery timestamp may lie
-	// (maxDelayTimeMills, 1 day). 0: no limit.
+	// MaxDelay is how far ahead a delivery timestamp may lie; beyond it
+	// ILLEGAL_DELIVERY_TIME "... max is <ms>" (the proxy's
+	// maxDelayTimeMills, 1 day; popshim: the broker's
+	// --timer-max-delay-sec, as remoting SENDs). 0: no limit.
 	MaxDelay time.Duration
 	// MaxInflatedBytes bounds the decompressed size of a GZIP body, which
 	// is re-encoded as zlib before it is stored (see gzipToZlib).
@@ -133,7 +135,7 @@ func SendInputs(req *v2.SendMessageRequest, peer netip.AddrPort, now time.Time, 
 func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimits) (SendInput, *v2.Status) {
 	sp := m.GetSystemProperties()
 	topic := m.GetTopic().GetName()
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return SendInput{}, NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
 	}
 	if st := checkBody(m.GetBody(), lim); st != nil {

@@ -20,8 +20,9 @@ import (
 //     outside the queue) is INVALID_RECEIPT_HANDLE, the code after which
 //     push consumers stop retrying;
 //   - ReceiveMessage: SUBSCRIPTION_PARSE_FAILED is
-//     ILLEGAL_FILTER_EXPRESSION, REQUEST_CODE_NOT_SUPPORTED (an SQL92
-//     filter) UNSUPPORTED, an invalid group ILLEGAL_CONSUMER_GROUP;
+//     ILLEGAL_FILTER_EXPRESSION, REQUEST_CODE_NOT_SUPPORTED (a filter
+//     type the core does not serve) UNSUPPORTED, an invalid group
+//     ILLEGAL_CONSUMER_GROUP;
 //   - SendMessage: a body over --max-message-size is
 //     MESSAGE_BODY_TOO_LARGE;
 //   - EndTransaction: a transaction id that names no undecided half of the

@@ -2,6 +2,7 @@ package grpcserver
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
@@ -39,7 +40,8 @@ func (s *service) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.
 	if typ == v2.ClientType_CLIENT_TYPE_UNSPECIFIED {
 		typ = req.GetClientType()
 	}
-	hr := broker.HeartbeatRequest{ClientID: id, Language: metaValue(ctx, MetaLanguage), Version: clientVersionOrdinal}
+	hr := broker.HeartbeatRequest{ClientID: id, Language: metaValue(ctx, MetaLanguage),
+		Version: registeredVersion(metaValue(ctx, MetaClientVersion)), Protocol: "grpc"}
 	if c := connOf(ctx); c != nil {
 		hr.ConnID = c.id
 		if c.peer.IsValid() {
@@ -52,7 +54,7 @@ func (s *service) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.
 		if group == "" {
 			group = settings.GetSubscription().GetGroup().GetName()
 		}
-		if err := codec.ValidateGroup(group); err != nil {
+		if err := validateGroup(group); err != nil {
 			return &v2.HeartbeatResponse{Status: NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error())}, nil
 		}
 		hr.Consumers = []coreclients.ConsumerRegistration{{Group: group, ConsumeType: codec.ConsumePop,
@@ -96,6 +98,19 @@ func (s *service) unregister(ctx context.Context, id, group string) {
 	if group != "" {
 		s.core.UnregisterClient(broker.UnregisterClientRequest{ClientID: id, ConsumerGroup: group}, func(error) {})
 	}
+}
+
+// registeredVersion is the version ordinal a client's registrations carry
+// (consumer connections, the rocketmq_*_connections gauges), from its
+// x-mq-client-version as the proxy's ClientActivity.parseClientVersion
+// reads it: the upper-cased value when it names an MQVersion constant
+// ("v5_2_0" → V5_2_0), else the server's own version
+// (codec.CurrentVersion), which is what an SDK's "5.0.7" gives.
+func registeredVersion(v string) int32 {
+	if o, ok := codec.VersionOrdinal(strings.ToUpper(v)); ok && v != "" {
+		return o
+	}
+	return codec.CurrentVersion
 }
 
 // clientVersionOrdinal is the MQVersion ordinal the endpoint passes to the

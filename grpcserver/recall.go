@@ -6,7 +6,6 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/popshim/popshim/broker"
-	"github.com/popshim/popshim/codec"
 )
 
 // RecallMessage (the proxy's RecallMessageActivity, RocketMQ 5.5): cancel
@@ -36,7 +35,7 @@ func (s *service) RecallMessage(ctx context.Context, req *v2.RecallMessageReques
 		return answer(st, "")
 	}
 	topic := req.GetTopic().GetName()
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return answer(NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error()), "")
 	}
 	r, err := await(ctx, func(done func(broker.RecallResult, error)) {

@@ -38,7 +38,8 @@ import (
 // an empty list, Go an error), delivery_timestamp; any refusal ⇒ its
 // Status (statusOfCore with OpReceive: TOPIC_NOT_FOUND,
 // CONSUMER_GROUP_NOT_FOUND, FORBIDDEN, TOO_MANY_REQUESTS "polling full",
-// ILLEGAL_FILTER_EXPRESSION, UNSUPPORTED for SQL92, …), delivery_timestamp.
+// ILLEGAL_FILTER_EXPRESSION for a TAG or SQL92 expression that does not
+// parse, …), delivery_timestamp.
 // Validation codes: CLIENT_ID_REQUIRED, ILLEGAL_CONSUMER_GROUP,
 // ILLEGAL_TOPIC, ILLEGAL_INVISIBLE_TIME. Errors never travel as gRPC
 // errors (the Go client would report DEADLINE_EXCEEDED), except when the
@@ -60,11 +61,11 @@ func (s *service) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 		return rw.finish(st)
 	}
 	group := req.GetGroup().GetName()
-	if err := codec.ValidateGroup(group); err != nil {
+	if err := validateGroup(group); err != nil {
 		return rw.finish(NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error()))
 	}
 	topic := req.GetMessageQueue().GetTopic().GetName()
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return rw.finish(NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error()))
 	}
 	invisible, st := s.receive.invisibleOf(req, s.leases.pol.Invisible)

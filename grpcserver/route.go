@@ -171,7 +171,7 @@ type routeAnswer struct {
 // routeOf is the route of topic, creating an unknown topic first when
 // auto-creation allows it; a non-nil Status is the refusal.
 func (s *service) routeOf(ctx context.Context, topic string) (broker.TopicRoute, *v2.Status) {
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return broker.TopicRoute{}, NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
 	}
 	rt, err := s.awaitRoute(ctx, topic)
@@ -246,7 +246,7 @@ func (s *service) QueryAssignment(ctx context.Context, req *v2.QueryAssignmentRe
 		return &v2.QueryAssignmentResponse{Status: st}, nil
 	}
 	group := req.GetGroup().GetName()
-	if err := codec.ValidateGroup(group); err != nil {
+	if err := validateGroup(group); err != nil {
 		return &v2.QueryAssignmentResponse{Status: NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error())}, nil
 	}
 	topic := req.GetTopic().GetName()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/popshim/popshim/broker"
 )
@@ -39,7 +40,17 @@ import (
 // transactions and the id outlives a restart), else the UNIQ_KEY as the
 // proxy passes on the broker's; recall_handle = the handle RecallMessage
 // takes, for a message stored as a timer entry (broker/recall.go).
+//
+// Before anything else the request's decoded size (proto.Size) must fit
+// the endpoint's budget (Config.MaxSendInflightBytes), held until the
+// call returns; else TOO_MANY_REQUESTS at once.
 func (s *service) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
+	size := int64(proto.Size(req))
+	if !s.sendHeld.acquire(size) {
+		return &v2.SendMessageResponse{Status: NewStatus(v2.Code_TOO_MANY_REQUESTS,
+			fmt.Sprintf("too many send bytes in flight on the gRPC port (bound %d bytes), retry later", s.sendHeld.limit))}, nil
+	}
+	defer s.sendHeld.release(size)
 	if _, st := requireClient(ctx); st != nil {
 		return &v2.SendMessageResponse{Status: st}, nil
 	}

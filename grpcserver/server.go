@@ -29,10 +29,20 @@ type Config struct {
 	// HandshakeTimeout bounds the wait for a connection's first byte and
 	// its TLS handshake (--tls-handshake-timeout). 0: unbounded.
 	HandshakeTimeout time.Duration
-	// MaxRecvMsgBytes is the largest request message accepted (the proxy's
-	// grpcMaxInboundMessageSize, 130 MiB; grpc-go's own default of 4 MiB is
-	// below a 4 MiB body plus its envelope).
+	// MaxRecvMsgBytes is the largest request message accepted, bytes
+	// (popshim: --grpc-max-recv-bytes, by default --max-message-size plus
+	// RecvMsgMargin; the proxy's grpcMaxInboundMessageSize is 130 MiB,
+	// which let a few connections hold gigabytes). A larger request is
+	// refused by grpc-go before any handler runs: the client's call fails
+	// with the gRPC status RESOURCE_EXHAUSTED ("grpc: received message
+	// larger than max"), not a v2 Status. The v5 SDKs never send one: they
+	// refuse a body over the Settings' max_body_size themselves.
 	MaxRecvMsgBytes int
+	// MaxSendInflightBytes bounds the bytes of decoded SendMessage
+	// requests held at once, counted by proto.Size (popshim: the gRPC
+	// port's share of --read-max-bytes, a budget of its own); a request
+	// beyond it is answered TOO_MANY_REQUESTS at once. <= 0: no bound.
+	MaxSendInflightBytes int64
 	// IdleTimeout closes a connection with no RPC for this long (the proxy's
 	// grpcClientIdleTimeMills, 120 s; an open Telemetry stream counts as an
 	// RPC). 0: never.
@@ -44,7 +54,9 @@ type Config struct {
 	// MaxConcurrentStreams bounds the calls one connection may have open at
 	// once (Telemetry and ReceiveMessage streams included); a client
 	// beyond it waits for a stream to end (grpc-go queues, nothing fails).
-	// 0: grpc-go's default (unbounded).
+	// With MaxRecvMsgBytes it bounds what one connection can make the
+	// endpoint buffer (popshim: --grpc-max-concurrent-streams,
+	// DefaultMaxConcurrentStreams). 0: grpc-go's default (unbounded).
 	MaxConcurrentStreams uint32
 	// StreamWorkers is how many goroutines grpc-go keeps to run calls
 	// (grpc.NumStreamWorkers): a call starts on an idle one, or on a new
@@ -88,12 +100,13 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		HandshakeTimeout:      10 * time.Second,
-		MaxRecvMsgBytes:       130 << 20,
+		MaxRecvMsgBytes:       4<<20 + RecvMsgMargin,
+		MaxSendInflightBytes:  320 << 20,
 		IdleTimeout:           120 * time.Second,
 		KeepaliveTime:         2 * time.Minute,
 		KeepaliveTimeout:      20 * time.Second,
 		MinClientPingInterval: 10 * time.Second,
-		MaxConcurrentStreams:  1000,
+		MaxConcurrentStreams:  DefaultMaxConcurrentStreams,
 		StreamWorkers:         DefaultStreamWorkers,
 		Settings:              DefaultSettingsPolicy(),
 		Send:                  DefaultSendLimits(),
@@ -101,6 +114,19 @@ func DefaultConfig() Config {
 		Leases:                DefaultLeasePolicy(),
 	}
 }
+
+// RecvMsgMargin is what Config.MaxRecvMsgBytes allows beyond the largest
+// body by default: a message's properties (at most 16 KiB of user
+// properties, SendLimits.MaxUserPropertyBytes), system properties and the
+// request's envelope, with room to spare.
+const RecvMsgMargin = 1 << 20
+
+// DefaultMaxConcurrentStreams is Config.MaxConcurrentStreams' default:
+// above the bench's 32 sends per connection and a push consumer's
+// ReceiveMessage long polls (one per assigned queue), while one
+// connection can hold at most 256 × MaxRecvMsgBytes of requests being
+// read.
+const DefaultMaxConcurrentStreams = 256
 
 // DefaultStreamWorkers is Config.StreamWorkers' default: more than the
 // calls a loaded endpoint has in flight (the bench's 4 connections × 32
@@ -135,6 +161,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{stopping: make(chan struct{})}
 	s.svc = newService(cfg, s.stopping, log)
 	creds.onOpen, creds.onClose = s.svc.connOpened, s.svc.connClosed
+	creds.mismatch = &mismatchLog{log: log}
 	opts := []grpc.ServerOption{
 		grpc.Creds(creds),
 		grpc.ChainUnaryInterceptor(s.svc.unaryInterceptor),

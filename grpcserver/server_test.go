@@ -1,6 +1,7 @@
 package grpcserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -12,10 +13,13 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -279,17 +283,18 @@ func TestNotifyClientTermination(t *testing.T) {
 }
 
 // PullMessage and the offset RPCs answer UNIMPLEMENTED, as the proxy
-// does; a 5 MiB request is read (the limit is above grpc-go's 4 MiB
-// default) and refused with a Status, not a transport error.
+// does; a request with a body 1 KiB over 4 MiB is read (the limit, the
+// body bound plus RecvMsgMargin, is above grpc-go's 4 MiB default) and
+// refused with a Status, not a transport error.
 func TestUnimplementedAndLargeRequest(t *testing.T) {
 	_, addr := startServer(t, DefaultConfig())
 	c := dial(t, addr, false)
 	ctx, cancel := context.WithTimeout(withClient(context.Background(), "u@1"), callBound)
 	defer cancel()
-	big := goClientMessage("T", make([]byte, 5<<20))
+	big := goClientMessage("T", make([]byte, 4<<20+1<<10))
 	r, err := c.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{big}}, grpc.MaxCallSendMsgSize(64<<20))
 	if err != nil || r.GetStatus().GetCode() != v2.Code_MESSAGE_BODY_TOO_LARGE {
-		t.Fatalf("SendMessage of 5 MiB: %v %v", r, err)
+		t.Fatalf("SendMessage of 4 MiB + 1 KiB: %v %v", r, err)
 	}
 	ps, err := c.PullMessage(ctx, &v2.PullMessageRequest{})
 	if err == nil {
@@ -311,6 +316,26 @@ func TestUnimplementedAndLargeRequest(t *testing.T) {
 
 // Each TLS mode on real loopback connections: permissive serves plaintext
 // and TLS on one port, enforcing only TLS, disabled only plaintext.
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Each mode serves what it should; a connection refused for speaking the
+// wrong protocol leaves a warn line naming --tls-mode.
 func TestTLSModes(t *testing.T) {
 	cert := selfSigned(t)
 	cases := []struct {
@@ -329,6 +354,9 @@ func TestTLSModes(t *testing.T) {
 			if tc.mode != TLSDisabled {
 				cfg.TLSConfig = cert
 			}
+			logs := &lockedBuffer{}
+			lg := zerolog.New(logs)
+			cfg.Logger = &lg
 			_, addr := startServer(t, cfg)
 			for _, useTLS := range []bool{false, true} {
 				want := tc.plainOK
@@ -344,6 +372,14 @@ func TestTLSModes(t *testing.T) {
 				}
 				if !want && status.Code(err) != codes.Unavailable {
 					t.Errorf("tls=%v: %v, want Unavailable", useTLS, err)
+				}
+				// A refused connection leaves one warn line naming --tls-mode.
+				spoke := map[bool]string{true: "spoke TLS to the plaintext gRPC port", false: "spoke plaintext to the gRPC port"}[useTLS]
+				if got := logs.String(); !want && (!strings.Contains(got, spoke) || !strings.Contains(got, "--tls-mode") ||
+					!strings.Contains(got, `"level":"warn"`)) {
+					t.Errorf("tls=%v: no warn line in %q", useTLS, got)
+				} else if want && strings.Contains(got, spoke) {
+					t.Errorf("tls=%v: served, yet logged %q", useTLS, got)
 				}
 			}
 		})

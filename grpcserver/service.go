@@ -38,6 +38,7 @@ type service struct {
 	clients  *clients
 	leases   *leases
 	calls    *clientCalls    // admin calls waiting for a client's answer (client_call.go)
+	sendHeld sendBudget      // decoded SendMessage bytes held (budget.go)
 	stopping <-chan struct{} // closed when the server starts to stop
 	log      zerolog.Logger
 
@@ -57,6 +58,7 @@ func newService(cfg Config, stopping <-chan struct{}, log zerolog.Logger) *servi
 		routes: newRouteRule(cfg.Routes), auth: cfg.Auth, metrics: cfg.Metrics,
 		clients: newClients(), calls: newClientCalls(), stopping: stopping, log: log,
 		bgStop: make(chan struct{}), bgDone: make(chan struct{}),
+		sendHeld: sendBudget{limit: cfg.MaxSendInflightBytes},
 	}
 	if s.policy.Group == nil {
 		s.policy.Group = s.groupPolicy

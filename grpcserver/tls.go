@@ -39,6 +39,9 @@ const tlsHandshakeByte = 0x16
 // errPlaintextRefused: a plaintext connection on a TLSEnforcing port.
 var errPlaintextRefused = errors.New("grpcserver: plaintext connection refused: TLS mode is enforcing")
 
+// errTLSRefused: a TLS ClientHello on a TLSDisabled port.
+var errTLSRefused = errors.New("grpcserver: TLS connection refused: TLS mode is disabled")
+
 // sniffCreds are grpc-go transport credentials that decide per connection,
 // from its first byte, between TLS and plaintext. grpc-go runs
 // ServerHandshake on the connection's own goroutine, so a slow client
@@ -51,6 +54,10 @@ type sniffCreds struct {
 	// onOpen and onClose are told of each connection's open and close
 	// (trackedConn); nil: not told.
 	onOpen, onClose func(*connInfo)
+	// mismatch logs a connection that speaks TLS to a plaintext port or
+	// plaintext to an enforcing one (at most one line a second, see
+	// mismatchLog); nil: not logged.
+	mismatch *mismatchLog
 }
 
 // newSniffCreds checks the combination and completes the TLS config:
@@ -86,12 +93,10 @@ func (c *sniffCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthIn
 }
 
 // handshake sniffs the first byte and runs the TLS handshake when the mode
-// and the byte ask for it.
+// and the byte ask for it. A disabled port sniffs too, so a TLS client
+// gets a log line instead of grpc-go's silent close.
 func (c *sniffCreds) handshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	plain := credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}
-	if c.mode == TLSDisabled {
-		return raw, plainInfo{plain}, nil
-	}
 	if c.timeout > 0 {
 		_ = raw.SetDeadline(time.Now().Add(c.timeout))
 	}
@@ -100,8 +105,13 @@ func (c *sniffCreds) handshake(raw net.Conn) (net.Conn, credentials.AuthInfo, er
 		return nil, nil, fmt.Errorf("grpcserver: reading the first byte: %w", err)
 	}
 	conn := &prefixConn{Conn: raw, prefix: first[:]}
+	if c.mode == TLSDisabled && first[0] == tlsHandshakeByte {
+		c.mismatch.warn(raw.RemoteAddr(), "a client spoke TLS to the plaintext gRPC port; serve TLS with --tls-mode=permissive or enforcing (and --tls-cert, --tls-key), or connect without TLS")
+		return nil, nil, errTLSRefused
+	}
 	if first[0] != tlsHandshakeByte {
 		if c.mode == TLSEnforcing {
+			c.mismatch.warn(raw.RemoteAddr(), "a client spoke plaintext to the gRPC port while --tls-mode is enforcing; connect with TLS, or set --tls-mode=permissive")
 			return nil, nil, errPlaintextRefused
 		}
 		_ = raw.SetDeadline(time.Time{})

@@ -41,7 +41,7 @@ func (s *service) EndTransaction(ctx context.Context, req *v2.EndTransactionRequ
 		return answer(st)
 	}
 	topic := req.GetTopic().GetName()
-	if err := codec.ValidateTopic(topic); err != nil {
+	if err := validateTopic(topic); err != nil {
 		return answer(NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error()))
 	}
 	id := req.GetTransactionId()

@@ -31,7 +31,10 @@ type grpcEndpoint struct {
 // startGRPC starts the gRPC endpoint on --grpc-listen over the core of
 // st.Broker, with the TLS policy and certificate of the remoting ports
 // (--tls-mode, --tls-cert/--tls-key), --tls-handshake-timeout,
-// --max-message-size as the largest body, the ACL verifier of the
+// --max-message-size as the largest body, --grpc-max-recv-bytes as the
+// largest request, --timer-max-delay-sec as the farthest delivery
+// timestamp, --grpc-max-concurrent-streams per connection, a
+// SendMessage budget of --read-max-bytes of its own, the ACL verifier of the
 // remoting ports, and its metrics in st.Registry (rpc latency in
 // remoting's rocketmq_rpc_latency with protocol_type="grpc"). Once it
 // serves, the core's transaction checks also reach v5 producers through
@@ -61,6 +64,12 @@ func (st *Stack) startGRPC(cfg *conf.Config, log zerolog.Logger, reg prometheus.
 	gc.Metrics = m
 	gc.Send.MaxBodyBytes = cfg.MaxMessageSize
 	gc.Settings.MaxBodyBytes = int32(min(cfg.MaxMessageSize, 1<<30))
+	gc.MaxRecvMsgBytes = cfg.EffectiveGRPCMaxRecvBytes()
+	// The broker's timer bound, as remoting's SEND follows it (the proxy's
+	// own maxDelayTimeMills, 1 day, sits in front of a broker's 3 days).
+	gc.Send.MaxDelay = time.Duration(cfg.TimerMaxDelaySec) * time.Second
+	gc.MaxConcurrentStreams = uint32(cfg.GRPCMaxConcurrentStreams)
+	gc.MaxSendInflightBytes = cfg.EffectiveReadMaxBytes()
 	if st.Broker.Auth.Enabled() {
 		gc.Auth = grpcserver.NewVerifierAuth(st.Broker.Auth)
 	}

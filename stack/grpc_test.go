@@ -301,3 +301,74 @@ func TestGRPCTransactionCheckInStack(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "orphan", string(msgs[0].GetBody()))
 }
+
+// A delivery timestamp may lie as far ahead as --timer-max-delay-sec, as
+// on remoting, not only the proxy's 1 day; beyond it ILLEGAL_DELIVERY_TIME
+// naming the bound in ms.
+func TestGRPCDeliveryTimeFollowsTimerMaxDelay(t *testing.T) {
+	cfg := stacktest.Config(t.TempDir())
+	cfg.GRPCListen = "127.0.0.1:0"
+	cfg.TimerMaxDelaySec = 2 * 24 * 3600
+	st := stacktest.Start(t, cfg)
+	c := grpcClient(t, st, false)
+	topic := "stack_grpc_delay"
+	done := make(chan error, 1)
+	st.Broker.CreateTopic(broker.CreateTopicRequest{Topic: topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6,
+		Attributes: "+message.type=DELAY"}, func(err error) { done <- err })
+	require.NoError(t, <-done)
+	send := func(ahead time.Duration) *v2.SendMessageResponse {
+		m := v5Message(topic, "d")
+		m.SystemProperties.MessageType = v2.MessageType_DELAY
+		m.SystemProperties.DeliveryTimestamp = timestamppb.New(time.Now().Add(ahead))
+		r, err := c.SendMessage(call(t, "d@1"), &v2.SendMessageRequest{Messages: []*v2.Message{m}})
+		require.NoError(t, err)
+		return r
+	}
+	r := send(36 * time.Hour) // over the proxy's day, within the broker's two
+	require.Equal(t, v2.Code_OK, r.GetStatus().GetCode(), "%v", r)
+	r = send(49 * time.Hour)
+	require.Equal(t, v2.Code_ILLEGAL_DELIVERY_TIME, r.GetStatus().GetCode(), "%v", r)
+	require.Contains(t, r.GetStatus().GetMessage(), "max is 172800000")
+}
+
+// Consumers of the gRPC endpoint show in rocketmq_consumer_connections as
+// protocol_type="grpc", with their language and the version the proxy
+// would register: an MQVersion name in x-mq-client-version, else the
+// server's own version (an SDK's "5.0.7").
+func TestGRPCConsumerConnectionsLabels(t *testing.T) {
+	cfg := stacktest.Config(t.TempDir())
+	cfg.GRPCListen = "127.0.0.1:0"
+	st := stacktest.Start(t, cfg)
+	c := grpcClient(t, st, false)
+	group := "stack_grpc_conn_cg"
+	for id, ver := range map[string]string{"cc@1": "5.0.7", "cc@2": "v5_2_0"} {
+		r, err := c.Heartbeat(call(t, id, "x-mq-client-version", ver),
+			&v2.HeartbeatRequest{Group: &v2.Resource{Name: group}, ClientType: v2.ClientType_SIMPLE_CONSUMER})
+		require.NoError(t, err)
+		require.Equal(t, v2.Code_OK, r.GetStatus().GetCode(), "%v", r)
+	}
+	resp, err := http.Get("http://" + st.MetricsAddr() + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "rocketmq_consumer_connections{") && strings.Contains(l, group) {
+			lines = append(lines, l)
+		}
+	}
+	require.Len(t, lines, 2, "%v", lines)
+	for _, want := range []string{`version="v5_3_3"`, `version="v5_2_0"`} {
+		found := false
+		for _, l := range lines {
+			if strings.Contains(l, want) {
+				found = true
+				require.Contains(t, l, `protocol_type="grpc"`)
+				require.Contains(t, l, `language="go"`)
+				require.True(t, strings.HasSuffix(l, " 1"), l)
+			}
+		}
+		require.True(t, found, "%s in %v", want, lines)
+	}
+}

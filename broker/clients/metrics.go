@@ -20,7 +20,8 @@ import (
 // language is lower case ("java", "go"), version the lower-case MQVersion
 // name of the client's remoting header version ("v5_5_0" for 513, as
 // BrokerMetricsManager's MQVersion.getVersionDesc(...).toLowerCase()),
-// consume_mode "push", "pull" or "pop", protocol_type "remoting". One
+// consume_mode "push", "pull" or "pop", protocol_type "remoting", or
+// "grpc" for clients of the gRPC endpoint (ClientChannel.Protocol). One
 // connection is one live (client, group) registration. Cardinality is bounded
 // by the number of consumer groups.
 type Collector struct {
@@ -70,6 +71,15 @@ func consumeMode(t string) string {
 // versionLabel is the version label of a client's remoting version ordinal.
 func versionLabel(v int32) string { return strings.ToLower(codec.VersionName(v)) }
 
+// protocolLabel is the protocol_type label of a ClientChannel.Protocol:
+// "remoting" when empty.
+func protocolLabel(p string) string {
+	if p == "" {
+		return "remoting"
+	}
+	return p
+}
+
 // isSystemGroup reports RocketMQ's reserved consumer groups (MixAll.java).
 func isSystemGroup(g string) bool {
 	switch g {
@@ -86,13 +96,13 @@ func (tc *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(tc.topics, prometheus.GaugeValue, float64(tc.topicCount()))
 	ch <- prometheus.MustNewConstMetric(tc.groups, prometheus.GaugeValue, float64(tc.groupCount()))
 	groups := tc.clients.ConsumerGroups()
-	type pkey struct{ lang, ver string }
+	type pkey struct{ lang, ver, proto string }
 	prod := map[pkey]int{}
 	for _, ch := range tc.clients.ProducerChannels() {
-		prod[pkey{strings.ToLower(ch.Language), versionLabel(ch.Version)}]++
+		prod[pkey{strings.ToLower(ch.Language), versionLabel(ch.Version), protocolLabel(ch.Protocol)}]++
 	}
 	for k, n := range prod {
-		ch <- prometheus.MustNewConstMetric(tc.producers, prometheus.GaugeValue, float64(n), k.lang, k.ver, "remoting")
+		ch <- prometheus.MustNewConstMetric(tc.producers, prometheus.GaugeValue, float64(n), k.lang, k.ver, k.proto)
 	}
 	for _, g := range groups {
 		info, ok := tc.clients.Consumer(g)
@@ -101,11 +111,11 @@ func (tc *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts := map[pkey]int{}
 		for _, c := range info.Channels {
-			counts[pkey{strings.ToLower(c.Language), versionLabel(c.Version)}]++
+			counts[pkey{strings.ToLower(c.Language), versionLabel(c.Version), protocolLabel(c.Protocol)}]++
 		}
 		for k, n := range counts {
 			ch <- prometheus.MustNewConstMetric(tc.consumers, prometheus.GaugeValue, float64(n),
-				g, k.lang, k.ver, consumeMode(info.ConsumeType), "remoting", strconv.FormatBool(isSystemGroup(g)))
+				g, k.lang, k.ver, consumeMode(info.ConsumeType), k.proto, strconv.FormatBool(isSystemGroup(g)))
 		}
 	}
 }

@@ -29,6 +29,9 @@ type ClientChannel struct {
 	Language         string
 	Version          int32
 	LastUpdateMillis int64
+	// Protocol is "grpc" for a client of the gRPC endpoint, "" for a
+	// remoting client (the protocol_type label of the connection gauges).
+	Protocol string
 }
 
 // Subscription is one SubscriptionData of a consumer heartbeat
