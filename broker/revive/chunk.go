@@ -52,7 +52,7 @@ func (r *Reviver) commitChunk(items []reviveItem) error {
 			return err
 		}
 		select { // background lane full: wait a little, revive is not urgent
-		case <-r.quit:
+		case <-r.run.Quit():
 			return err
 		case <-time.After(10 * time.Millisecond):
 		}

@@ -6,10 +6,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/popshim/popshim/broker/dueloop"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 )
@@ -39,24 +39,22 @@ const (
 // A checkpoint can become durable with a deadline already behind the
 // cursor's lookback (a write stalled for longer than the lookback while the
 // invisibleTime was short). Every write that creates a checkpoint therefore
-// reports its deadline once durable (noteDurable); the next pass starts its
+// reports its deadline once durable (NoteDurable); the next pass starts its
 // scan at the lowest one reported since the previous pass when that lies
-// below cursor − lookback.
+// below cursor − lookback. The goroutine, its wake-ups and that lowest
+// deadline are a dueloop.Runner's, as for timer delivery and transaction
+// checks.
 type Reviver struct {
 	d      Deps
 	set    *Settings // shared with the broker; read at each use
-	cursor int64     // REQUIRES: passMu held
-	// low is the lowest deadline (VisibleAtMillis) made durable since the
-	// last pass took it; math.MaxInt64: none.
-	low    atomic.Int64
-	passMu sync.Mutex
-	kick   chan struct{}
-	quit   chan struct{}
-	done   chan struct{}
-	passes atomic.Uint64 // completed passes (tests wait on it)
-	ops    atomic.Uint64 // writer ops submitted by passes (one per chunk)
-	once   sync.Once
-	began  atomic.Bool
+	run    *dueloop.Runner
+	cursor int64 // only the Runner's goroutine (pass) touches it
+	// retryLow is the lowest noted deadline a failed pass could not scan
+	// past, kept for the next pass (math.MaxInt64: none). Kept here rather
+	// than noted again, which would wake the loop at once and spin it
+	// while the store keeps failing. The Runner's goroutine only.
+	retryLow int64
+	ops      atomic.Uint64 // writer ops submitted by passes (one per chunk)
 }
 
 type reviveKind uint8
@@ -82,9 +80,13 @@ type reviveItem struct {
 // reads at each use (the broker owns them; tests may change them before
 // traffic); Start launches its goroutine. d's fields must all be set.
 func New(set *Settings, d Deps) *Reviver {
-	r := &Reviver{d: d, set: set, cursor: reviveLookbackMillis, kick: make(chan struct{}, 1),
-		quit: make(chan struct{}), done: make(chan struct{})}
-	r.low.Store(math.MaxInt64)
+	r := &Reviver{d: d, set: set, cursor: reviveLookbackMillis, retryLow: math.MaxInt64}
+	r.run = dueloop.New(d.Now, func() time.Duration {
+		if r.pass() >= r.set.Batch {
+			return 0 // a full batch: more may be due at once
+		}
+		return r.set.Interval
+	})
 	return r
 }
 
@@ -92,76 +94,34 @@ func New(set *Settings, d Deps) *Reviver {
 // visibleAtMillis (broker clock, Unix ms) is now durable, so the next pass
 // scans from there if the cursor already moved past it. Call from the
 // batch.Op Done callback (after the fsync) of every write that puts or
-// replaces a checkpoint; any goroutine, never blocks.
-func (r *Reviver) NoteDurable(visibleAtMillis int64) {
-	for {
-		cur := r.low.Load()
-		if visibleAtMillis >= cur || r.low.CompareAndSwap(cur, visibleAtMillis) {
-			return
-		}
-	}
-}
+// replaces a checkpoint; any goroutine, never blocks. A deadline before
+// the planned next pass wakes the loop early.
+func (r *Reviver) NoteDurable(visibleAtMillis int64) { r.run.Note(visibleAtMillis) }
 
 // Start launches the revive goroutine. Call once.
-func (r *Reviver) Start() {
-	r.began.Store(true)
-	go r.loop()
-}
+func (r *Reviver) Start() { r.run.Start() }
 
 // Stop ends the loop after its current pass (whose writes still go
 // through the writer) and waits for it; safe when never started,
 // idempotent. Call before the writer closes.
-func (r *Reviver) Stop() {
-	r.once.Do(func() {
-		close(r.quit)
-		if r.began.Load() {
-			<-r.done
-		}
-	})
-}
+func (r *Reviver) Stop() { r.run.Stop() }
 
 // Trigger asks for a pass now (non-blocking; tests and the injected
 // clock). Any goroutine.
-func (r *Reviver) Trigger() {
-	select {
-	case r.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (r *Reviver) loop() {
-	defer close(r.done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.quit:
-			return
-		case <-t.C:
-		case <-r.kick:
-		}
-		n := r.pass()
-		wait := r.set.Interval
-		if n >= r.set.Batch {
-			wait = 0
-		}
-		t.Reset(wait)
-	}
-}
+func (r *Reviver) Trigger() { r.run.Trigger() }
 
 // pass runs one revive pass and returns how many checkpoints it scanned.
+// The Runner's goroutine only.
 func (r *Reviver) pass() int {
-	r.passMu.Lock()
-	defer r.passMu.Unlock()
-	defer r.passes.Add(1)
 	d := r.d
-	low := r.low.Swap(math.MaxInt64)
+	low := min(r.run.TakeLowest(), r.retryLow)
+	r.retryLow = math.MaxInt64
 	upper := d.Now() - reviveSlackMillis
 	cks, err := d.Store.ScanCheckpoints(min(r.cursor-reviveLookbackMillis, low), upper, r.set.Batch)
 	if err != nil {
 		d.Log.Error().Err(err).Int("scanned", len(cks)).Msg("revive: checkpoint scan failed")
 		if len(cks) == 0 {
-			r.NoteDurable(low)
+			r.retryLow = low
 			return 0
 		}
 	}
@@ -186,7 +146,7 @@ func (r *Reviver) pass() int {
 		}
 		if err := r.commitChunk(items); err != nil {
 			d.Log.Error().Err(err).Int("checkpoints", len(cks)-done+len(items)).Msg("revive: pass not written, retrying later")
-			r.NoteDurable(low)
+			r.retryLow = low
 			return 0
 		}
 		for i := range items {
@@ -265,7 +225,7 @@ func (r *Reviver) ensureTopic(name string, create func() error) error {
 				break // its write failed and the table dropped it: create again
 			}
 			select {
-			case <-r.quit:
+			case <-r.run.Quit():
 				return errReviveStopped
 			case <-time.After(2 * time.Millisecond):
 			}
@@ -279,7 +239,7 @@ var errReviveStopped = errors.New("revive: stopped")
 
 // Passes returns how many passes completed since New (tests wait on it).
 // Any goroutine.
-func (r *Reviver) Passes() uint64 { return r.passes.Load() }
+func (r *Reviver) Passes() uint64 { return r.run.Passes() }
 
 // Ops returns how many writer ops passes submitted since New, one per
 // chunk of at most ChunkItems checkpoints (tests). Any goroutine.
