@@ -329,6 +329,36 @@ func TestTransactionSurvivesRestart(t *testing.T) {
 	}
 }
 
+// TestTransactionFirstRoundWaitsAnInterval: a half left overdue by a
+// restart is not checked by the first pass after start (no producer can
+// have reconnected yet) but one --transaction-check-interval later, as
+// Java's check service waits an interval before its first round.
+func TestTransactionFirstRoundWaitsAnInterval(t *testing.T) {
+	cfg := txnConfig(t, 15)
+	cfg.TransactionCheckInterval = time.Hour // passes run only when triggered
+	f := brokertest.Start(t, cfg, nil)
+	createTopic(t, f, "TxnTopic", 1)
+	prepare(t, f, halfMessage(f, "TxnTopic", "PG", "overdue"))
+	f.Restart()
+	c := &recordingChecker{}
+	f.Broker.Transactions.SetChecker(c)
+	f.Broker.AdvanceClock(6_001) // past --transaction-timeout: due
+	for i := 0; i < 3; i++ {
+		p := f.Broker.Transactions.Passes()
+		f.Broker.Transactions.Trigger()
+		waitUntil(t, "a pass", func() bool { return f.Broker.Transactions.Passes() > p })
+	}
+	if n := len(c.get()); n != 0 {
+		t.Fatalf("%d checks within the first interval after a restart", n)
+	}
+	f.Broker.AdvanceClock(time.Hour.Milliseconds())
+	f.Broker.Transactions.Trigger()
+	waitUntil(t, "the check one interval after start", func() bool { return len(c.get()) == 1 })
+	if h := c.get()[0]; h.ProducerGroup != "PG" {
+		t.Fatalf("check %+v", h)
+	}
+}
+
 // TestTransactionCommitDelayed: a committed half with a DELAY level
 // becomes a timer entry, as Java's put hooks delay a committed message;
 // a commit to a deleted topic is refused and keeps the half.

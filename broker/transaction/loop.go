@@ -67,6 +67,13 @@ type Loop struct {
 	// scans do not step over its tombstones again, or back to the earliest
 	// half made durable behind it (TakeLowest). Loop goroutine only.
 	from popstore.HalfDue
+	// graceUntil (broker clock, Unix ms) is when the first round may run:
+	// one Interval after Start, as TransactionalMessageCheckService waits
+	// an interval before its first check. Halves left overdue by a restart
+	// would otherwise use up a round before any producer has reconnected
+	// and sent the HEART_BEAT that makes it reachable. Set before the
+	// goroutine starts; read by it only.
+	graceUntil int64
 }
 
 // checkerRef boxes a Checker for the atomic pointer.
@@ -80,6 +87,14 @@ func New(d Deps) *Loop {
 	l := &Loop{d: d}
 	l.Runner = dueloop.New(d.Now, l.pass)
 	return l
+}
+
+// Start launches the loop's goroutine; its first round of checks runs one
+// Interval later (a pass before that only waits). Call once, before any
+// other goroutine uses the loop's Runner.
+func (l *Loop) Start() {
+	l.graceUntil = l.d.Now() + l.d.Settings.Interval.Milliseconds()
+	l.Runner.Start()
 }
 
 // Settings returns the loop's settings. Any goroutine.
@@ -118,6 +133,9 @@ type item struct {
 func (l *Loop) pass() time.Duration {
 	d := l.d
 	now := d.Now()
+	if wait := l.graceUntil - now; wait > 0 {
+		return time.Duration(wait) * time.Millisecond // halves noted meanwhile stay noted (TakeLowest)
+	}
 	if lo := l.TakeLowest(); lo <= l.from.DueMillis {
 		l.from = popstore.HalfDue{DueMillis: lo}
 	}
