@@ -37,14 +37,18 @@ import (
 //     renewal of that lease is being written, the client's call waits for
 //     it (its completion callback runs it), so the two never race.
 //   - When the client goes (NotifyClientTermination, its last connection
-//     closed, ClientExpiry without a heartbeat) and at the server's
-//     GracefulStop, every lease it holds is released: a CHANGE to
-//     ReleaseInvisible (1 s, the proxy's invisibleTimeMillisWhenClear).
+//     closed, ClientExpiry without a heartbeat) every lease it holds is
+//     released: a CHANGE to ReleaseInvisible (1 s, the proxy's
+//     invisibleTimeMillisWhenClear).
+//   - At the server's GracefulStop the table is saved in the store and the
+//     next start loads it (leases_keep.go): renewals go on across a
+//     graceful restart; a client that does not come back within
+//     ClientExpiry has its leases released then.
 //
 // The renew scan and every CHANGE callback take one mutex briefly; the
-// receive and ack paths touch only their client's map. Leases live in
-// memory: after a crash the messages come back when their current
-// invisible time ends (at least once).
+// receive and ack paths touch only their client's map. After a crash
+// (nothing saved) the messages come back when their current invisible
+// time ends (at least once).
 
 // LeasePolicy holds the auto-renew rules; DefaultLeasePolicy has the
 // proxy's values (ProxyConfig and RenewStrategyPolicy).

@@ -160,6 +160,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{stopping: make(chan struct{})}
 	s.svc = newService(cfg, s.stopping, log)
+	now := cfg.Core.Now()
+	for _, id := range s.svc.leases.restore() {
+		s.svc.clients.heartbeat(id, now)
+	}
 	creds.onOpen, creds.onClose = s.svc.connOpened, s.svc.connClosed
 	creds.mismatch = &mismatchLog{log: log}
 	opts := []grpc.ServerOption{
@@ -238,7 +242,9 @@ func (s *Server) GracefulStop(ctx context.Context) error {
 		<-done
 		err = ctx.Err()
 	}
-	s.svc.leases.releaseAll(ctx)
+	if kerr := s.svc.leases.keep(ctx); err == nil {
+		err = kerr
+	}
 	return err
 }
 

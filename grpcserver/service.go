@@ -100,11 +100,17 @@ func (s *service) background() {
 		case <-s.bgStop:
 			return
 		case <-tick.C:
-			s.leases.scan()
-			for _, id := range s.clients.expire(s.core.Now(), ClientExpiry.Milliseconds()) {
-				s.leases.releaseClient(id)
-			}
+			s.backgroundPass()
 		}
+	}
+}
+
+// backgroundPass is one round of background: renew, then forget the
+// clients past ClientExpiry and release their leases.
+func (s *service) backgroundPass() {
+	s.leases.scan()
+	for _, id := range s.clients.expire(s.core.Now(), ClientExpiry.Milliseconds()) {
+		s.leases.releaseClient(id)
 	}
 }
 
@@ -123,8 +129,14 @@ func (s *service) connOpened(*connInfo) { s.metrics.connOpened() }
 func (s *service) connClosed(c *connInfo) {
 	s.metrics.connClosed()
 	s.core.ConnClosed(c.id)
+	stopping := false
+	select {
+	case <-s.stopping:
+		stopping = true // the server closes every connection: leases are kept (leases_keep.go)
+	default:
+	}
 	for _, id := range c.close() {
-		if s.clients.detach(id, c) {
+		if s.clients.detach(id, c) && !stopping {
 			s.leases.releaseClient(id)
 		}
 	}

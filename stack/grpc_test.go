@@ -36,6 +36,7 @@ import (
 
 	"github.com/popshim/popshim/auth"
 	"github.com/popshim/popshim/broker"
+	"github.com/popshim/popshim/grpcserver"
 	"github.com/popshim/popshim/stack"
 	"github.com/popshim/popshim/stack/stacktest"
 )
@@ -176,10 +177,13 @@ func TestGRPCEndpointInStack(t *testing.T) {
 	require.Contains(t, string(body), `request_code="receive_message"`)
 }
 
-// Close stops the gRPC endpoint before the writer: the messages a push
-// consumer held under auto-renew are released durably, so after a
-// restart they come back within seconds instead of after 60 s.
-func TestGRPCCloseReleasesLeases(t *testing.T) {
+// Close stops the gRPC endpoint before the writer and saves the leases
+// of push consumers: after a restart the message a push consumer held is
+// still invisible (its client may come back and go on renewing), and it
+// is released once ClientExpiry passes without that client calling.
+// (Before 2026-12-05 Close released the leases and this test was
+// TestGRPCCloseReleasesLeases.)
+func TestGRPCCloseKeepsLeases(t *testing.T) {
 	dir := t.TempDir()
 	cfg := stacktest.Config(dir)
 	cfg.GRPCListen = "127.0.0.1:0"
@@ -197,13 +201,18 @@ func TestGRPCCloseReleasesLeases(t *testing.T) {
 	cfg2 := stacktest.Config(dir)
 	cfg2.GRPCListen = "127.0.0.1:0"
 	st2 := stacktest.Start(t, cfg2)
-	st2.Broker.AdvanceClock(2_000) // past the 1 s release, far before the pop's 60 s
+	st2.Broker.AdvanceClock(2_000) // past a 1 s release, far before the pop's 60 s
 	c2 := grpcClient(t, st2, false)
-	var got []*v2.Message
-	for i := 0; i < 5 && len(got) == 0; i++ {
+	_, got := receiveAll(t, c2, call(t, "other@1"), receiveReq(group, topic, false))
+	require.Empty(t, got, "the held message was released at shutdown")
+	// push@1 never comes back: past ClientExpiry the endpoint's background
+	// round (every 5 s) releases the lease and the message returns.
+	st2.Broker.AdvanceClock(grpcserver.ClientExpiry.Milliseconds() + 2_000)
+	for i := 0; i < 8 && len(got) == 0; i++ { // each receive long-polls up to 5 s
+		st2.Broker.AdvanceClock(2_000)
 		_, got = receiveAll(t, c2, call(t, "other@1"), receiveReq(group, topic, false))
 	}
-	require.Len(t, got, 1, "the held message was not released at shutdown")
+	require.Len(t, got, 1, "the restored lease was not released after ClientExpiry")
 	require.Equal(t, "held", string(got[0].GetBody()))
 }
 
