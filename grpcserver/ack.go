@@ -130,8 +130,10 @@ func (s *service) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInv
 	if st := checkGroupTopic(group, topic); st != nil {
 		return refuse(st)
 	}
+	// A missing invisible_duration is 0 (the proxy validates its long
+	// value, 0 when unset): the message turns visible at once.
 	d := req.GetInvisibleDuration().AsDuration()
-	if req.InvisibleDuration == nil || d < 0 || d > s.receive.MaxInvisible {
+	if d < 0 || d > s.receive.MaxInvisible {
 		return refuse(NewStatus(v2.Code_ILLEGAL_INVISIBLE_TIME,
 			fmt.Sprintf("the invisible time %v is out of range [0, %v]", d, s.receive.MaxInvisible)))
 	}

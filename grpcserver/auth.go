@@ -66,44 +66,62 @@ func NewVerifierAuth(v *auth.Verifier) *VerifierAuth { return &VerifierAuth{v: v
 
 // Authorize implements Authenticator.
 func (a *VerifierAuth) Authorize(ctx context.Context, req any) *v2.Status {
-	sr := signedRequestOf(ctx)
+	sr, bad := signedRequestOf(ctx)
+	if bad != "" {
+		return StatusOfAuth(bad)
+	}
 	if err := a.v.CheckSigned(sr, needsOf(req)); err != nil {
 		return StatusOfAuth(err.Error())
 	}
 	return nil
 }
 
-// signedRequestOf reads the credentials of a call.
-func signedRequestOf(ctx context.Context) auth.SignedRequest {
-	var sr auth.SignedRequest
+// signedRequestOf reads the credentials of a call. A call without an
+// authorization header is unauthenticated (CheckSigned decides: whitelist,
+// else "username cannot be null."); a header that does not parse is
+// refused with the message the proxy's DefaultAuthenticationContextBuilder
+// throws for it (returned as bad): no x-mq-date-time "datetime is null", no
+// space "authentication header is incorrect", a part without '='
+// "authentication keyValues length is incorrect, actual length=1", a
+// signature that is not hex "create authentication context error.".
+func signedRequestOf(ctx context.Context) (sr auth.SignedRequest, bad string) {
 	if p := peerOf(ctx); p.IsValid() {
 		sr.Remote = net.TCPAddrFromAddrPort(p)
 	}
 	h := metaValue(ctx, MetaAuthorization)
-	date := metaValue(ctx, MetaDateTime)
-	if h == "" || date == "" {
-		return sr
+	if h == "" {
+		return sr, ""
 	}
-	_, rest, _ := strings.Cut(strings.TrimSpace(h), " ")
+	date := metaValue(ctx, MetaDateTime)
+	if date == "" {
+		return sr, "datetime is null"
+	}
+	_, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok {
+		return sr, "authentication header is incorrect"
+	}
 	for part := range strings.SplitSeq(rest, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return sr, "authentication keyValues length is incorrect, actual length=1"
+		}
 		switch strings.TrimSpace(k) {
 		case "Credential":
 			ak, _, _ := strings.Cut(strings.TrimSpace(v), "/")
 			sr.AccessKey = ak
 		case "Signature":
 			sig, err := hex.DecodeString(strings.TrimSpace(v))
-			if err == nil {
-				sr.Signature = sig
+			if err != nil {
+				return sr, "create authentication context error."
 			}
+			sr.Signature = sig
 		}
 	}
 	sr.Content = []byte(date)
 	sr.Authenticated = sr.AccessKey != "" && sr.Signature != nil
-	return sr
+	return sr, ""
 }
 
-// needsOf lists what a request asks for (see VerifierAuth).
 func needsOf(req any) []auth.Need {
 	topicSub := func(topic, group string) []auth.Need {
 		return []auth.Need{auth.TopicNeed(topic, auth.ActSub), auth.GroupNeed(group, auth.ActSub)}

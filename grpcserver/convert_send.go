@@ -186,6 +186,12 @@ func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimi
 		}
 	}
 	if ts := sp.GetDeliveryTimestamp(); ts != nil {
+		// Outside years 1–9999 the milliseconds would wrap around int64
+		// (a far-future time could become a near one and pass the bound);
+		// the proxy's Timestamps.toMillis refuses such values too.
+		if err := ts.CheckValid(); err != nil {
+			return SendInput{}, NewStatus(v2.Code_ILLEGAL_DELIVERY_TIME, "the delivery timestamp is out of range: "+err.Error())
+		}
 		at := ts.AsTime().UnixMilli()
 		if lim.MaxDelay > 0 && at-now.UnixMilli() > lim.MaxDelay.Milliseconds() {
 			return SendInput{}, NewStatus(v2.Code_ILLEGAL_DELIVERY_TIME,

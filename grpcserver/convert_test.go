@@ -357,6 +357,18 @@ func TestSendRefusals(t *testing.T) {
 		{"far delivery", func(m *v2.Message) {
 			m.SystemProperties.DeliveryTimestamp = timestamppb.New(testNow.Add(24*time.Hour + time.Second))
 		}, v2.Code_ILLEGAL_DELIVERY_TIME},
+		// Seconds whose milliseconds wrap around int64: this one (sent by a
+		// raw client on 2026-12-05) came out as a time a few seconds ahead and
+		// passed the 3-day bound; 2^62 wraps to 0.
+		{"wrapping delivery", func(m *v2.Message) {
+			m.SystemProperties.DeliveryTimestamp = &timestamppb.Timestamp{Seconds: 2471863707673524218}
+		}, v2.Code_ILLEGAL_DELIVERY_TIME},
+		{"delivery 2^62 s", func(m *v2.Message) {
+			m.SystemProperties.DeliveryTimestamp = &timestamppb.Timestamp{Seconds: 1 << 62}
+		}, v2.Code_ILLEGAL_DELIVERY_TIME},
+		{"delivery -1e12 s", func(m *v2.Message) {
+			m.SystemProperties.DeliveryTimestamp = &timestamppb.Timestamp{Seconds: -1e12}
+		}, v2.Code_ILLEGAL_DELIVERY_TIME},
 	}
 	for _, c := range cases {
 		m := goClientMessage("T", []byte("b"))

@@ -273,14 +273,33 @@ func TestChangeRefusals(t *testing.T) {
 	}{
 		{handleOf(m), durationpb.New(-time.Second), v2.Code_ILLEGAL_INVISIBLE_TIME},
 		{handleOf(m), durationpb.New(13 * time.Hour), v2.Code_ILLEGAL_INVISIBLE_TIME},
-		{handleOf(m), nil, v2.Code_ILLEGAL_INVISIBLE_TIME},
 		{"garbage", durationpb.New(time.Minute), v2.Code_INVALID_RECEIPT_HANDLE},
+		{"garbage", nil, v2.Code_INVALID_RECEIPT_HANDLE},
 	} {
 		r, err := f.c.ChangeInvisibleDuration(f.ctx("c@1"), &v2.ChangeInvisibleDurationRequest{Group: &v2.Resource{Name: group},
 			Topic: &v2.Resource{Name: topic}, ReceiptHandle: tc.handle, InvisibleDuration: tc.d})
 		if err != nil || r.GetStatus().GetCode() != tc.want || r.GetReceiptHandle() != tc.handle {
 			t.Errorf("%q %v: %v %v, want %v", tc.handle, tc.d, r, err, tc.want)
 		}
+	}
+}
+
+// A ChangeInvisibleDuration without invisible_duration is a change to 0,
+// as the proxy reads it: the message comes back at once.
+func TestChangeWithoutDurationIsZero(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	topic, group := unique("chg0"), unique("cg")
+	f.createTopic(topic, 1, "")
+	f.send("p@1", message(topic, "a", "T"))
+	m := f.receiveN("c@1", simpleReceive(group, topic, 5*time.Second), 1, 5)[0]
+	r, err := f.c.ChangeInvisibleDuration(f.ctx("c@1"), &v2.ChangeInvisibleDurationRequest{Group: &v2.Resource{Name: group},
+		Topic: &v2.Resource{Name: topic}, ReceiptHandle: handleOf(m)})
+	if err != nil || r.GetStatus().GetCode() != v2.Code_OK || r.GetReceiptHandle() == handleOf(m) {
+		t.Fatalf("%v %v", r, err)
+	}
+	back := f.receiveN("c@1", simpleReceive(group, topic, 5*time.Second), 1, 10)[0]
+	if string(back.GetBody()) != "a" {
+		t.Fatalf("got %q", back.GetBody())
 	}
 }
 

@@ -262,6 +262,21 @@ func TestGRPCAuth(t *testing.T) {
 	mac.Write([]byte(date))
 	h := "MQv2-HMAC-SHA1 Credential=root, SignedHeaders=x-mq-date-time, Signature=" + strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
 	require.Equal(t, v2.Code_OK, send(call(t, "root@1", "authorization", h, "x-mq-date-time", date), "other").GetCode())
+	// Headers that do not parse: the proxy's messages, not "username cannot be null.".
+	for _, tc := range []struct{ header, date, want string }{
+		{h, "", "datetime is null"},
+		{"MQv2-HMAC-SHA1", date, "authentication header is incorrect"},
+		{"MQv2-HMAC-SHA1 Credential=root, SignedHeaders", date, "authentication keyValues length is incorrect, actual length=1"},
+		{"MQv2-HMAC-SHA1 Credential=root, SignedHeaders=x-mq-date-time, Signature=zz", date, "create authentication context error."},
+	} {
+		kv := []string{"authorization", tc.header}
+		if tc.date != "" {
+			kv = append(kv, "x-mq-date-time", tc.date)
+		}
+		st := send(call(t, "root@1", kv...), "other")
+		require.Equal(t, v2.Code_UNAUTHORIZED, st.GetCode(), tc.header)
+		require.Equal(t, tc.want, st.GetMessage(), tc.header)
+	}
 }
 
 // The process relays the core's transaction checks to a v5 producer over
