@@ -65,7 +65,11 @@ func TestBlobFilesForLargeRecords(t *testing.T) {
 	require.Equal(t, "kNoCompression", cfOption(t, dir, "messages", "blob_compression_type"))
 	require.Equal(t, "false", cfOption(t, dir, "pop", "enable_blob_files"))
 	require.Equal(t, "134217728", cfOption(t, dir, "messages", "write_buffer_size"))
-	require.Equal(t, "8", cfOption(t, dir, "messages", "level0_file_num_compaction_trigger"))
+	require.Equal(t, "16", cfOption(t, dir, "messages", "level0_file_num_compaction_trigger"))
+	require.Equal(t, "40", cfOption(t, dir, "messages", "level0_slowdown_writes_trigger"))
+	require.Equal(t, "64", cfOption(t, dir, "messages", "level0_stop_writes_trigger"))
+	require.Equal(t, "16", cfOption(t, dir, "index", "level0_file_num_compaction_trigger"))
+	require.Equal(t, "40", cfOption(t, dir, "index", "level0_slowdown_writes_trigger"))
 	require.Equal(t, "4", cfOption(t, dir, "pop", "level0_file_num_compaction_trigger"))
 
 	appendBodies(t, s, "small", 0, 20, 64, 1_000)
