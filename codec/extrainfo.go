@@ -58,7 +58,7 @@ type ExtraInfo struct {
 var extraInfoFields = [...]string{"ckQueueOffset", "popTime", "invisibleTime", "reviveQid", "retryFlag", "brokerName", "queueId", "queueOffset", "commitLogOffset"}
 
 func badExtraInfo(s string, field int, why string) error {
-	return fmt.Errorf("%w: field %d (%s) %s in %q", ErrBadExtraInfo, field, extraInfoFields[field], why, s)
+	return fmt.Errorf("%w: field %d (%s) %s in %s", ErrBadExtraInfo, field, extraInfoFields[field], why, quoteShort(s))
 }
 
 // ParseExtraInfo decodes a receipt handle. It accepts exactly 8 or 9
@@ -72,7 +72,7 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 	rest := s
 	for i := 0; ; i++ {
 		if i == len(extraInfoFields) {
-			return ExtraInfo{}, fmt.Errorf("%w: more than 9 fields in %q", ErrBadExtraInfo, s)
+			return ExtraInfo{}, fmt.Errorf("%w: more than 9 fields in %s", ErrBadExtraInfo, quoteShort(s))
 		}
 		f := rest
 		j := strings.IndexByte(rest, ' ')
@@ -118,7 +118,7 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 		}
 		if j < 0 {
 			if i < 7 {
-				return ExtraInfo{}, fmt.Errorf("%w: %d fields, want 8 or 9, in %q", ErrBadExtraInfo, i+1, s)
+				return ExtraInfo{}, fmt.Errorf("%w: %d fields, want 8 or 9, in %s", ErrBadExtraInfo, i+1, quoteShort(s))
 			}
 			return e, nil
 		}
@@ -132,7 +132,7 @@ var ErrForeignReceipt = errors.New("codec: receipt handle belongs to another bro
 // was issued by a broker other than brokerName (docs/SCENARIOS.md ACK-08 (c)).
 func (e *ExtraInfo) CheckBroker(brokerName string) error {
 	if e.BrokerName != brokerName {
-		return fmt.Errorf("%w: handle is for %q, this broker is %q", ErrForeignReceipt, e.BrokerName, brokerName)
+		return fmt.Errorf("%w: handle is for %s, this broker is %q", ErrForeignReceipt, quoteShort(e.BrokerName), brokerName)
 	}
 	return nil
 }
@@ -174,4 +174,18 @@ func AppendExtraInfo(dst []byte, e *ExtraInfo) []byte {
 func (e ExtraInfo) String() string {
 	var buf [128]byte
 	return string(AppendExtraInfo(buf[:0], &e))
+}
+
+// quoteShortBytes bounds how much of a client's input an error quotes.
+const quoteShortBytes = 128
+
+// quoteShort quotes s (%q) when it is at most quoteShortBytes long, else
+// its first quoteShortBytes bytes followed by "…(N bytes)": a garbage
+// receipt handle of 100 KB must not come back whole in every remark and
+// gRPC status that names it.
+func quoteShort(s string) string {
+	if len(s) <= quoteShortBytes {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:quoteShortBytes]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }

@@ -143,3 +143,19 @@ func TestCodeTables(t *testing.T) {
 		t.Fatalf("ResponseErr: %v", err)
 	}
 }
+
+// A long garbage handle is quoted only in part in the error.
+func TestParseExtraInfoQuotesLongInputShort(t *testing.T) {
+	long := strings.Repeat("x ", 50_000)
+	_, err := ParseExtraInfo(long)
+	if err == nil {
+		t.Fatal("garbage parsed")
+	}
+	if msg := err.Error(); len(msg) > 400 || !strings.Contains(msg, "…(100000 bytes)") {
+		t.Fatalf("error %d bytes: %.200s", len(msg), msg)
+	}
+	_, err = ParseExtraInfo("0 1 2 x")
+	if err == nil || !strings.Contains(err.Error(), `"0 1 2 x"`) {
+		t.Fatalf("short input not quoted whole: %v", err)
+	}
+}
