@@ -325,8 +325,8 @@ func (t *leases) releaser(l *lease) handleUser {
 }
 
 // releaseAll releases every lease of every client, stops tracking new
-// ones, and waits for the CHANGEs issued so far or for ctx. GracefulStop
-// calls it before the core's writer closes.
+// ones, and waits for the CHANGEs issued so far or for ctx. keep falls
+// back to it when the lease table cannot be saved.
 func (t *leases) releaseAll(ctx context.Context) {
 	t.mu.Lock()
 	t.closed = true

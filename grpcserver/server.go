@@ -222,9 +222,10 @@ func (s *Server) Serve(lis net.Listener) error {
 // GracefulStop stops accepting connections, sends GOAWAY, ends the open
 // Telemetry streams (they never end by themselves) and the parked
 // ReceiveMessage polls (answered MESSAGE_NOT_FOUND), and waits for the
-// running RPCs to finish; then it makes the messages push consumers hold
-// under auto-renew visible again (LeasePolicy.ReleaseInvisible) and waits
-// for those writes. Call it before the core and its writer close. When
+// running RPCs to finish; then it saves the push consumers' leases in the
+// store for the next start (leases_keep.go; if that write fails it makes
+// their messages visible again, LeasePolicy.ReleaseInvisible) and waits
+// for the write. Call it before the core and its writer close. When
 // ctx ends first, the remaining connections are closed at once (Stop) and
 // ctx's error is returned. Any goroutine; later calls return at once.
 func (s *Server) GracefulStop(ctx context.Context) error {
