@@ -60,6 +60,12 @@ func grpcReceive(parent context.Context, c v2.MessagingServiceClient, poll time.
 	if err != nil {
 		return nil
 	}
+	return drainReceive(rs)
+}
+
+// drainReceive reads a ReceiveMessage stream to its end (EOF or an error:
+// the broker died) and returns the messages it carried.
+func drainReceive(rs v2.MessagingService_ReceiveMessageClient) []*v2.Message {
 	var out []*v2.Message
 	for {
 		item, err := rs.Recv()

@@ -4,8 +4,6 @@ package crash
 
 import (
 	"context"
-	"errors"
-	"io"
 	"syscall"
 	"testing"
 	"time"
@@ -40,16 +38,7 @@ func leaseReceive(c v2.MessagingServiceClient, id, topic, group string, push boo
 	if err != nil {
 		return nil
 	}
-	var out []*v2.Message
-	for {
-		item, err := rs.Recv()
-		if errors.Is(err, io.EOF) || err != nil {
-			return out
-		}
-		if m := item.GetMessage(); m != nil {
-			out = append(out, m)
-		}
-	}
+	return drainReceive(rs)
 }
 
 // TestGracefulRestartKeepsPushLeases: a v5 push consumer (auto_renew)
