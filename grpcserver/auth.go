@@ -122,6 +122,7 @@ func signedRequestOf(ctx context.Context) (sr auth.SignedRequest, bad string) {
 	return sr, ""
 }
 
+// needsOf lists what a request asks for (see VerifierAuth).
 func needsOf(req any) []auth.Need {
 	topicSub := func(topic, group string) []auth.Need {
 		return []auth.Need{auth.TopicNeed(topic, auth.ActSub), auth.GroupNeed(group, auth.ActSub)}

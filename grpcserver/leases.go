@@ -338,15 +338,7 @@ func (t *leases) releaseAll(ctx context.Context) {
 	for _, id := range ids {
 		t.releaseClient(id)
 	}
-	done := make(chan struct{})
-	go func() {
-		t.inflight.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	_ = waitGroupCtx(ctx, &t.inflight) // ctx's end is the caller's to report
 }
 
 // held returns the number of leases, for tests and metrics.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 )
 
 // Push-consumer leases across a graceful restart. The proxy releases every
@@ -130,8 +131,10 @@ func (t *leases) restore() []string {
 	return ids
 }
 
-// waitGroupCtx waits for wg or ctx, whichever is first.
-func waitGroupCtx(ctx context.Context, wg interface{ Wait() }) error {
+// waitGroupCtx waits for wg (the lease table's CHANGEs in flight) or ctx,
+// whichever is first; when ctx ends first its goroutine stays until wg is
+// done (the writer completes every op, also when it closes).
+func waitGroupCtx(ctx context.Context, wg *sync.WaitGroup) error {
 	done := make(chan struct{})
 	go func() {
 		wg.Wait()
@@ -141,6 +144,6 @@ func waitGroupCtx(ctx context.Context, wg interface{ Wait() }) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return errors.Join(errors.New("renewals still in flight"), ctx.Err())
+		return errors.Join(errors.New("lease CHANGEs still in flight"), ctx.Err())
 	}
 }
