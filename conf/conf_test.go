@@ -266,17 +266,17 @@ func TestGRPCListen(t *testing.T) {
 	require.ErrorContains(t, err, "grpc-listen")
 }
 
-// --read-max-bytes: 0 is --queue-max-bytes + 64 MiB, negative is none
+// --read-max-bytes: 0 is half of --queue-max-bytes, negative is none
 // (-1), a positive value is taken as is and must be at least 1 MiB.
 func TestReadMaxBytesFlag(t *testing.T) {
 	c, err := parse(t, []string{"--queue-max-bytes=67108864"}, nil)
 	require.NoError(t, err)
 	require.Zero(t, c.ReadMaxBytes)
-	require.Equal(t, int64(128<<20), c.EffectiveReadMaxBytes())
-
-	c, err = parse(t, nil, map[string]string{"POPSHIM_READ_MAX_BYTES": "33554432"})
-	require.NoError(t, err)
 	require.Equal(t, int64(32<<20), c.EffectiveReadMaxBytes())
+
+	c, err = parse(t, nil, map[string]string{"POPSHIM_READ_MAX_BYTES": "50331648"})
+	require.NoError(t, err)
+	require.Equal(t, int64(48<<20), c.EffectiveReadMaxBytes())
 
 	c, err = parse(t, []string{"--read-max-bytes=-5"}, nil)
 	require.NoError(t, err)
@@ -284,4 +284,18 @@ func TestReadMaxBytesFlag(t *testing.T) {
 
 	_, err = parse(t, []string{"--read-max-bytes=1000"}, nil)
 	require.ErrorContains(t, err, "--read-max-bytes must be 0, negative, or in [1 MiB, 1 TiB]")
+}
+
+// --memory-limit: 0 is --queue-max-bytes + 64 MiB (the floor Serve's
+// limiter starts from), negative is none (0), a positive value as is.
+func TestMemoryLimitFlag(t *testing.T) {
+	c, err := parse(t, []string{"--queue-max-bytes=67108864"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(128<<20), c.EffectiveMemoryLimit())
+	c, err = parse(t, []string{"--memory-limit=-1"}, nil)
+	require.NoError(t, err)
+	require.Zero(t, c.EffectiveMemoryLimit())
+	c, err = parse(t, nil, map[string]string{"POPSHIM_MEMORY_LIMIT": "1073741824"})
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<30), c.EffectiveMemoryLimit())
 }

@@ -161,15 +161,19 @@ type Config struct {
 	// yet answered; a connection whose next frame would pass it is not
 	// read until answers make room. The gRPC port has a budget of the same
 	// size of its own for decoded SendMessage requests; a request beyond
-	// it is answered TOO_MANY_REQUESTS. 0 (default): QueueMaxBytes + 64 MiB,
-	// so the writer queue can still fill and answer SYSTEM_BUSY; negative:
-	// no bound. --read-max-bytes.
+	// it is answered TOO_MANY_REQUESTS. 0 (default): half of QueueMaxBytes,
+	// so both ports together hold at most QueueMaxBytes of large requests
+	// (SENDs still queued past --wait-time-mills-in-send-queue answer
+	// SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]); negative: no bound.
+	// --read-max-bytes.
 	ReadMaxBytes int64
 	// MemoryLimit is the Go runtime's soft memory limit, bytes
 	// (runtime/debug.SetMemoryLimit): the GC works harder as the heap nears
-	// it, so the garbage of refused large SENDs cannot grow the heap to
-	// --gc-percent times the live data. 0 (default): 2 × --queue-max-bytes
-	// + 512 MiB; negative: no limit. GOMEMLIMIT, when set, wins.
+	// it, so the garbage of large SENDs cannot grow the heap to
+	// --gc-percent times the live data. 0 (default): --queue-max-bytes +
+	// 64 MiB, raised while the live heap other than the frames the
+	// listeners hold needs more (stack/memlimit.go); a positive value is
+	// fixed; negative: no limit. GOMEMLIMIT, when set, wins.
 	// --memory-limit.
 	MemoryLimit int64
 	// WaitTimeMillsInSendQueue: a SEND still queued for the writer after

@@ -9,7 +9,7 @@ import (
 
 // EffectiveReadMaxBytes returns the read budget of each remoting listener
 // (remoting.ServerOptions.MaxReadBytes): -1 for none, else ReadMaxBytes or
-// its default, QueueMaxBytes + 64 MiB.
+// its default, half of QueueMaxBytes.
 func (c *Config) EffectiveReadMaxBytes() int64 {
 	switch {
 	case c.ReadMaxBytes < 0:
@@ -17,7 +17,7 @@ func (c *Config) EffectiveReadMaxBytes() int64 {
 	case c.ReadMaxBytes > 0:
 		return c.ReadMaxBytes
 	}
-	return c.QueueMaxBytes + 64<<20
+	return c.QueueMaxBytes / 2
 }
 
 // EffectiveGRPCMaxRecvBytes returns the largest request the gRPC port
@@ -31,7 +31,9 @@ func (c *Config) EffectiveGRPCMaxRecvBytes() int {
 }
 
 // EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
-// none, else MemoryLimit or its default (2 × QueueMaxBytes + 512 MiB).
+// none, else MemoryLimit or its default, QueueMaxBytes + 64 MiB, which
+// Serve raises while the live heap other than held frames needs more
+// (stack/memlimit.go).
 func (c *Config) EffectiveMemoryLimit() int64 {
 	switch {
 	case c.MemoryLimit < 0:
@@ -39,7 +41,7 @@ func (c *Config) EffectiveMemoryLimit() int64 {
 	case c.MemoryLimit > 0:
 		return c.MemoryLimit
 	}
-	return 2*c.QueueMaxBytes + 512<<20
+	return c.QueueMaxBytes + 64<<20
 }
 
 // NamesrvAddrs splits NamesrvAddr into host:port entries, dropping empty

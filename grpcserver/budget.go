@@ -39,3 +39,9 @@ func (b *sendBudget) release(n int64) {
 		b.held.Add(-n)
 	}
 }
+
+// HeldSendBytes returns the bytes of decoded SendMessage requests the
+// endpoint holds now (Config.MaxSendInflightBytes; 0 when unbounded). The
+// process's soft memory limit subtracts them from the live heap
+// (stack/memlimit.go). Any goroutine.
+func (s *Server) HeldSendBytes() int64 { return s.svc.sendHeld.held.Load() }

@@ -130,7 +130,7 @@ func TestSendBudgetRefuses(t *testing.T) {
 			held <- r
 		}()
 	}
-	if !waitFor(1000, func() bool { return srv.svc.sendHeld.held.Load() == int64(fill)*size }) {
+	if !waitFor(1000, func() bool { return srv.HeldSendBytes() == int64(fill)*size }) {
 		t.Fatalf("budget holds %d bytes, want %d", srv.svc.sendHeld.held.Load(), int64(fill)*size)
 	}
 
@@ -185,7 +185,7 @@ func TestSendBudgetRefuses(t *testing.T) {
 			t.Errorf("admitted send: %v", r)
 		}
 	}
-	if h := srv.svc.sendHeld.held.Load(); h != 0 {
+	if h := srv.HeldSendBytes(); h != 0 {
 		t.Fatalf("budget still holds %d bytes", h)
 	}
 }

@@ -101,7 +101,7 @@ func DefaultConfig() Config {
 	return Config{
 		HandshakeTimeout:      10 * time.Second,
 		MaxRecvMsgBytes:       4<<20 + RecvMsgMargin,
-		MaxSendInflightBytes:  320 << 20,
+		MaxSendInflightBytes:  128 << 20,
 		IdleTimeout:           120 * time.Second,
 		KeepaliveTime:         2 * time.Minute,
 		KeepaliveTimeout:      20 * time.Second,

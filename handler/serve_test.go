@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,9 @@ func servingLine(log string) map[string]any {
 
 func TestServeStartsAndStopsCleanly(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	fields, logs, stop := serving(t, d2Config(t.TempDir()))
+	cfg := d2Config(t.TempDir())
+	fields, logs, stop := serving(t, cfg)
+	require.Equal(t, cfg.EffectiveMemoryLimit(), debug.SetMemoryLimit(-1), "Serve applied the default soft memory limit")
 	brokerAddr, _ := fields["broker"].(string)
 	nsAddr, _ := fields["namesrv"].(string)
 	metricsAddr, _ := fields["metrics"].(string)

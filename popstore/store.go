@@ -210,6 +210,7 @@ func Open(opts Options) (*Store, error) {
 	} else {
 		s.log = zerolog.Nop()
 	}
+	tuneMalloc()
 	s.opts = grocksdb.NewDefaultOptions()
 	s.opts.SetCreateIfMissing(true)
 	s.opts.SetCreateIfMissingColumnFamilies(true)

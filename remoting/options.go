@@ -103,10 +103,10 @@ const (
 	// one connection per broker address), far below what exhausts file
 	// descriptors and per-connection buffers.
 	DefaultMaxConns = 10000
-	// DefaultMaxReadBytes is the default ServerOptions.MaxReadBytes: the
-	// default of popshim's --queue-max-bytes (256 MiB) plus 64 MiB, as
-	// popshim's --read-max-bytes defaults.
-	DefaultMaxReadBytes = 320 << 20
+	// DefaultMaxReadBytes is the default ServerOptions.MaxReadBytes: half
+	// the default of popshim's --queue-max-bytes (256 MiB), as popshim's
+	// --read-max-bytes defaults.
+	DefaultMaxReadBytes = 128 << 20
 	// DefaultTLSHandshakeTimeout is the default
 	// ServerOptions.TLSHandshakeTimeout (Netty SslHandler's 10 s).
 	DefaultTLSHandshakeTimeout = 10 * time.Second

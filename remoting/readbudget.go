@@ -127,3 +127,16 @@ func (b *readBudget) stats() (reserved int64, waiting int) {
 	defer b.mu.Unlock()
 	return b.reserved, b.waiting.Len()
 }
+
+// HeldReadBytes returns the bytes of large frames this Server holds now:
+// admitted by its read budget (ServerOptions.MaxReadBytes), being read or
+// not yet answered; 0 when the budget is off. The process's soft memory
+// limit subtracts them from the live heap (stack/memlimit.go). Any
+// goroutine.
+func (s *Server) HeldReadBytes() int64 {
+	if !s.budget.enabled() {
+		return 0
+	}
+	reserved, _ := s.budget.stats()
+	return reserved
+}

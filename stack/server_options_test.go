@@ -67,13 +67,13 @@ func TestMaxConnsFlag(t *testing.T) {
 	require.ErrorContains(t, err, "--max-conns must be in [0,")
 }
 
-// --read-max-bytes reaches both listeners: 0 is --queue-max-bytes + 64 MiB,
+// --read-max-bytes reaches both listeners: 0 is half of --queue-max-bytes,
 // negative disables (-1 in remoting).
 func TestReadMaxBytesReachesListeners(t *testing.T) {
 	c, err := parseConfig(t, []string{"--queue-max-bytes=67108864"}, nil)
 	require.NoError(t, err)
-	require.Equal(t, int64(128<<20), BrokerServerOptions(c, nil).MaxReadBytes)
-	require.Equal(t, int64(128<<20), NamesrvServerOptions(c, nil).MaxReadBytes)
+	require.Equal(t, int64(32<<20), BrokerServerOptions(c, nil).MaxReadBytes)
+	require.Equal(t, int64(32<<20), NamesrvServerOptions(c, nil).MaxReadBytes)
 	c, err = parseConfig(t, nil, map[string]string{"POPSHIM_READ_MAX_BYTES": "-1"})
 	require.NoError(t, err)
 	require.Negative(t, BrokerServerOptions(c, nil).MaxReadBytes)

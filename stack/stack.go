@@ -70,13 +70,20 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 		prev := debug.SetGCPercent(cfg.GCPercent)
 		log.Debug().Int("gc_percent", cfg.GCPercent).Int("previous", prev).Msg("go gc target set")
 	}
-	if limit := cfg.EffectiveMemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+	limit := cfg.EffectiveMemoryLimit()
+	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(limit)
 		log.Debug().Int64("memory_limit", limit).Msg("go soft memory limit set")
 	}
 	st, err := StartStack(cfg, log)
 	if err != nil {
 		return err
+	}
+	if limit > 0 && cfg.MemoryLimit == 0 && os.Getenv("GOMEMLIMIT") == "" {
+		lctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go newMemoryLimiter(limit, gcPercent(), st.heldFrameBytes).run(lctx, done)
+		defer func() { stop(); <-done }()
 	}
 	<-ctx.Done()
 	log.Info().Msg("shutdown requested")

@@ -1,0 +1,133 @@
+package stack
+
+import (
+	"context"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// memoryLimitEvery is how often the default soft memory limit follows the
+// live heap, and memoryLimitWindow how many of those samples it takes the
+// smallest of.
+const (
+	memoryLimitEvery  = 500 * time.Millisecond
+	memoryLimitWindow = 20
+)
+
+// liveHeapMetric is the runtime's live heap after the last GC, bytes.
+const liveHeapMetric = "/gc/heap/live:bytes"
+
+// memoryLimiter keeps the Go runtime's soft memory limit, when
+// --memory-limit is left at 0, at
+//
+//	max(base, min over the last 10 s of (live − held) × growth)
+//
+// base is conf.Config.EffectiveMemoryLimit (--queue-max-bytes + 64 MiB):
+// room for the large frames the listeners hold (each at most
+// --read-max-bytes, half of --queue-max-bytes by default) and for the
+// garbage they leave. live is the heap the last GC found live, held the
+// bytes of those frames now (remoting.Server.HeldReadBytes,
+// grpcserver.Server.HeldSendBytes) and growth 1 + --gc-percent/100. So a
+// flood of 1 MiB SENDs cannot grow the heap to --gc-percent times the
+// frames it holds, while a broker whose own state is large (a million
+// checkpoints in flight, long polls) keeps the heap goal --gc-percent
+// gives it instead of collecting without end under a fixed limit. The
+// minimum over a window drops what a flood keeps live only in passing
+// (stored records on their way to the WriteBatch, answers being
+// written: 50–90 MiB beside 127 MiB of held frames in the 800 × 1 MiB
+// SEND test, 2026-12-05), which growth would otherwise multiply.
+// Used by Serve's goroutine only.
+type memoryLimiter struct {
+	base   int64
+	growth float64
+	held   func() int64 // bytes of frames held by the listeners
+	sample []metrics.Sample
+	others [memoryLimitWindow]int64 // live − held of the last samples, bytes
+	n      int                      // samples taken
+	set    int64                    // the limit last applied, bytes
+}
+
+// gcPercent returns the GC target in force (GOGC or --gc-percent),
+// negative when the GC is off.
+func gcPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 100
+	}
+	p := s[0].Value.Uint64()
+	if p > 1<<20 {
+		return -1
+	}
+	return int(p)
+}
+
+// newMemoryLimiter builds the limiter for base bytes and the GC target
+// gcPercent (negative: GC off, taken as 100).
+func newMemoryLimiter(base int64, gcPercent int, held func() int64) *memoryLimiter {
+	if gcPercent < 0 {
+		gcPercent = 100
+	}
+	return &memoryLimiter{
+		base: base, growth: 1 + float64(gcPercent)/100, held: held,
+		sample: []metrics.Sample{{Name: liveHeapMetric}},
+	}
+}
+
+// limitFor records a sample of live heap bytes of which held are frames
+// and returns the limit for the window that ends with it.
+func (m *memoryLimiter) limitFor(live, held int64) int64 {
+	m.others[m.n%memoryLimitWindow] = max(0, live-held)
+	m.n++
+	least := m.others[0]
+	for _, o := range m.others[:min(m.n, memoryLimitWindow)] {
+		least = min(least, o)
+	}
+	return max(m.base, int64(float64(least)*m.growth))
+}
+
+// update reads the live heap and applies the limit when it moved by more
+// than 1 MiB; it returns the limit in force.
+func (m *memoryLimiter) update() int64 {
+	metrics.Read(m.sample)
+	var live int64
+	if m.sample[0].Value.Kind() == metrics.KindUint64 {
+		live = int64(m.sample[0].Value.Uint64())
+	}
+	next := m.limitFor(live, m.held())
+	if d := next - m.set; d > 1<<20 || d < -(1<<20) {
+		debug.SetMemoryLimit(next)
+		m.set = next
+	}
+	return m.set
+}
+
+// run updates the limit every memoryLimitEvery until ctx is done, then
+// closes done.
+func (m *memoryLimiter) run(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(memoryLimitEvery)
+	defer t.Stop()
+	for {
+		m.update()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// heldFrameBytes returns the bytes of large frames the listeners hold now
+// (memoryLimiter's held). Any goroutine.
+func (st *Stack) heldFrameBytes() int64 {
+	n := st.broker.HeldReadBytes()
+	if st.namesrv != nil {
+		n += st.namesrv.HeldReadBytes()
+	}
+	if st.grpc != nil {
+		n += st.grpc.srv.HeldSendBytes()
+	}
+	return n
+}
