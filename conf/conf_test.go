@@ -292,6 +292,7 @@ func TestMemoryLimitFlag(t *testing.T) {
 	c, err := parse(t, []string{"--queue-max-bytes=67108864"}, nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(128<<20), c.EffectiveMemoryLimit())
+	require.Equal(t, int64(640<<20), c.MemoryLimitCeiling())
 	c, err = parse(t, []string{"--memory-limit=-1"}, nil)
 	require.NoError(t, err)
 	require.Zero(t, c.EffectiveMemoryLimit())

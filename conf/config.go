@@ -172,8 +172,8 @@ type Config struct {
 	// it, so the garbage of large SENDs cannot grow the heap to
 	// --gc-percent times the live data. 0 (default): --queue-max-bytes +
 	// 64 MiB, raised while the live heap other than the frames the
-	// listeners hold needs more (stack/memlimit.go); a positive value is
-	// fixed; negative: no limit. GOMEMLIMIT, when set, wins.
+	// listeners hold needs more, up to 2 × --queue-max-bytes + 512 MiB
+	// (stack/memlimit.go); a positive value is fixed; negative: no limit. GOMEMLIMIT, when set, wins.
 	// --memory-limit.
 	MemoryLimit int64
 	// WaitTimeMillsInSendQueue: a SEND still queued for the writer after

@@ -44,6 +44,12 @@ func (c *Config) EffectiveMemoryLimit() int64 {
 	return c.QueueMaxBytes + 64<<20
 }
 
+// MemoryLimitCeiling returns the most Serve raises the default soft memory
+// limit to (stack/memlimit.go): 2 × QueueMaxBytes + 512 MiB.
+func (c *Config) MemoryLimitCeiling() int64 {
+	return 2*c.QueueMaxBytes + 512<<20
+}
+
 // NamesrvAddrs splits NamesrvAddr into host:port entries, dropping empty
 // ones. Nil when none are configured.
 func (c *Config) NamesrvAddrs() []string {

@@ -21,7 +21,7 @@ const liveHeapMetric = "/gc/heap/live:bytes"
 // memoryLimiter keeps the Go runtime's soft memory limit, when
 // --memory-limit is left at 0, at
 //
-//	max(base, min over the last 10 s of (live − held) × growth)
+//	min(ceiling, max(base, min over the last 10 s of (live − held) × growth))
 //
 // base is conf.Config.EffectiveMemoryLimit (--queue-max-bytes + 64 MiB):
 // room for the large frames the listeners hold (each at most
@@ -36,16 +36,21 @@ const liveHeapMetric = "/gc/heap/live:bytes"
 // minimum over a window drops what a flood keeps live only in passing
 // (stored records on their way to the WriteBatch, answers being
 // written: 50–90 MiB beside 127 MiB of held frames in the 800 × 1 MiB
-// SEND test, 2026-12-05), which growth would otherwise multiply.
+// SEND test, 2026-12-05), which growth would otherwise multiply. ceiling
+// (conf.Config.MemoryLimitCeiling, 2 × --queue-max-bytes + 512 MiB, the
+// fixed default before 2026-12-05) caps it: requests that grpc-go is
+// still reading are live but not held, so a flood of large SendMessage
+// calls would otherwise look like broker state.
 // Used by Serve's goroutine only.
 type memoryLimiter struct {
-	base   int64
-	growth float64
-	held   func() int64 // bytes of frames held by the listeners
-	sample []metrics.Sample
-	others [memoryLimitWindow]int64 // live − held of the last samples, bytes
-	n      int                      // samples taken
-	set    int64                    // the limit last applied, bytes
+	base    int64
+	ceiling int64
+	growth  float64
+	held    func() int64 // bytes of frames held by the listeners
+	sample  []metrics.Sample
+	others  [memoryLimitWindow]int64 // live − held of the last samples, bytes
+	n       int                      // samples taken
+	set     int64                    // the limit last applied, bytes
 }
 
 // gcPercent returns the GC target in force (GOGC or --gc-percent),
@@ -63,14 +68,14 @@ func gcPercent() int {
 	return int(p)
 }
 
-// newMemoryLimiter builds the limiter for base bytes and the GC target
-// gcPercent (negative: GC off, taken as 100).
-func newMemoryLimiter(base int64, gcPercent int, held func() int64) *memoryLimiter {
+// newMemoryLimiter builds the limiter for base and ceiling bytes and the
+// GC target gcPercent (negative: GC off, taken as 100).
+func newMemoryLimiter(base, ceiling int64, gcPercent int, held func() int64) *memoryLimiter {
 	if gcPercent < 0 {
 		gcPercent = 100
 	}
 	return &memoryLimiter{
-		base: base, growth: 1 + float64(gcPercent)/100, held: held,
+		base: base, ceiling: max(base, ceiling), growth: 1 + float64(gcPercent)/100, held: held,
 		sample: []metrics.Sample{{Name: liveHeapMetric}},
 	}
 }
@@ -84,7 +89,7 @@ func (m *memoryLimiter) limitFor(live, held int64) int64 {
 	for _, o := range m.others[:min(m.n, memoryLimitWindow)] {
 		least = min(least, o)
 	}
-	return max(m.base, int64(float64(least)*m.growth))
+	return min(m.ceiling, max(m.base, int64(float64(least)*m.growth)))
 }
 
 // update reads the live heap and applies the limit when it moved by more

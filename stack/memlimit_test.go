@@ -15,7 +15,7 @@ import (
 // raise it.
 func TestMemoryLimiterFollowsLiveHeapButNotFrames(t *testing.T) {
 	const mib = 1 << 20
-	m := newMemoryLimiter(320*mib, 400, func() int64 { return 0 })
+	m := newMemoryLimiter(320*mib, 2000*mib, 400, func() int64 { return 0 })
 	require.Equal(t, int64(365*mib), m.limitFor(200*mib, 127*mib), "the only sample: 73 MiB other × 5")
 	for range memoryLimitWindow {
 		require.Equal(t, int64(320*mib), m.limitFor(140*mib, 127*mib))
@@ -26,8 +26,12 @@ func TestMemoryLimiterFollowsLiveHeapButNotFrames(t *testing.T) {
 	}
 	require.Equal(t, int64(1500*mib), m.limitFor(300*mib, 0), "300 MiB of broker state keeps --gc-percent's goal")
 	require.Equal(t, int64(320*mib), m.limitFor(100*mib, 200*mib), "held above live counts as none other")
+	for range memoryLimitWindow {
+		m.limitFor(900*mib, 0)
+	}
+	require.Equal(t, int64(2000*mib), m.limitFor(900*mib, 0), "never above the ceiling")
 
-	off := newMemoryLimiter(64*mib, -1, func() int64 { return 0 })
+	off := newMemoryLimiter(64*mib, 1000*mib, -1, func() int64 { return 0 })
 	for range memoryLimitWindow {
 		off.limitFor(100*mib, 0)
 	}
@@ -39,7 +43,7 @@ func TestMemoryLimiterAppliesAndStops(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(prev)
 	const base = 7 << 30 // above any live heap of this test binary
-	m := newMemoryLimiter(base, gcPercent(), func() int64 { return 0 })
+	m := newMemoryLimiter(base, base, gcPercent(), func() int64 { return 0 })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go m.run(ctx, done)

@@ -82,7 +82,7 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 	if limit > 0 && cfg.MemoryLimit == 0 && os.Getenv("GOMEMLIMIT") == "" {
 		lctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go newMemoryLimiter(limit, gcPercent(), st.heldFrameBytes).run(lctx, done)
+		go newMemoryLimiter(limit, cfg.MemoryLimitCeiling(), gcPercent(), st.heldFrameBytes).run(lctx, done)
 		defer func() { stop(); <-done }()
 	}
 	<-ctx.Done()
