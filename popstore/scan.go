@@ -102,8 +102,9 @@ type scanResult struct {
 
 // scanRange copies the values of [start, upper) of cf in key order into
 // buf (as many as fit its capacity) and their lengths into lens (at most
-// len(lens) records), stopping before the total would pass maxBytes unless
-// firstFree and nothing was copied yet. start and upper are read during the
+// len(lens) records), stopping before the total would pass maxBytes (≤ 0:
+// nothing but a free first record) unless firstFree and nothing was copied
+// yet. start and upper are read during the
 // call only. One cgo call; blocks on RocksDB. REQUIRES: readGuard held.
 func (s *Store) scanRange(cf *grocksdb.ColumnFamilyHandle, start, upper []byte, maxBytes int, firstFree bool,
 	buf []byte, lens []C.size_t) (scanResult, error) {
@@ -127,7 +128,7 @@ func (s *Store) scanRange(cf *grocksdb.ColumnFamilyHandle, start, upper []byte, 
 	n := C.popshim_scan((*C.rocksdb_t)(cObject(s.db)), (*C.rocksdb_column_family_handle_t)(cObject(cf)),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(start))), C.size_t(len(start)),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(upper))), C.size_t(len(upper)),
-		C.int(len(lens)), C.size_t(maxBytes), first,
+		C.int(len(lens)), C.size_t(max(maxBytes, 0)), first,
 		bufp, C.size_t(cap(buf)), unsafe.SliceData(lens), &last, &need, &stop, &cerr)
 	if cerr != nil {
 		msg := C.GoString(cerr)

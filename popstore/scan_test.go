@@ -46,7 +46,7 @@ func TestScanRangeMatchesIterator(t *testing.T) {
 				// Budgets that end exactly at a record boundary, and one byte short.
 				all, _, err := s.ReadMessagesByIterator("T", 1, from, maxCount, 1<<30)
 				require.NoError(t, err)
-				budgets := []int{1, 100, 2500, 6000, 1 << 20}
+				budgets := []int{-5, 0, 1, 100, 2500, 6000, 1 << 20}
 				sum := 0
 				for _, r := range all {
 					sum += len(r)
