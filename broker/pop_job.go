@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/popshim/popshim/batch"
@@ -127,7 +128,18 @@ type popOutcome struct {
 	leases    []orderLease
 	orderInfo []byte
 	lease     *orderLease // the queue being read (appendRecord)
+	// rb holds the records of the queue being read (readQueue) during
+	// collect, nil outside it.
+	rb *popstore.ReadBuffer
 }
+
+// popReadBuffers recycles the memory POP reads copy records into: a record
+// lives only until appendRecord has copied it into the reply.
+var popReadBuffers = sync.Pool{New: func() any { return new(popstore.ReadBuffer) }}
+
+// maxPooledReadBuffer bounds the read buffer kept for the next POP, bytes:
+// a larger one (a POP of large messages) is left to the garbage collector.
+const maxPooledReadBuffer = 1 << 20
 
 // Run executes the POP on a reader goroutine (submit it with SubmitRead).
 // A panic before the writer took the POP's op is recovered here (recover):
@@ -237,6 +249,13 @@ func (j *PopJob) recover(v any, o *popOutcome, owned bool) {
 // taken (o.held, recorded as soon as each is taken).
 func (j *PopJob) collect(o *popOutcome) {
 	s := j.s
+	o.rb = popReadBuffers.Get().(*popstore.ReadBuffer)
+	defer func() {
+		if o.rb.Cap() <= maxPooledReadBuffer {
+			popReadBuffers.Put(o.rb)
+		}
+		o.rb = nil
+	}()
 	o.popTime = s.nowMillis()
 	seq := s.popSeq[j.seqStripe].Add(1) - 1
 	retryFirst := s.Settings.RetryFirstEvery > 0 && seq%s.Settings.RetryFirstEvery == 0

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"slices"
+
 	"github.com/popshim/popshim/broker/longpoll"
 	"github.com/popshim/popshim/broker/orderly"
 	"github.com/popshim/popshim/codec"
@@ -75,7 +77,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		if j.filter != nil {
 			want = min(256, svc.Settings.MaxScanPerQueue-scanned)
 		}
-		recs, nxt, err := st.ReadMessages(s.topic, s.queueID, next, want, svc.Settings.MaxPopBytes-len(o.body))
+		recs, nxt, err := st.ReadMessagesInto(o.rb, s.topic, s.queueID, next, want, svc.Settings.MaxPopBytes-len(o.body))
 		if err != nil {
 			if o.readErr == nil {
 				o.readErr = err
@@ -86,6 +88,10 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		if len(recs) == 0 {
 			next = max(next, nxt)
 			break
+		}
+		o.body = growBody(o.body, recs, len(svc.Settings.BrokerName))
+		if !j.h.Order {
+			o.cks = slices.Grow(o.cks, len(recs))
 		}
 		for _, rec := range recs {
 			scanned++
@@ -115,7 +121,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 			if ckStart < 0 {
 				ckStart = m.QueueOffset
 			}
-			if err := j.appendRecord(o, &m, s, ckStart); err != nil {
+			if err := j.appendRecord(o, rec, &m, s, ckStart); err != nil {
 				svc.Log.Error().Err(err).Str("topic", s.topic).Int64("queueOffset", m.QueueOffset).Msg("pop: cannot re-encode record")
 				continue
 			}
@@ -203,13 +209,31 @@ func (j *PopJob) initOffset(s popSource, minOff, maxOff int64) int64 {
 	return max(maxOff-1, minOff, 0)
 }
 
-// appendRecord adds one message to the response body with its POP_CK
-// property, and its checkpoint. Retry messages are returned under the
-// requested (original) topic, as the Java broker does by default. ckStart
-// is receipt field 0 (and the startOffsetInfo value): the first offset this
-// POP returns from the queue, so BATCH_ACK bits stay small and never point
-// below a returned message.
-func (j *PopJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, ckStart int64) error {
+// popEntryExtra bounds what a POP reply entry adds to its stored record,
+// besides the broker name: the POP_CK pair around the other fields of the
+// receipt handle, and a separator.
+const popEntryExtra = 96
+
+// growBody returns body with room for recs as POP reply entries (growBody
+// sizes the reply once per read instead of doubling it record by record).
+func growBody(body []byte, recs [][]byte, brokerNameLen int) []byte {
+	n := 0
+	for _, r := range recs {
+		n += len(r) + popEntryExtra + brokerNameLen
+	}
+	return slices.Grow(body, n)
+}
+
+// appendRecord adds one message (the stored record rec, decoded as m) to
+// the response body with its POP_CK property, and its checkpoint. Retry
+// messages are returned under the requested (original) topic, as the Java
+// broker does by default. ckStart is receipt field 0 (and the
+// startOffsetInfo value): the first offset this POP returns from the queue,
+// so BATCH_ACK bits stay small and never point below a returned message.
+// A record of the requested topic is copied with the property appended
+// (codec.AppendPopRecord); a retry record, or one the fast path declines,
+// is decoded and encoded again.
+func (j *PopJob) appendRecord(o *popOutcome, rec []byte, m *codec.MessageExt, s popSource, ckStart int64) error {
 	svc := j.s
 	ei := codec.ExtraInfo{
 		CkQueueOffset: ckStart, PopTime: o.popTime, InvisibleTime: j.h.InvisibleTime,
@@ -218,29 +242,37 @@ func (j *PopJob) appendRecord(o *popOutcome, m *codec.MessageExt, s popSource, c
 	if j.h.Order {
 		ei.ReviveQid = codec.PopOrderReviveQueue
 	}
-	props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
-	if err != nil {
-		return err
-	}
-	out := *m
-	out.Properties = props
+	reconsume := m.ReconsumeTimes
 	if l := o.lease; j.h.Order && l != nil {
 		// The count is also the record's reconsumeTimes: a client that
 		// finds POP_CK in the message (as popshim sends it) keeps the
 		// record's value rather than reading orderCountInfo
 		// (MQClientAPIImpl.processPopResponse).
 		if n := orderly.CountFor(l.prev, l.had, j.h.AttemptID, m.QueueOffset); n > 0 {
-			out.ReconsumeTimes = n
+			reconsume = n
 		}
 	}
-	if s.flag != codec.RetryFlagNormal {
-		out.Topic = j.h.Topic
+	fast := false
+	if s.flag == codec.RetryFlagNormal {
+		o.body, fast = codec.AppendPopRecord(o.body, rec, m, reconsume, &ei)
 	}
-	body, err := codec.AppendMessage(o.body, &out)
-	if err != nil {
-		return err
+	if !fast {
+		props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
+		if err != nil {
+			return err
+		}
+		out := *m
+		out.Properties = props
+		out.ReconsumeTimes = reconsume
+		if s.flag != codec.RetryFlagNormal {
+			out.Topic = j.h.Topic
+		}
+		body, err := codec.AppendMessage(o.body, &out)
+		if err != nil {
+			return err
+		}
+		o.body = body
 	}
-	o.body = body
 	if j.h.Order {
 		return nil // the lease (orderLease), not a checkpoint, holds it
 	}

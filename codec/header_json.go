@@ -307,7 +307,13 @@ const hexDigits = "0123456789abcdef"
 // so the output is always UTF-8 as RFC 8259 requires.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
+	// The plain ASCII run at the start (often all of s) is copied at once.
+	plain := 0
+	for plain < len(s) && s[plain] >= 0x20 && s[plain] < utf8.RuneSelf && s[plain] != '"' && s[plain] != '\\' {
+		plain++
+	}
+	dst = append(dst, s[:plain]...)
+	for i := plain; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '"' || c == '\\':

@@ -62,6 +62,9 @@
 // safe on the gnet event loop. ReadMessages, ReadMessage,
 // MessageByPhysicalOffset, SearchOffsetByTimestamp, ScanCheckpoints,
 // Checkpoint and MetaValue read RocksDB and must run on a reader goroutine.
+// ReadMessages (and ReadMessagesInto, which reuses the caller's
+// ReadBuffer) reads a queue range in one cgo call (scan.go): the seek, the
+// iteration and the copies run in C, as Txn.Commit's write is one call.
 //
 // # Recovery and retention
 //

@@ -1,6 +1,10 @@
 package popstore
 
-import "github.com/linxGnu/grocksdb"
+import (
+	"encoding/binary"
+
+	"github.com/linxGnu/grocksdb"
+)
 
 // FlushMemtables starts (wait=false) or performs (wait=true) a flush of the
 // messages, pop and offsets memtables, so that tests switch memtables while
@@ -64,3 +68,40 @@ func (s *Store) WaitCompactions(rounds int, pause func()) bool {
 	}
 	return false
 }
+
+// ReadMessagesByIterator is ReadMessages through grocksdb's Iterator, one
+// cgo call per step, as it was before scanRange: the reference the tests
+// compare readRange with. Test-only.
+func (s *Store) ReadMessagesByIterator(topic string, queueId int32, fromOffset int64, maxCount, maxBytes int) ([][]byte, int64, error) {
+	q := s.queue(topic, queueId)
+	if q == nil {
+		return nil, 0, nil
+	}
+	lo, hi := q.min.Load(), q.max.Load()
+	fromOffset = max(fromOffset, lo)
+	if fromOffset >= hi || maxCount <= 0 {
+		return nil, min(fromOffset, hi), nil
+	}
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	ro.SetIterateUpperBound(messageKey(nil, topic, queueId, hi))
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	var records [][]byte
+	next, total := fromOffset, 0
+	for it.Seek(messageKey(nil, topic, queueId, fromOffset)); it.Valid() && len(records) < maxCount; it.Next() {
+		v := it.Value().Data()
+		if len(records) > 0 && total+len(v) > maxBytes {
+			break
+		}
+		k := it.Key().Data()
+		next = int64(binary.BigEndian.Uint64(k[len(k)-8:])) + 1
+		records = append(records, append([]byte(nil), v...))
+		total += len(v)
+	}
+	return records, next, it.Err()
+}
+
+// SetRecordAvg sets the running record size that sizes readRange's
+// buffers, bytes. Test-only.
+func (s *Store) SetRecordAvg(n int64) { s.recordAvg.Store(n) }

@@ -1,7 +1,6 @@
 package popstore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -60,6 +59,15 @@ func (s *Store) MinOffset(topic string, queueId int32) int64 {
 // call from a reader goroutine, never the event loop or the writer.
 // Errors: ErrClosed, RocksDB read errors.
 func (s *Store) ReadMessages(topic string, queueId int32, fromOffset int64, maxCount, maxBytes int) (records [][]byte, nextOffset int64, err error) {
+	return s.ReadMessagesInto(nil, topic, queueId, fromOffset, maxCount, maxBytes)
+}
+
+// ReadMessagesInto is ReadMessages that copies the records into rb's
+// memory instead of new memory when rb is not nil: the records (and the
+// returned slice of them) are then valid until the next call with rb, which
+// reuses that memory. A nil rb is ReadMessages. One goroutine at a time may
+// use an rb. Errors: as ReadMessages.
+func (s *Store) ReadMessagesInto(rb *ReadBuffer, topic string, queueId int32, fromOffset int64, maxCount, maxBytes int) (records [][]byte, nextOffset int64, err error) {
 	if !s.readGuard() {
 		return nil, fromOffset, s.guardErr()
 	}
@@ -78,27 +86,7 @@ func (s *Store) ReadMessages(topic string, queueId int32, fromOffset int64, maxC
 		}
 		return nil, fromOffset, nil
 	}
-	ro := grocksdb.NewDefaultReadOptions()
-	defer ro.Destroy()
-	ro.SetIterateUpperBound(messageKey(nil, topic, queueId, max))
-	it := s.db.NewIteratorCF(ro, s.cfMessages())
-	defer it.Close()
-	nextOffset = fromOffset
-	total := 0
-	for it.Seek(messageKey(nil, topic, queueId, fromOffset)); it.Valid() && len(records) < maxCount; it.Next() {
-		v := it.Value().Data()
-		if len(records) > 0 && total+len(v) > maxBytes {
-			break
-		}
-		k := it.Key().Data()
-		nextOffset = int64(binary.BigEndian.Uint64(k[len(k)-8:])) + 1
-		records = append(records, append([]byte(nil), v...))
-		total += len(v)
-	}
-	if err := it.Err(); err != nil {
-		return nil, fromOffset, fmt.Errorf("popstore: read %s/%d: %w", topic, queueId, err)
-	}
-	return records, nextOffset, nil
+	return s.readRange(rb, topic, queueId, fromOffset, max, maxCount, maxBytes)
 }
 
 // readOne returns the record at queueOffset, or ErrNotFound.

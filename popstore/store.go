@@ -130,6 +130,9 @@ type Store struct {
 	// before one); QueryMessagesByKey reports it.
 	lastIndexed atomic.Pointer[indexMark]
 	onApp       atomic.Pointer[AppendListener]
+	// recordAvg is a running average of the record sizes readRange copied,
+	// bytes (0 before the first): it sizes the next read's buffer.
+	recordAvg atomic.Int64
 
 	// serialMu orders the Txns that touch queue offsets, the physical
 	// offset or metadata: held from the first such call until Commit or
