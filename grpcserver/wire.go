@@ -13,7 +13,8 @@ import (
 )
 
 // wireCodec is the server's gRPC codec: grpc-go's protobuf codec, except
-// that a ReceiveMessageResponse carrying a Message (one per delivered
+// that an AckMessageRequest is decoded by decodeAckRequest (wire_ack.go)
+// and a ReceiveMessageResponse carrying a Message (one per delivered
 // message, the bulk of a receive stream) is encoded by appendReceiveMessage
 // rather than by protobuf's generic marshaller, which walks each message's
 // reflection tables and sizes every nested message before writing it
@@ -36,8 +37,19 @@ func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return c.proto.Marshal(v)
 }
 
-// Unmarshal implements encoding.CodecV2.
-func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+// Unmarshal implements encoding.CodecV2: an AckMessageRequest by
+// decodeAckRequest when it takes it, everything else by protobuf.
+func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if r, ok := v.(*v2.AckMessageRequest); ok {
+		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+		done := decodeAckRequest(buf.ReadOnlyData(), r)
+		buf.Free()
+		if done {
+			return nil
+		}
+	}
+	return c.proto.Unmarshal(data, v)
+}
 
 // Name implements encoding.CodecV2: "proto".
 func (c wireCodec) Name() string { return c.proto.Name() }
