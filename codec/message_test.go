@@ -165,6 +165,26 @@ func TestProperties(t *testing.T) {
 	if v, ok := PropertyValue(s, "TAGS"); !ok || v != "B" {
 		t.Fatal("PropertyValue: last pair wins")
 	}
+	var pairs []string
+	for k, v := range Properties(s) {
+		pairs = append(pairs, k+"="+v)
+	}
+	if want := []string{"TAGS=A", "KEYS=x\x01y", "TAGS=B", "last=v"}; !reflect.DeepEqual(pairs, want) {
+		t.Fatalf("Properties: every valid pair in order: got %q", pairs)
+	}
+	for k := range Properties(s) {
+		if k != "TAGS" {
+			t.Fatalf("Properties: went on after the loop stopped, at %q", k)
+		}
+		break
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		for k, v := range Properties(s) {
+			_, _ = k, v
+		}
+	}); n != 0 {
+		t.Fatalf("Properties allocates %v times", n)
+	}
 	enc, err := EncodeProperties(map[string]string{"b": "2", "a": "1", "empty": ""})
 	if err != nil || enc != "a\x011\x02b\x012\x02" {
 		t.Fatalf("deterministic encode: %q %v", enc, err)

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -44,6 +45,14 @@ func propertyPairs(s string, fn func(k, v string) bool) {
 			return
 		}
 	}
+}
+
+// Properties yields the valid pairs of the properties string s in order,
+// by the rules above; a repeated name is yielded once per pair, so a
+// reader that keeps the last value of each name sees what DecodeProperties
+// returns. Names and values alias s; iterating allocates nothing.
+func Properties(s string) iter.Seq2[string, string] {
+	return func(yield func(k, v string) bool) { propertyPairs(s, yield) }
 }
 
 // PropertyValue returns the value of key in the properties string props and

@@ -21,7 +21,9 @@ import (
 // under auto-renew, the handle the endpoint renewed last replaces the
 // client's (leases.take) and the lease ends.
 //
-// AckMessage: each entry is acked on its own, all at once; one
+// AckMessage: each entry is acked on its own, all at once (the core's
+// AckEach: the deletes of all entries in one writer op, each entry
+// answered as its own ACK would be; ackEntries); one
 // AckMessageResultEntry per entry in request order (message_id and the
 // client's receipt_handle echoed, the entry's Status), top-level Status as
 // SendMessage's. Entry codes: OK once the checkpoint's delete is durable
@@ -86,16 +88,55 @@ func (s *service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 	if len(entries) == 0 {
 		return &v2.AckMessageResponse{Status: NewStatus(v2.Code_BAD_REQUEST, "no entry to ack")}, nil
 	}
-	results := awaitAll(ctx, len(entries), func(i int, done func(struct{}, error)) {
-		s.ackOne(id, group, topic, entries[i].GetReceiptHandle(), func(err error) { done(struct{}{}, err) })
+	results := awaitEach(ctx, len(entries), func(done func(int, struct{}, error)) {
+		s.ackEntries(id, group, topic, entries, func(i int, err error) { done(i, struct{}{}, err) })
 	})
 	resp := &v2.AckMessageResponse{Entries: make([]*v2.AckMessageResultEntry, len(entries))}
+	each := make([]v2.AckMessageResultEntry, len(entries))
+	var ok *v2.Status // one OK Status for every entry that has it
 	for i, r := range results {
-		resp.Entries[i] = &v2.AckMessageResultEntry{MessageId: entries[i].GetMessageId(),
-			ReceiptHandle: entries[i].GetReceiptHandle(), Status: entryStatus(OpAck, r.err)}
+		e := &each[i]
+		e.MessageId, e.ReceiptHandle = entries[i].GetMessageId(), entries[i].GetReceiptHandle()
+		if r.err == nil {
+			if ok == nil {
+				ok = StatusOK()
+			}
+			e.Status = ok
+		} else {
+			e.Status = entryStatus(OpAck, r.err)
+		}
+		resp.Entries[i] = e
 	}
 	resp.Status = commonStatus(resp.Entries)
 	return resp, nil
+}
+
+// ackEntries acks the handle of each entry (the lease's newest handle when
+// client id holds the message under auto-renew) with the core's AckEach:
+// the deletes of all entries whose handle is at hand go to the writer as
+// one op; an entry whose lease is being renewed is acked on its own once
+// the renewal completes. done(i, err) once per entry i, with the core's
+// outcome or a statusError.
+func (s *service) ackEntries(id, group, topic string, entries []*v2.AckMessageEntry, done func(int, error)) {
+	reqs := make([]broker.AckRequest, 0, len(entries))
+	at := make([]int, 0, len(entries))
+	for i, e := range entries {
+		handle := e.GetReceiptHandle()
+		ei, err := ParseReceiptHandle(handle)
+		if err != nil {
+			done(i, &statusError{NewStatus(v2.Code_INVALID_RECEIPT_HANDLE, err.Error())})
+			continue
+		}
+		h, hei, now := s.leases.takeOrWait(id, group, topic, ei, handle, func(h string, hei codec.ExtraInfo) {
+			s.core.Ack(ackRequestOf(group, topic, h, hei), func(err error) { done(i, err) })
+		})
+		if now {
+			reqs, at = append(reqs, ackRequestOf(group, topic, h, hei)), append(at, i)
+		}
+	}
+	if len(reqs) > 0 {
+		s.core.AckEach(reqs, func(j int, err error) { done(at[j], err) })
+	}
 }
 
 // ackOne acks one handle of client id (the lease's newest handle when the
@@ -108,9 +149,15 @@ func (s *service) ackOne(id, group, topic, handle string, done func(error)) {
 		return
 	}
 	s.leases.take(id, group, topic, ei, handle, func(h string, hei codec.ExtraInfo) {
-		s.core.Ack(broker.AckRequest{ConsumerGroup: group, Topic: hei.RealTopic(topic, group),
-			QueueID: hei.QueueID, Offset: hei.QueueOffset, ExtraInfo: h}, done)
+		s.core.Ack(ackRequestOf(group, topic, h, hei), done)
 	})
+}
+
+// ackRequestOf is the core's ACK of handle h (parsed: hei) for group and
+// the request's topic.
+func ackRequestOf(group, topic, h string, hei codec.ExtraInfo) broker.AckRequest {
+	return broker.AckRequest{ConsumerGroup: group, Topic: hei.RealTopic(topic, group),
+		QueueID: hei.QueueID, Offset: hei.QueueOffset, ExtraInfo: h}
 }
 
 // ChangeInvisibleDuration implements v2.MessagingServiceServer; see above.

@@ -3,8 +3,9 @@ package grpcserver
 import (
 	"crypto/md5"
 	"fmt"
-	"strconv"
+	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -55,18 +56,20 @@ type DeliveryOptions struct {
 // proxy logs it as a bug). Any goroutine; m is not modified and the result
 // shares m.Body when the body is sent unchanged.
 func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
-	ck, ok := m.Property(codec.PropertyPopCK)
-	if !ok {
+	props := storedPropsOf(m.Properties)
+	if props.popCK == "" {
 		return nil, fmt.Errorf("grpcserver: record %s queue %d offset %d has no %s property", m.Topic, m.QueueID, m.QueueOffset, codec.PropertyPopCK)
 	}
-	handle, ei, err := receiptHandleOf(validUTF8(ck), m.PhysicalOffset)
+	handle, ei, err := receiptHandleOf(props.popCK, m.PhysicalOffset)
 	if err != nil {
 		return nil, err
 	}
-	msg := RecordMessage(m, opt)
-	msg.SystemProperties.ReceiptHandle = &handle
-	msg.SystemProperties.InvisibleDuration = durationpb.New(time.Duration(ei.InvisibleTime) * time.Millisecond)
-	return msg, nil
+	p := recordParts(m, &props, opt)
+	p.handle = handle
+	p.sp.ReceiptHandle = &p.handle
+	p.invisible = durationOf(time.Duration(ei.InvisibleTime) * time.Millisecond)
+	p.sp.InvisibleDuration = &p.invisible
+	return &p.msg, nil
 }
 
 // RecordMessage converts a stored record that was not popped into a v5
@@ -76,44 +79,69 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 // message this way (message_type TRANSACTION). Any goroutine; m is not
 // modified and the result may share m.Body.
 func RecordMessage(m *codec.MessageExt, opt DeliveryOptions) *v2.Message {
-	props := codec.DecodeProperties(m.Properties)
-	if !utf8.ValidString(m.Properties) {
-		props = validUTF8Props(props)
+	props := storedPropsOf(m.Properties)
+	return &recordParts(m, &props, opt).msg
+}
+
+// messageParts are the objects one converted Message is made of. They are
+// allocated together, as one block that lives as long as the Message: a
+// delivered message costs one allocation for them instead of one each.
+type messageParts struct {
+	msg                       v2.Message
+	sp                        v2.SystemProperties
+	topic                     v2.Resource
+	digest                    v2.Digest
+	born, store, delivery     timestamppb.Timestamp
+	invisible                 durationpb.Duration
+	queueOffset               int64
+	attempt                   int32
+	tag, group, trace, handle string
+}
+
+// recordParts builds the Message of RecordMessage from m and its stored
+// properties p (storedPropsOf of m.Properties). The user properties are
+// p.user (not copied).
+func recordParts(m *codec.MessageExt, p *storedProps, opt DeliveryOptions) *messageParts {
+	b := new(messageParts)
+	sp := &b.sp
+	b.queueOffset, b.attempt = m.QueueOffset, m.ReconsumeTimes+1
+	b.born, b.store = timestampOf(m.BornTimestamp), timestampOf(m.StoreTimestamp)
+	sp.QueueId, sp.QueueOffset, sp.DeliveryAttempt = m.QueueID, &b.queueOffset, &b.attempt
+	sp.BornTimestamp, sp.StoreTimestamp = &b.born, &b.store
+	sp.MessageType = p.messageType()
+	sp.MessageId = p.uniqKey
+	if sp.MessageId == "" {
+		sp.MessageId = m.OffsetMsgID() // hex: valid UTF-8
 	}
-	sp := &v2.SystemProperties{
-		MessageId:       validUTF8(m.MsgID()),
-		QueueId:         m.QueueID,
-		QueueOffset:     &m.QueueOffset,
-		DeliveryAttempt: ptr(m.ReconsumeTimes + 1),
-		BornTimestamp:   timestamppb.New(time.UnixMilli(m.BornTimestamp)),
-		StoreTimestamp:  timestamppb.New(time.UnixMilli(m.StoreTimestamp)),
-		MessageType:     messageTypeOf(props),
+	if p.tags != "" {
+		b.tag = p.tags
+		sp.Tag = &b.tag
 	}
-	if v := props[codec.PropertyTags]; v != "" {
-		sp.Tag = ptr(v)
+	if p.keys != "" {
+		sp.Keys = strings.Fields(p.keys)
 	}
-	if v := props[codec.PropertyKeys]; v != "" {
-		sp.Keys = strings.Fields(v)
-	}
-	if v := props[codec.PropertyBornHost]; strings.TrimSpace(v) != "" {
-		sp.BornHost = v
+	if strings.TrimSpace(p.bornHost) != "" {
+		sp.BornHost = p.bornHost
 	} else if m.BornHost.IsValid() {
 		sp.BornHost = m.BornHost.Addr().Unmap().String()
 	}
 	if m.StoreHost.IsValid() {
-		sp.StoreHost = m.StoreHost.String()
+		sp.StoreHost = storeHostString(m.StoreHost)
 	}
-	if ts, ok := deliveryTimeOf(props, opt.Now); ok {
-		sp.DeliveryTimestamp = timestamppb.New(time.UnixMilli(ts))
+	if ts, ok := p.deliveryTime(opt.Now); ok {
+		b.delivery = timestampOf(ts)
+		sp.DeliveryTimestamp = &b.delivery
 	}
-	if v := props[codec.PropertyShardingKey]; v != "" {
-		sp.MessageGroup = ptr(v)
+	if p.shardingKey != "" {
+		b.group = p.shardingKey
+		sp.MessageGroup = &b.group
 	}
-	if v := props[codec.PropertyTraceContext]; v != "" {
-		sp.TraceContext = ptr(v)
+	if p.traceContext != "" {
+		b.trace = p.traceContext
+		sp.TraceContext = &b.trace
 	}
-	if t, id := props[codec.PropertyDLQOriginTopic], props[codec.PropertyDLQOriginMessageID]; t != "" && id != "" {
-		sp.DeadLetterQueue = &v2.DeadLetterQueue{Topic: t, MessageId: id}
+	if p.dlqTopic != "" && p.dlqMessageID != "" {
+		sp.DeadLetterQueue = &v2.DeadLetterQueue{Topic: p.dlqTopic, MessageId: p.dlqMessageID}
 	}
 	body := m.Body
 	sp.BodyEncoding = v2.Encoding_IDENTITY
@@ -125,21 +153,43 @@ func RecordMessage(m *codec.MessageExt, opt DeliveryOptions) *v2.Message {
 			}
 		}
 	}
-	sp.BodyDigest = &v2.Digest{Type: v2.DigestType_MD5, Checksum: md5UpperHex(body)}
-	// props becomes the user properties: every property read above is
-	// reserved or shown as a system property, so it can be dropped in place
-	// rather than copied into a second map.
-	for k := range props {
-		if IsReservedProperty(k) || shownAsSystemProperty[k] {
-			delete(props, k)
-		}
+	b.digest = v2.Digest{Type: v2.DigestType_MD5, Checksum: md5UpperHex(body)}
+	sp.BodyDigest = &b.digest
+	b.topic.Name = validUTF8(m.Topic)
+	b.msg.Topic, b.msg.UserProperties, b.msg.SystemProperties, b.msg.Body = &b.topic, p.user, sp, body
+	return b
+}
+
+// timestampOf is timestamppb.New(time.UnixMilli(ms)) without allocating.
+func timestampOf(ms int64) timestamppb.Timestamp {
+	t := time.UnixMilli(ms)
+	return timestamppb.Timestamp{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
+}
+
+// durationOf is durationpb.New(d) without allocating.
+func durationOf(d time.Duration) durationpb.Duration {
+	return durationpb.Duration{Seconds: int64(d / time.Second), Nanos: int32(d % time.Second)}
+}
+
+// storeHostCache holds the text of the last store address converted:
+// every record of a broker has the same one.
+var storeHostCache atomic.Pointer[hostText]
+
+// hostText is an address and its String.
+type hostText struct {
+	addr netip.AddrPort
+	text string
+}
+
+// storeHostString is a.String(), from storeHostCache when a is the last
+// address converted. Any goroutine.
+func storeHostString(a netip.AddrPort) string {
+	if c := storeHostCache.Load(); c != nil && c.addr == a {
+		return c.text
 	}
-	return &v2.Message{
-		Topic:            &v2.Resource{Name: validUTF8(m.Topic)},
-		UserProperties:   props,
-		SystemProperties: sp,
-		Body:             body,
-	}
+	c := &hostText{addr: a, text: a.String()}
+	storeHostCache.Store(c)
+	return c.text
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -166,42 +216,4 @@ func validUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// validUTF8Props is props with validUTF8 applied to every key and value.
-func validUTF8Props(props map[string]string) map[string]string {
-	out := make(map[string]string, len(props))
-	for k, v := range props {
-		out[validUTF8(k)] = validUTF8(v)
-	}
-	return out
-}
-
-// messageTypeOf is GrpcConverter's message_type rule.
-func messageTypeOf(props map[string]string) v2.MessageType {
-	switch {
-	case props[codec.PropertyTransactionPrepared] == "true":
-		return v2.MessageType_TRANSACTION
-	case props[codec.PropertyDelayTimeLevel] != "", props[codec.PropertyTimerDeliverMS] != "", props[codec.PropertyTimerDelaySec] != "":
-		return v2.MessageType_DELAY
-	case props[codec.PropertyShardingKey] != "":
-		return v2.MessageType_FIFO
-	}
-	return v2.MessageType_NORMAL
-}
-
-// deliveryTimeOf returns the delivery time in milliseconds: now +
-// TIMER_DELAY_SEC, else TIMER_DELIVER_MS. Unparsable values count as absent.
-func deliveryTimeOf(props map[string]string, now time.Time) (int64, bool) {
-	if v := props[codec.PropertyTimerDelaySec]; v != "" {
-		if sec, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return now.UnixMilli() + sec*1000, true
-		}
-	}
-	if v := props[codec.PropertyTimerDeliverMS]; v != "" {
-		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return ms, true
-		}
-	}
-	return 0, false
 }

@@ -34,14 +34,22 @@ func await[T any](ctx context.Context, op func(done func(T, error))) (T, error) 
 // returns their outcomes in order; entries whose operation had not
 // completed when ctx ended carry ctx's error.
 func awaitAll[T any](ctx context.Context, n int, op func(i int, done func(T, error))) []outcome[T] {
+	return awaitEach(ctx, n, func(done func(int, T, error)) {
+		for i := range n {
+			op(i, func(v T, err error) { done(i, v, err) })
+		}
+	})
+}
+
+// awaitEach is awaitAll for n operations that start calls at once:
+// done(i, v, err) once for each i in 0..n-1.
+func awaitEach[T any](ctx context.Context, n int, start func(done func(i int, v T, err error))) []outcome[T] {
 	type indexed struct {
 		i int
 		o outcome[T]
 	}
 	ch := make(chan indexed, n)
-	for i := range n {
-		op(i, func(v T, err error) { ch <- indexed{i, outcome[T]{v, err}} })
-	}
+	start(func(i int, v T, err error) { ch <- indexed{i, outcome[T]{v, err}} })
 	out := make([]outcome[T], n)
 	got := make([]bool, n)
 	for left := n; left > 0; left-- {

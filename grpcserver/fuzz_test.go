@@ -55,7 +55,7 @@ func seedRecord(f *testing.F, sysFlag int32, body []byte, props string) {
 }
 
 // FuzzMessageOf: any record codec decodes either converts to a v5 Message
-// that marshals, whose handle parses back to the record's queue, offset
+// equal to the plain map-based conversion's (mapMessageOf) that marshals, whose handle parses back to the record's queue, offset
 // and commit-log offset and whose digest is of the body sent, or is refused
 // with an error.
 func FuzzMessageOf(f *testing.F) {
@@ -68,6 +68,7 @@ func FuzzMessageOf(f *testing.F) {
 		if err != nil {
 			return
 		}
+		sameAsMapMessageOf(t, &rec, DeliveryOptions{MaxInflatedBytes: 1 << 20})
 		m, err := MessageOf(&rec, DeliveryOptions{MaxInflatedBytes: 1 << 20})
 		if err != nil {
 			return

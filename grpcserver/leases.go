@@ -178,6 +178,15 @@ func (t *leases) endLocked(m map[leaseKey]*lease, k leaseKey, l *lease) {
 // current one, else handle itself. use runs on the caller's goroutine, or
 // when the lease's renewal in flight completes.
 func (t *leases) take(id, group, topic string, ei codec.ExtraInfo, handle string, use handleUser) {
+	if h, cur, now := t.takeOrWait(id, group, topic, ei, handle, use); now {
+		use(h, cur)
+	}
+}
+
+// takeOrWait is take returning the handle to act on (now true) instead of
+// running use with it; only while the lease's renewal is in flight does
+// use run later, when it completes (now false).
+func (t *leases) takeOrWait(id, group, topic string, ei codec.ExtraInfo, handle string, use handleUser) (h string, cur codec.ExtraInfo, now bool) {
 	k := keyOf(group, topic, ei)
 	t.mu.Lock()
 	m := t.byClient[id]
@@ -186,19 +195,18 @@ func (t *leases) take(id, group, topic string, ei codec.ExtraInfo, handle string
 	// the renewals issued.
 	if l == nil || (ei.PopTime != l.firstPop && ei.PopTime != l.ei.PopTime) {
 		t.mu.Unlock()
-		use(handle, ei)
-		return
+		return handle, ei, true
 	}
 	t.endLocked(m, k, l)
 	t.metrics.leasesHeld(t.count)
 	if l.busy {
 		l.waiters = append(l.waiters, use)
 		t.mu.Unlock()
-		return
+		return "", codec.ExtraInfo{}, false
 	}
-	h, cur := l.handle, l.ei
+	h, cur = l.handle, l.ei
 	t.mu.Unlock()
-	use(h, cur)
+	return h, cur, true
 }
 
 // renewal is one CHANGE the scan decided on.

@@ -1,11 +1,14 @@
 package grpcserver
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/popshim/popshim/broker"
 )
 
 // pushReceive is a push consumer's receive: auto_renew, no invisible
@@ -169,4 +172,61 @@ func TestLeaseCap(t *testing.T) {
 	if n := f.srv.svc.leases.held(); n != 2 {
 		t.Errorf("%d leases, want the cap 2", n)
 	}
+}
+
+// An AckMessage whose entries include a message whose lease is being
+// renewed: the other entries are acked at once (in one writer op), that
+// one when the renewal completes, with the lease's handle; the call
+// answers when all are durable.
+func TestAckWaitsForRenewalInFlight(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	topic, group := unique("busy"), unique("cg_busy")
+	f.createTopic(topic, 1, "")
+	f.send("p@1", message(topic, "m0", "T"), message(topic, "m1", "T"), message(topic, "m2", "T"))
+	got := f.receiveN("push@1", pushReceive(group, topic, 5*time.Second), 3, 5)
+	ls := f.srv.svc.leases
+	ei, _ := ParseReceiptHandle(handleOf(got[0]))
+	k := keyOf(group, topic, ei)
+	ls.mu.Lock()
+	l := ls.byClient["push@1"][k]
+	l.busy = true // as the scan marks a lease whose CHANGE is being written
+	ls.inflight.Add(1)
+	ls.mu.Unlock()
+
+	type answer struct {
+		r   *v2.AckMessageResponse
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		entries := make([]*v2.AckMessageEntry, len(got))
+		for i, m := range got {
+			entries[i] = &v2.AckMessageEntry{MessageId: m.GetSystemProperties().GetMessageId(), ReceiptHandle: handleOf(m)}
+		}
+		r, err := f.c.AckMessage(f.ctx("push@1"), &v2.AckMessageRequest{Group: &v2.Resource{Name: group},
+			Topic: &v2.Resource{Name: topic}, Entries: entries})
+		done <- answer{r, err}
+	}()
+	if !waitFor(500, func() bool { return ls.held() == 0 }) {
+		t.Fatal("the ack did not take the leases")
+	}
+	select {
+	case a := <-done:
+		t.Fatalf("AckMessage answered before the renewal completed: %v %v", a.r, a.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	// The renewal fails (not for the handle): the waiter acks with the
+	// lease's handle, the original.
+	ls.renewed(renewal{id: "push@1", k: k, l: l}, broker.ChangeResult{}, errors.New("disk trouble"))
+	a := <-done
+	if a.err != nil || a.r.GetStatus().GetCode() != v2.Code_OK || len(a.r.GetEntries()) != 3 {
+		t.Fatalf("ack: %v %v", a.r, a.err)
+	}
+	for i, e := range a.r.GetEntries() {
+		if e.GetStatus().GetCode() != v2.Code_OK || e.GetReceiptHandle() != handleOf(got[i]) {
+			t.Errorf("entry %d: %v", i, e)
+		}
+	}
+	f.core.Broker.AdvanceClock(120_000)
+	f.checkNoMessage(group, topic)
 }

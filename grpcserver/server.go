@@ -168,6 +168,7 @@ func New(cfg Config) (*Server, error) {
 	creds.mismatch = &mismatchLog{log: log}
 	opts := []grpc.ServerOption{
 		grpc.Creds(creds),
+		grpc.ForceServerCodecV2(newWireCodec()),
 		grpc.ChainUnaryInterceptor(s.svc.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.svc.streamInterceptor),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvMsgBytes),
