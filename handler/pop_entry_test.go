@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 )
 
 // TestPopEntriesAreStoredRecordsWithCK pops, over TCP, messages of every
@@ -103,4 +104,30 @@ func TestPopEntriesAreStoredRecordsWithCK(t *testing.T) {
 		seen[string(m.Body)] = true
 	}
 	require.Len(t, seen, len(msgs))
+}
+
+// TestPopEntriesOverIPv6 is TestPopEntriesAreStoredRecordsWithCK's check
+// for a broker listening on [::1]: the producer's born host (and the
+// broker's store host, when it takes the listen address) are IPv6, so the
+// records carry the IPv6 sysFlag bits and reconsumeTimes sits further in.
+func TestPopEntriesOverIPv6(t *testing.T) {
+	h := startHarness(t, func(cfg *conf.Config) { cfg.Listen = "[::1]:0" })
+	h.createTopic("T", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "six", sendOpts{tag: "A"})
+	stored, err := h.b().Store.ReadMessage("T", 0, 0)
+	require.NoError(t, err)
+	want, _, err := codec.DecodeMessage(stored)
+	require.NoError(t, err)
+	require.NotZero(t, want.SysFlag&codec.SysFlagBornHostV6, "born host %v not IPv6", want.BornHost)
+	resp := call(t, c, popArgs{group: "G", topic: "T", queueID: 0, max: 32, invisible: 60_000}.request())
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	ms := parsePop(t, resp)
+	require.Len(t, ms, 1)
+	want.Properties, err = codec.SetProperty(want.Properties, codec.PropertyPopCK, ms[0].raw)
+	require.NoError(t, err)
+	wantEntry, err := codec.AppendMessage(nil, &want)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(wantEntry, resp.Body), "entry differs from the general encoding:\n got %q\nwant %q", resp.Body, wantEntry)
+	require.Equal(t, codec.Success, ack(t, c, "G", "T", ms[0]))
 }
