@@ -89,7 +89,12 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 			next = max(next, nxt)
 			break
 		}
-		o.body = growBody(o.body, recs, len(svc.Settings.BrokerName))
+		if j.filter == nil {
+			// Every record read goes into the reply (but one that would
+			// pass maxPopBytes): size it once. A filtered read may keep
+			// few of them; its entries grow the body as they come.
+			o.body = growBody(o.body, recs, len(svc.Settings.BrokerName))
+		}
 		if !j.h.Order {
 			o.cks = slices.Grow(o.cks, len(recs))
 		}

@@ -19,13 +19,16 @@ import (
 //
 // and produces the same bytes whenever it answers ok, without decoding the
 // record into a new one and encoding it again: the header, body and topic
-// are copied as stored, the body CRC included. It answers ok=false, with
-// dst unchanged, when rec is not in the form AppendMessage writes (magic
-// not the one its topic length selects, IPv6 flags not matching the hosts,
-// m not decoded from rec), when the properties already hold POP_CK (the
-// general path replaces it), when the receipt handle contains a property
-// separator, or when the properties would exceed MaxPropertiesLen; the
-// caller then takes the general path, which reports such errors.
+// are copied as stored, the body CRC included (the one difference: a
+// stored bodyCRC that is not the body's is kept, where AppendMessage
+// computes it; the records popshim stores carry the body's). It answers
+// ok=false, with dst unchanged, when rec is not in the form AppendMessage
+// writes (magic not the one its topic length selects, IPv6 flags not
+// matching the hosts, m not decoded from rec), when the properties already
+// hold POP_CK (the general path replaces it), when the receipt handle
+// contains a property separator, or when the properties would exceed
+// MaxPropertiesLen; the caller then takes the general path, which reports
+// such errors.
 func AppendPopRecord(dst, rec []byte, m *MessageExt, reconsumeTimes int32, ck *ExtraInfo) ([]byte, bool) {
 	size := int(m.StoreSize)
 	if size != len(rec) || size != MessageRecordSize(m) ||

@@ -35,16 +35,25 @@ func samplePopCK() ExtraInfo {
 // layout, after whatever dst already holds.
 func TestAppendPopRecordMatchesGeneral(t *testing.T) {
 	cases := map[string]func(*MessageExt){
-		"ipv4":             func(*MessageExt) {},
-		"no properties":    func(m *MessageExt) { m.Properties = "" },
-		"no trailing sep":  func(m *MessageExt) { m.Properties = "TAGS\x01a" },
-		"empty body":       func(m *MessageExt) { m.Body = nil },
-		"v2 long topic":    func(m *MessageExt) { m.Topic = strings.Repeat("t", 300) },
-		"ipv6 born":        func(m *MessageExt) { m.BornHost = netip.MustParseAddrPort("[2001:db8::1]:7") },
-		"ipv6 store":       func(m *MessageExt) { m.StoreHost = netip.MustParseAddrPort("[2001:db8::2]:10911") },
-		"invalid hosts":    func(m *MessageExt) { m.BornHost, m.StoreHost = netip.AddrPort{}, netip.AddrPort{} },
-		"big reconsume":    func(m *MessageExt) { m.ReconsumeTimes = 1 << 30 },
-		"transaction offs": func(m *MessageExt) { m.PreparedTransactionOffset = 77 },
+		"ipv4":            func(*MessageExt) {},
+		"no properties":   func(m *MessageExt) { m.Properties = "" },
+		"no trailing sep": func(m *MessageExt) { m.Properties = "TAGS\x01a" },
+		"empty body":      func(m *MessageExt) { m.Body = nil },
+		"v2 long topic":   func(m *MessageExt) { m.Topic = strings.Repeat("t", 300) },
+		"v1 topic of 127": func(m *MessageExt) { m.Topic = strings.Repeat("t", 127) },
+		"v2 topic of 128": func(m *MessageExt) { m.Topic = strings.Repeat("t", 128) },
+		"v2 topic of 255": func(m *MessageExt) { m.Topic = strings.Repeat("t", 255) },
+		"v2 topic of 256": func(m *MessageExt) { m.Topic = strings.Repeat("t", 256) },
+		"ipv6 both": func(m *MessageExt) {
+			m.BornHost, m.StoreHost = netip.MustParseAddrPort("[::1]:1"), netip.MustParseAddrPort("[::]:0")
+		},
+		"half message":       func(m *MessageExt) { m.SysFlag = SetTransactionType(m.SysFlag, SysFlagTransactionPrepared) },
+		"negative reconsume": func(m *MessageExt) { m.ReconsumeTimes = -1 },
+		"ipv6 born":          func(m *MessageExt) { m.BornHost = netip.MustParseAddrPort("[2001:db8::1]:7") },
+		"ipv6 store":         func(m *MessageExt) { m.StoreHost = netip.MustParseAddrPort("[2001:db8::2]:10911") },
+		"invalid hosts":      func(m *MessageExt) { m.BornHost, m.StoreHost = netip.AddrPort{}, netip.AddrPort{} },
+		"big reconsume":      func(m *MessageExt) { m.ReconsumeTimes = 1 << 30 },
+		"transaction offs":   func(m *MessageExt) { m.PreparedTransactionOffset = 77 },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -163,5 +172,51 @@ func TestAllocsAppendPopRecord(t *testing.T) {
 		_, _ = AppendPopRecord(dst[:0], rec, &m, 1, &ck)
 	}); n != 0 {
 		t.Fatalf("AppendPopRecord: %v allocations, want 0", n)
+	}
+}
+
+// TestAppendPopRecordPropertiesLimit puts the entry's properties exactly at
+// MaxPropertiesLen (taken, the general path's bytes, and Java reads the
+// length as a signed short: 32767 is the largest it reads) and one byte
+// past it (declined, as AppendMessage refuses it), with and without a
+// final separator in the stored properties.
+func TestAppendPopRecordPropertiesLimit(t *testing.T) {
+	ck := samplePopCK()
+	pair := len(PropertyPopCK) + 1 + len(ck.String()) + 1
+	for _, terminated := range []bool{true, false} {
+		for _, over := range []int{0, 1} {
+			m := sampleMessage()
+			// The stored properties' length that puts the entry's at the
+			// limit (+ over); an unterminated one gets a separator added.
+			n := MaxPropertiesLen - pair + over
+			if terminated {
+				m.Properties = "K\x01" + strings.Repeat("v", n-3) + "\x02"
+			} else {
+				m.Properties = "K\x01" + strings.Repeat("v", n-3)
+			}
+			rec := encodeRecord(nil, m)
+			um, _, err := UnsafeDecodeMessage(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := AppendPopRecord([]byte("p"), rec, &um, 3, &ck)
+			if over == 1 {
+				if ok || string(got) != "p" {
+					t.Fatalf("terminated=%v: properties of %d bytes taken", terminated, MaxPropertiesLen+1)
+				}
+				continue
+			}
+			if !ok {
+				t.Fatalf("terminated=%v: properties of exactly %d bytes declined", terminated, MaxPropertiesLen)
+			}
+			want := popRecordSlow(t, []byte("p"), rec, 3, &ck)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("terminated=%v: fast path differs at the limit", terminated)
+			}
+			e, _, err := DecodeMessage(got[1:])
+			if err != nil || len(e.Properties) != MaxPropertiesLen {
+				t.Fatalf("terminated=%v: entry properties %d bytes, err %v", terminated, len(e.Properties), err)
+			}
+		}
 	}
 }

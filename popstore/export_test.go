@@ -102,6 +102,8 @@ func (s *Store) ReadMessagesByIterator(topic string, queueId int32, fromOffset i
 	return records, next, it.Err()
 }
 
-// SetRecordAvg sets the running record size that sizes readRange's
-// buffers, bytes. Test-only.
-func (s *Store) SetRecordAvg(n int64) { s.recordAvg.Store(n) }
+// SetRecordAvg sets the running record size of (topic, queueId), which
+// sizes readRange's buffers, bytes. The queue must exist. Test-only.
+func (s *Store) SetRecordAvg(topic string, queueId int32, n int64) {
+	s.queue(topic, queueId).recordAvg.Store(n)
+}

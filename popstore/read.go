@@ -86,7 +86,7 @@ func (s *Store) ReadMessagesInto(rb *ReadBuffer, topic string, queueId int32, fr
 		}
 		return nil, fromOffset, nil
 	}
-	return s.readRange(rb, topic, queueId, fromOffset, max, maxCount, maxBytes)
+	return s.readRange(rb, q, topic, queueId, fromOffset, max, maxCount, maxBytes)
 }
 
 // readOne returns the record at queueOffset, or ErrNotFound.

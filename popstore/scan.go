@@ -148,13 +148,20 @@ type ReadBuffer struct {
 	recs [][]byte
 }
 
+// maxReadGuess bounds the buffer readRange sizes from its guess, bytes: a
+// read of more than that grows through scanRoom, to what the record that
+// did not fit needs. The average lags (it fell by 1/8 per read after a
+// burst of 4 MiB messages, and each read until then allocated twice the
+// budget); at twice this, a reused buffer still fits the broker's pool.
+const maxReadGuess = 512 << 10
+
 // readRange returns the records of (topic, queueId) in [from, limit), at
 // most maxCount of them and at most maxBytes in total (the first always),
 // with the offset one past the last returned (from when none), copied into
 // rb's memory, or into new memory when rb is nil. Each record's capacity is
-// clipped to its length. REQUIRES: readGuard held; from < limit,
-// maxCount > 0.
-func (s *Store) readRange(rb *ReadBuffer, topic string, queueId int32, from, limit int64, maxCount, maxBytes int) ([][]byte, int64, error) {
+// clipped to its length. q is the queue's state. REQUIRES: readGuard held;
+// from < limit, maxCount > 0.
+func (s *Store) readRange(rb *ReadBuffer, q *queueState, topic string, queueId int32, from, limit int64, maxCount, maxBytes int) ([][]byte, int64, error) {
 	reuse := rb != nil
 	if !reuse {
 		rb = &ReadBuffer{}
@@ -172,11 +179,11 @@ func (s *Store) readRange(rb *ReadBuffer, topic string, queueId int32, from, lim
 	records := rb.recs[:0]
 	next, total, need := from, 0, 64
 	for {
-		est := s.recordAvg.Load()
+		est := q.recordAvg.Load()
 		if est <= 0 {
 			est = 512
 		}
-		room := max(min(maxBytes-total, (want-len(records))*int(est+est/8+16)), need)
+		room := max(min(maxBytes-total, (want-len(records))*int(est+est/8+16), maxReadGuess), need)
 		var buf []byte
 		switch {
 		case !reuse:
@@ -201,7 +208,7 @@ func (s *Store) readRange(rb *ReadBuffer, topic string, queueId int32, from, lim
 		total += off
 		if r.n > 0 {
 			next = int64(r.last) + 1
-			s.recordAvg.Store((est*7 + int64(off/r.n)) / 8)
+			q.recordAvg.Store((est*7 + int64(off/r.n)) / 8)
 		}
 		if r.stop != scanRoom {
 			rb.recs = records[:0]

@@ -53,7 +53,7 @@ func TestScanRangeMatchesIterator(t *testing.T) {
 					budgets = append(budgets, sum, sum-1)
 				}
 				for _, maxBytes := range budgets {
-					s.SetRecordAvg(avg)
+					s.SetRecordAvg("T", 1, avg)
 					name := fmt.Sprintf("avg=%d from=%d count=%d bytes=%d", avg, from, maxCount, maxBytes)
 					want, wantNext, err := s.ReadMessagesByIterator("T", 1, from, maxCount, maxBytes)
 					require.NoError(t, err, name)
@@ -66,7 +66,7 @@ func TestScanRangeMatchesIterator(t *testing.T) {
 						require.Equal(t, len(got[i]), cap(got[i]), "%s: record %d capacity not clipped", name, i)
 					}
 					// The same through one reused buffer (rb spans every case).
-					s.SetRecordAvg(avg)
+					s.SetRecordAvg("T", 1, avg)
 					got, gotNext, err = s.ReadMessagesInto(&rb, "T", 1, from, maxCount, maxBytes)
 					require.NoError(t, err, name)
 					require.Equal(t, wantNext, gotNext, name)

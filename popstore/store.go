@@ -94,6 +94,11 @@ type queueKey struct {
 type queueState struct {
 	min atomic.Int64
 	max atomic.Int64
+	// recordAvg is a running average of the sizes of the records
+	// readRange copied from the queue, bytes (0 before the first): it
+	// sizes the next read's buffer. Per queue: one store-wide figure let a
+	// topic of 4 MiB messages size every read of small ones at the budget.
+	recordAvg atomic.Int64
 }
 
 // offsetID identifies one consumer offset.
@@ -130,9 +135,6 @@ type Store struct {
 	// before one); QueryMessagesByKey reports it.
 	lastIndexed atomic.Pointer[indexMark]
 	onApp       atomic.Pointer[AppendListener]
-	// recordAvg is a running average of the record sizes readRange copied,
-	// bytes (0 before the first): it sizes the next read's buffer.
-	recordAvg atomic.Int64
 
 	// serialMu orders the Txns that touch queue offsets, the physical
 	// offset or metadata: held from the first such call until Commit or
