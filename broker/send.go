@@ -205,6 +205,10 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 		done(SendResult{}, &Error{Code: codec.MessageIllegal, Remark: err.Error()})
 		return
 	}
+	if len(t.props) > codec.MaxSendPropertiesLen {
+		done(SendResult{}, propertiesTooLong(len(t.props)))
+		return
+	}
 	if transaction.IsHalf(t.props, r.ReconsumeTimes) {
 		b.sendHalf(&r, t, uniq, now, done)
 		return
@@ -249,6 +253,13 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 // n bytes over --max-message-size.
 func (b *Broker) bodyTooLarge(n int) *Error {
 	return Errorf(codec.MessageIllegal, "the message body size %d over max value %d", n, b.Settings.MaxMessageBytes)
+}
+
+// propertiesTooLong is the MESSAGE_ILLEGAL refusal of a message whose
+// properties (n bytes, as stored) pass codec.MaxSendPropertiesLen.
+func propertiesTooLong(n int) *Error {
+	return Errorf(codec.MessageIllegal, "the message properties length %d over max value %d (%d less than a record's %d, room for what a POP and a retry add)",
+		n, codec.MaxSendPropertiesLen, codec.PopPropertiesRoom, codec.MaxPropertiesLen)
 }
 
 // sendTargetOf validates topic and queue of a send and applies the retry →

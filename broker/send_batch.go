@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/popshim/popshim/codec"
@@ -48,6 +49,12 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 	for i := range msgs {
 		msgs[i].Topic = t.topic
 		msgs[i].Properties = codec.DeleteProperty(msgs[i].Properties, codec.PropertyPopCK)
+		if n := len(msgs[i].Properties); n > codec.MaxSendPropertiesLen {
+			e := propertiesTooLong(n)
+			e.Remark = fmt.Sprintf("batch entry %d: %s", i, e.Remark)
+			done(SendResult{}, e)
+			return
+		}
 		m.Message = msgs[i]
 		size += codec.MessageRecordSize(&m)
 	}

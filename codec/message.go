@@ -38,6 +38,16 @@ const (
 	MaxTopicLenV1 = 127
 	// MaxPropertiesLen is the longest properties string a record can carry.
 	MaxPropertiesLen = 32767
+	// PopPropertiesRoom is the part of MaxPropertiesLen a SEND must leave
+	// free, bytes: a POP appends POP_CK to the record it returns
+	// (AppendPopRecord; with a long broker name about 150 bytes), a
+	// revive into the retry topic or a timer's or half message's delivery
+	// adds RETRY_TOPIC, REAL_TOPIC, ORIGIN_MESSAGE_ID and the like.
+	PopPropertiesRoom = 1024
+	// MaxSendPropertiesLen is the longest properties string a SEND may
+	// store (broker.Broker.Send refuses longer ones MESSAGE_ILLEGAL): a
+	// longer one could be stored but never popped.
+	MaxSendPropertiesLen = MaxPropertiesLen - PopPropertiesRoom
 )
 
 // ErrBadMessage reports that a stored record or batch entry is malformed

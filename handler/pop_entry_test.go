@@ -38,7 +38,7 @@ func TestPopEntriesAreStoredRecordsWithCK(t *testing.T) {
 		{"r", sendOpts{reconsume: 5}},
 		{"q", sendOpts{props: map[string]string{"X": "a\"b\\c\u00e9\u2028"}}},
 		{strings.Repeat("B", 4<<20), sendOpts{}},
-		{"near", sendOpts{props: map[string]string{"K": strings.Repeat("v", 32767-200)}}},
+		{"near", sendOpts{props: map[string]string{"K": strings.Repeat("v", codec.MaxSendPropertiesLen-200)}}},
 	}
 	for _, m := range msgs {
 		send(t, c, topic, 0, m.body, m.o)
