@@ -50,6 +50,7 @@ import (
 // through an operation's completion.
 type statusError struct{ st *v2.Status }
 
+// Error returns the status's message.
 func (e *statusError) Error() string { return e.st.GetMessage() }
 
 // entryStatus is the Status of one completed entry.
