@@ -85,4 +85,10 @@
 // and returns the records whose physical-offset entry still names the same
 // message, so entries of deleted topics are skipped until retention drops
 // them.
+//
+// # C memory
+//
+// RocksDB's memory is C heap. Open fixes glibc's mmap threshold at 1 MiB
+// once per process (malloc_linux.go), so freed memtable blocks and large
+// WriteBatches go back to the kernel instead of staying in malloc's arenas.
 package popstore
