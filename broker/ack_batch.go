@@ -83,6 +83,15 @@ func (b *Broker) BatchAck(r BatchAckRequest, done func(error)) {
 		done(nil)
 		return
 	}
+	b.submitCheckpointDeletes("batch ack", keys, done)
+}
+
+// submitCheckpointDeletes deletes keys in one foreground writer op and
+// calls done once: nil after the fsync, else an *Error naming what (the
+// write's code from writeFailed, or SubmitError's SYSTEM_BUSY when the
+// writer refuses the op). keys belong to the op from here on. Any
+// goroutine; never blocks.
+func (b *Broker) submitCheckpointDeletes(what string, keys []popstore.CheckpointKey, done func(error)) {
 	op := &batch.Op{
 		Lane:  batch.LaneForeground,
 		Bytes: 64 * len(keys),
@@ -96,14 +105,14 @@ func (b *Broker) BatchAck(r BatchAckRequest, done func(error)) {
 		},
 		Done: func(err error) {
 			if err != nil {
-				done(writeFailed("batch ack", err))
+				done(writeFailed(what, err))
 				return
 			}
 			done(nil)
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		done(SubmitError("batch ack", err))
+		done(SubmitError(what, err))
 	}
 }
 

@@ -13,7 +13,6 @@ package broker
 // its requests (separate ops in one group commit fail together too).
 
 import (
-	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/popstore"
 )
 
@@ -51,33 +50,13 @@ func (b *Broker) AckEach(rs []AckRequest, done func(i int, err error)) {
 	}
 }
 
-// submitDeletes deletes keys in one writer op; done(at[j], err) reports
-// key j. keys and at belong to the op from here on.
+// submitDeletes deletes keys in one writer op (submitCheckpointDeletes);
+// done(at[j], err) reports key j. keys and at belong to the op from here
+// on.
 func (b *Broker) submitDeletes(keys []popstore.CheckpointKey, at []int, done func(i int, err error)) {
-	op := &batch.Op{
-		Lane:  batch.LaneForeground,
-		Bytes: 64 * len(keys),
-		Apply: func(tx *popstore.Txn) error {
-			for _, k := range keys {
-				if err := tx.DeleteCheckpoint(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		Done: func(err error) {
-			if err != nil {
-				err = writeFailed("ack", err)
-			}
-			for _, i := range at {
-				done(i, err)
-			}
-		},
-	}
-	if err := b.Writer.Submit(op); err != nil {
-		serr := SubmitError("ack", err)
+	b.submitCheckpointDeletes("ack", keys, func(err error) {
 		for _, i := range at {
-			done(i, serr)
+			done(i, err)
 		}
-	}
+	})
 }
