@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,7 +36,7 @@ func benchCommand() *cobra.Command {
 		benchMode("heartbeat", "HEART_BEAT round trips: the network limit", bench.RunHeartbeat),
 		benchGRPCMode("grpc-send", "v5 gRPC SendMessage throughput against a gRPC endpoint (popshim --grpc-listen or rocketmq-proxy)", false, bench.RunGRPCSend),
 		benchGRPCMode("grpc-receive", "v5 gRPC SimpleConsumer cycle: ReceiveMessage then AckMessage of what came, after sending --messages", true, bench.RunGRPCReceive),
-		benchRawStorage(), benchCompare(), benchCost(), benchPlot(), benchCurve())
+		benchGRPCFloorServer(), benchRawStorage(), benchCompare(), benchCost(), benchPlot(), benchCurve())
 	return cmd
 }
 
@@ -71,6 +73,32 @@ func runBench(cmd *cobra.Command, o *bench.Options, run func(context.Context, be
 	}
 	_, err := run(ctx, *o)
 	return err
+}
+
+// benchGRPCFloorServer is `popshim bench grpc-floor-server`: grpc-go
+// alone answering a v5 producer (bench.ServeGRPCFloor), the reference
+// beside popshim's endpoint for grpc-go's own server CPU per call. It
+// stores nothing and is not a broker. Runs until SIGINT or SIGTERM.
+func benchGRPCFloorServer() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use: "grpc-floor-server",
+		Short: "Serve a v5 gRPC MessagingService that answers QueryRoute, Telemetry, Heartbeat and SendMessage OK and stores nothing: " +
+			"grpc-go's own per-call CPU, to measure with grpc-send --server-pid (not a broker)",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "grpc-floor-server: listening on %s (stores nothing; SIGINT or SIGTERM stops it)\n", lis.Addr())
+			return bench.ServeGRPCFloor(ctx, lis)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8082", "host:port to serve on (port 0: any free port, printed at start)")
+	return cmd
 }
 
 func benchRawStorage() *cobra.Command {

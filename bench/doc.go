@@ -44,7 +44,12 @@
 // Their reports have the shape of the others; bench compare puts a gRPC
 // mode beside its remoting counterpart (familyOf: grpc-send with produce,
 // grpc-receive with pop), with the server's CPU per message, summed over
-// every --server-pid (a proxy and the broker behind it).
+// every --server-pid (a proxy and the broker behind it). ServeGRPCFloor
+// (`popshim bench grpc-floor-server`) is the reference for those numbers:
+// grpc-go with popshim's endpoint's server options answering the same
+// producer start-up and every SendMessage OK while storing nothing, so
+// grpc-send against it measures grpc-go's own server CPU per call. It is
+// never a broker.
 //
 // Latencies are recorded in microseconds into HdrHistograms (1 µs … 60 s,
 // 3 significant digits) from the moment a request is queued on the client

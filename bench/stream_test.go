@@ -16,15 +16,20 @@ import (
 	"github.com/popshim/popshim/remoting"
 )
 
+// leakIgnores are the goroutines that outlive a test by design: TestMain
+// checks for leaks with them at the end, and a test may check after
+// itself (goleak.VerifyNone) with them.
+var leakIgnores = []goleak.Option{
+	// gnet's package-level ants pool keeps these for the process's life.
+	goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+	goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+	// Enrolling the plaintext side of a TLS session runs on that pool;
+	// an idle worker waits up to 10 s for its next task.
+	goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*goWorker).run.func1"),
+}
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// gnet's package-level ants pool keeps these for the process's life.
-		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
-		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
-		// Enrolling the plaintext side of a TLS session runs on that pool;
-		// an idle worker waits up to 10 s for its next task.
-		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*goWorker).run.func1"),
-	)
+	goleak.VerifyTestMain(m, leakIgnores...)
 }
 
 // heartbeatServer answers HEART_BEAT on 127.0.0.1:0: every third request

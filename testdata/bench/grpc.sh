@@ -4,6 +4,11 @@
 #
 #   popshim-grpc          popshim's own gRPC endpoint (serve --grpc-listen), when the binary lists the
 #                         flag and the port answers a v5 client; otherwise skipped with a line saying why
+#   grpc-floor            `popshim bench grpc-floor-server` (label grpc-go-floor): grpc-go alone with popshim's
+#                         endpoint's server options, answering the producer start-up and every SendMessage OK
+#                         while storing nothing; send only (the warm-up send, then the open-loop grpc-send,
+#                         fixed --topic): the share of popshim-grpc's server CPU per message that is grpc-go's
+#                         own per-call floor. Not a broker. Skipped under GBENCH_TLS=1 (it serves plaintext)
 #   proxy-popshim         rocketmq-proxy 5.5.0, cluster mode, on popshim's embedded name server
 #   proxy-rocketmq-5.5.1  rocketmq-proxy 5.5.0, cluster mode, in front of Apache RocketMQ 5.5.1 (name
 #                         server + broker, out of the box: anchor.sh's `default` broker.conf)
@@ -41,8 +46,8 @@
 #                           fixedrecv-LABEL[-rK].json): p99 at a rate every system sustains (proxy + RocketMQ
 #                           ~2,000 sends/s here), where the open-loop p99 also reflects each system's queueing at
 #                           its own maximum; 0: none
-#   GBENCH_SYSTEMS [popshim-grpc proxy-popshim proxy-rocketmq]   systems, in order (popshim-grpc also
-#                           runs popshim-remoting)
+#   GBENCH_SYSTEMS [popshim-grpc grpc-floor proxy-popshim proxy-rocketmq]   systems, in order (popshim-grpc
+#                           also runs popshim-remoting)
 #   GBENCH_TLS [0]          1: the v5 clients connect with TLS (popshim --tls-mode permissive with a
 #                           throw-away certificate; the proxy's own self-signed default)
 #   ANCHOR_CACHE [~/.cache/popshim-anchor]   RocketMQ 5.5.1 broker jars (fetched as anchor.sh does when
@@ -72,7 +77,7 @@ pop_messages=${GBENCH_POP_MESSAGES:-400000}
 cpu_rates=${GBENCH_CPU_RATE:-3000 8000}
 p99_rate=${GBENCH_P99_RATE:-2000}
 warmup=${GBENCH_WARMUP:-5s}
-systems=${GBENCH_SYSTEMS:-popshim-grpc proxy-popshim proxy-rocketmq}
+systems=${GBENCH_SYSTEMS:-popshim-grpc grpc-floor proxy-popshim proxy-rocketmq}
 heap=${GBENCH_HEAP:-1g}
 rmqver=5.5.1
 command -v java >/dev/null || { echo "bench-grpc: java not found (apt-get install openjdk-17-jre-headless)" >&2; exit 2; }
@@ -99,6 +104,10 @@ cbin=${GBENCH_CLIENT_BIN:-$bin}
 "$cbin" bench grpc-send --help >/dev/null 2>&1 || { echo "bench-grpc: $cbin has no \`bench grpc-send\` (set GBENCH_CLIENT_BIN)" >&2; exit 2; }
 has_grpc_flag=0
 "$bin" serve --help 2>&1 | grep -q -- '--grpc-listen' && has_grpc_flag=1
+# The floor server: from the measured binary (its grpc-go), else from the client's; "" when neither has it.
+fbin=$bin
+"$fbin" bench grpc-floor-server --help >/dev/null 2>&1 || fbin=$cbin
+"$fbin" bench grpc-floor-server --help >/dev/null 2>&1 || fbin=""
 
 # java_run NAME LOG HOME LIB HEAP CLASS ARGS...: a RocketMQ JVM under start_bg; prints its pid.
 java_run() {
@@ -241,6 +250,21 @@ run_grpc() {
     --json "$out/fixedrecv-$label$sfx.json"
 }
 
+# run_floor ROUND SUFFIX ADDR PID: against the floor server, the warm-up send, then the open-loop grpc-send only
+# (it creates and stores nothing: fixed topic, no --remoting-addr).
+run_floor() {
+  local label=grpc-go-floor round=$1 sfx=$2 addr=$3 pid=$4
+  local common=(--addr "$addr" --topic t1 --conns "$conns" --inflight "$inflight" --quiet)
+  if [ "$warmup" != 0 ]; then
+    echo "bench-grpc: round $round: $label: warm-up (not measured)"
+    "$cbin" bench grpc-send "${common[@]}" --duration "$warmup" >"$work/warmup.log" 2>&1 \
+      || { cat "$work/warmup.log" >&2; return 1; }
+  fi
+  echo "bench-grpc: round $round/$rounds: $label: grpc-send"
+  "$cbin" bench grpc-send "${common[@]}" --duration "$duration" --server-pid "$pid" --label "$label" --round "$round" \
+    --json "$out/send-$label$sfx.json"
+}
+
 # run_paced ROUND SUFFIX: grpc-send (when the endpoint answers) and produce at each of cpu_rates messages/s.
 run_paced() {
   local round=$1 sfx=$2 rate
@@ -287,6 +311,21 @@ for round in $(seq 1 "$rounds"); do
         run_paced "$round" "$sfx"
         stop_bg popshim
         ;;
+      grpc-floor)
+        if [ -z "$fbin" ]; then
+          echo "bench-grpc: round $round: grpc-floor SKIPPED: neither $bin nor $cbin has \`bench grpc-floor-server\`"
+          continue
+        elif [ "${GBENCH_TLS:-0}" = 1 ]; then
+          echo "bench-grpc: round $round: grpc-floor SKIPPED: the floor server is plaintext (GBENCH_TLS=1)"
+          continue
+        fi
+        fport=$(free_port)
+        fpid=$(start_bg grpc-floor "$work/grpc-floor-r$round.log" "$fbin" bench grpc-floor-server --listen "127.0.0.1:$fport")
+        wait_port 127.0.0.1 "$fport" 30
+        echo "bench-grpc: round $round: grpc-go floor server (pid $fpid) on 127.0.0.1:$fport"
+        run_floor "$round" "$sfx" "127.0.0.1:$fport" "$fpid"
+        stop_bg grpc-floor
+        ;;
       proxy-popshim)
         start_popshim 0 behind-proxy
         start_proxy "proxy-popshim-r$round" "$pns"
@@ -304,7 +343,7 @@ for round in $(seq 1 "$rounds"); do
         stop_bg broker 60
         stop_bg namesrv 30
         ;;
-      *) echo "bench-grpc: unknown system '$s' (popshim-grpc, proxy-popshim, proxy-rocketmq)" >&2; exit 2 ;;
+      *) echo "bench-grpc: unknown system '$s' (popshim-grpc, grpc-floor, proxy-popshim, proxy-rocketmq)" >&2; exit 2 ;;
     esac
   done
 done
@@ -313,7 +352,7 @@ done
 # direct endpoint first), every round.
 reports() {
   local l f
-  for l in popshim-grpc proxy-popshim "proxy-rocketmq-$rmqver" popshim-remoting; do
+  for l in popshim-grpc grpc-go-floor proxy-popshim "proxy-rocketmq-$rmqver" popshim-remoting; do
     for f in "$out/$1-$l.json" "$out/$1-$l"-r*.json; do
       [ -e "$f" ] && echo "$f"
     done

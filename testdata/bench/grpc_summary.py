@@ -16,7 +16,8 @@ import sys
 
 out, rmqver, skipped = sys.argv[1], sys.argv[2], sys.argv[3]
 DIRECT, PROXY_POPSHIM, PROXY_RMQ, REMOTING = "popshim-grpc", "proxy-popshim", f"proxy-rocketmq-{rmqver}", "popshim-remoting"
-LABELS = [DIRECT, PROXY_POPSHIM, PROXY_RMQ, REMOTING]
+FLOOR = "grpc-go-floor"  # bench grpc-floor-server: grpc-go alone, storing nothing (send only)
+LABELS = [DIRECT, FLOOR, PROXY_POPSHIM, PROXY_RMQ, REMOTING]
 MAIN = {"grpc-send": "send", "produce": "send", "grpc-receive": "acked", "pop": "ack"}
 # per-call series shown beside the main one: (column, series) per mode
 CALLS = {"grpc-send": [("send", "send")], "produce": [("send", "send")],
@@ -123,6 +124,12 @@ for kind in ("send", "consume"):
         cr = ratio(d["cpu_per_msg"], rem["cpu_per_msg"])
         print(f"- {kind}: server CPU per message {x(cr)} popshim's remoting path "
               f"(goal ≤ 1.3×: {'met' if cr <= 1.3 else 'not met'})")
+    fl = medians.get((kind, FLOOR))
+    if fl:
+        print(f"- {kind}: server CPU per message {x(ratio(d['cpu_per_msg'], fl['cpu_per_msg']))} grpc-go's own floor "
+              f"({f(fl['cpu_per_msg'], '{:.0f}')} of {f(d['cpu_per_msg'], '{:.0f}')} µs: {FLOOR}, storing nothing)"
+              + (f"; the floor alone is {x(ratio(fl['cpu_per_msg'], rem['cpu_per_msg']))} popshim's remoting path"
+                 if rem else ""))
 for kind, what in (("fixed", "send"), ("fixedrecv", "consume")):
     d, p = medians.get((kind, DIRECT)), medians.get((kind, PROXY_RMQ))
     if d and p:
