@@ -189,11 +189,13 @@ func (m *costMeter) stats(ops int64, payload int) *CostStats {
 }
 
 // costOps names the series counted as a mode's messages and whether each
-// carries a body of Options.BodySize (produce).
+// carries a body of Options.BodySize (produce, grpc-send).
 func costOps(mode string) (series []string, payload bool) {
 	switch mode {
-	case "produce":
+	case "produce", "grpc-send":
 		return []string{"send"}, true
+	case "grpc-receive":
+		return []string{"acked"}, false
 	case "pop":
 		return []string{"ack"}, false
 	case "ack":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -24,13 +25,18 @@ func TestGRPCFloorServesSend(t *testing.T) {
 	go func() { served <- ServeGRPCFloor(ctx, lis) }()
 
 	var out bytes.Buffer
-	o := Options{Addr: lis.Addr().String(), Topic: "t1", Conns: 2, Inflight: 4, Duration: 500 * time.Millisecond, Out: &out}
+	o := Options{Addr: lis.Addr().String(), Topic: "t1", Conns: 2, Inflight: 4, Duration: 500 * time.Millisecond, Out: &out,
+		ServerPIDs: []int{os.Getpid()}}
 	r, err := RunGRPCSend(context.Background(), o)
 	require.NoError(t, err, out.String())
 	send, ok := r.SeriesByName("send")
 	require.True(t, ok)
 	require.Positive(t, send.OK)
 	require.Zero(t, send.Errors+send.Busy, "%v", send.Codes)
+	// The cost line counts the sends (it said 0 messages for gRPC modes).
+	require.NotNil(t, r.Cost)
+	require.Equal(t, send.OK, r.Cost.Ops)
+	require.Positive(t, r.Cost.CPUMicrosPerOp)
 
 	cancel()
 	select {
