@@ -24,6 +24,12 @@ func TestPollTime(t *testing.T) {
 		{"Go simple, await 0 (deadline 3 s)", 3 * time.Second, nil, 2500 * time.Millisecond},
 		{"Java simple, await 2 s", 12 * time.Second, durationpb.New(2 * time.Second), 5 * time.Second},
 		{"push, server's 20 s", 23 * time.Second, durationpb.New(20 * time.Second), 20 * time.Second},
+		// The Rust SDK (rocketmq 5.0.0 and its push consumer) sends its
+		// long-polling timeout (default 40 s) both in the request and as
+		// the call's whole deadline.
+		{"Rust, default 40 s (deadline 40 s)", 40 * time.Second, durationpb.New(40 * time.Second), 20 * time.Second},
+		{"Rust, 8 s (deadline 8 s)", 8 * time.Second, durationpb.New(8 * time.Second), 7500 * time.Millisecond},
+		{"Rust, 3 s (deadline 3 s)", 3 * time.Second, durationpb.New(3 * time.Second), 2500 * time.Millisecond},
 		{"asks 60 s", 90 * time.Second, durationpb.New(time.Minute), 20 * time.Second},
 		{"deadline already too short", 300 * time.Millisecond, durationpb.New(20 * time.Second), 0},
 		{"no deadline", 0, nil, 20 * time.Second},
