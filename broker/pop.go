@@ -121,6 +121,11 @@ type PopRequest struct {
 	// it waits (remoting marks the request long-polling for its latency
 	// metric). Reader goroutine; must not block.
 	OnPark func()
+	// Records asks for the messages as PopResult.Records (each stored
+	// record copied as stored, its receipt beside it) instead of a remoting
+	// reply body: the gRPC endpoint converts them without encoding POP_CK
+	// into each record and decoding it again.
+	Records bool
 }
 
 // PopResult is the answer of a POP. On success Body holds Found stored
@@ -141,6 +146,23 @@ type PopResult struct {
 	OrderCountInfo  string
 	Body            []byte
 	Found           int
+	// Records holds the Found messages when PopRequest.Records was set;
+	// Body is then only their backing store (records as stored, no
+	// POP_CK), not a remoting reply body.
+	Records []PoppedRecord
+}
+
+// PoppedRecord is one message of a POP asked with PopRequest.Records.
+// Msg is the stored record decoded in place (codec.UnsafeDecodeMessage:
+// its strings and Body alias PopResult.Body, which must stay unmodified),
+// with the topic the consumer asked for (a retry record's is the original
+// topic, as in the remoting reply) and, for an orderly POP, the lease's
+// delivery count as reconsumeTimes. ExtraInfo is the receipt handle the
+// remoting reply carries as POP_CK (CommitLogOffset not set; the record's
+// PhysicalOffset is).
+type PoppedRecord struct {
+	Msg       codec.MessageExt
+	ExtraInfo codec.ExtraInfo
 }
 
 // Pop validates r and runs it on the reader pool; done gets the messages,

@@ -92,6 +92,9 @@ func (j *PopJob) replySuccess(o *popOutcome) {
 	if j.h.Order {
 		r.ReviveQid, r.OrderCountInfo = codec.PopOrderReviveQueue, string(o.orderInfo)
 	}
+	if j.h.Records {
+		r.Records = j.poppedRecords(o)
+	}
 	// The counters move before the reply goes, so a client that has the
 	// reply sees them in GET_BROKER_RUNTIME_INFO (a test read 0 once when
 	// the reply overtook them).

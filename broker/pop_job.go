@@ -104,6 +104,7 @@ type popOutcome struct {
 	cks         []popstore.Checkpoint
 	commits     []offsetCommit
 	body        []byte
+	typed       []typedRef // PopRequest.Records: the records in body
 	startInfo   []byte
 	msgInfo     []byte
 	found       int

@@ -235,9 +235,7 @@ func growBody(body []byte, recs [][]byte, brokerNameLen int) []byte {
 // broker does by default. ckStart is receipt field 0 (and the
 // startOffsetInfo value): the first offset this POP returns from the queue,
 // so BATCH_ACK bits stay small and never point below a returned message.
-// A record of the requested topic is copied with the property appended
-// (codec.AppendPopRecord); a retry record, or one the fast path declines,
-// is decoded and encoded again.
+// The entry itself is appendEntry's.
 func (j *PopJob) appendRecord(o *popOutcome, rec []byte, m *codec.MessageExt, s popSource, ckStart int64) error {
 	svc := j.s
 	ei := codec.ExtraInfo{
@@ -257,26 +255,8 @@ func (j *PopJob) appendRecord(o *popOutcome, rec []byte, m *codec.MessageExt, s 
 			reconsume = n
 		}
 	}
-	fast := false
-	if s.flag == codec.RetryFlagNormal {
-		o.body, fast = codec.AppendPopRecord(o.body, rec, m, reconsume, &ei)
-	}
-	if !fast {
-		props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
-		if err != nil {
-			return err
-		}
-		out := *m
-		out.Properties = props
-		out.ReconsumeTimes = reconsume
-		if s.flag != codec.RetryFlagNormal {
-			out.Topic = j.h.Topic
-		}
-		body, err := codec.AppendMessage(o.body, &out)
-		if err != nil {
-			return err
-		}
-		o.body = body
+	if err := j.appendEntry(o, rec, m, s, &ei, reconsume); err != nil {
+		return err
 	}
 	if j.h.Order {
 		return nil // the lease (orderLease), not a checkpoint, holds it
@@ -290,4 +270,72 @@ func (j *PopJob) appendRecord(o *popOutcome, rec []byte, m *codec.MessageExt, s 
 		RetryFlag: uint8(s.flag), PhysicalOffset: m.PhysicalOffset,
 	})
 	return nil
+}
+
+// appendEntry adds the reply entry of one message: for PopRequest.Records
+// the stored record as is, with its receipt ei and reconsumeTimes kept
+// beside it (typedRef); else a remoting entry, the record with its POP_CK
+// property: one of the requested topic copied with the property appended
+// (codec.AppendPopRecord), a retry record, or one the fast path declines,
+// decoded and encoded again under the requested topic.
+func (j *PopJob) appendEntry(o *popOutcome, rec []byte, m *codec.MessageExt, s popSource, ei *codec.ExtraInfo, reconsume int32) error {
+	retry := s.flag != codec.RetryFlagNormal
+	if j.h.Records {
+		start := len(o.body)
+		o.body = append(o.body, rec...)
+		o.typed = append(o.typed, typedRef{start: start, end: len(o.body), ei: *ei, reconsume: reconsume, retry: retry})
+		return nil
+	}
+	if !retry {
+		var fast bool
+		if o.body, fast = codec.AppendPopRecord(o.body, rec, m, reconsume, ei); fast {
+			return nil
+		}
+	}
+	props, err := codec.SetProperty(m.Properties, codec.PropertyPopCK, ei.String())
+	if err != nil {
+		return err
+	}
+	out := *m
+	out.Properties = props
+	out.ReconsumeTimes = reconsume
+	if retry {
+		out.Topic = j.h.Topic
+	}
+	body, err := codec.AppendMessage(o.body, &out)
+	if err != nil {
+		return err
+	}
+	o.body = body
+	return nil
+}
+
+// typedRef is one message of a PopRequest.Records reply while the job
+// runs: its stored record at body[start:end], its receipt, reconsumeTimes
+// and whether it came from a retry topic (shown under the requested one).
+type typedRef struct {
+	start, end int
+	ei         codec.ExtraInfo
+	reconsume  int32
+	retry      bool
+}
+
+// poppedRecords decodes the typed entries of o once its body is final
+// (PopResult.Records). A record that no longer decodes (it decoded when
+// read) is left out: a core fault, logged.
+func (j *PopJob) poppedRecords(o *popOutcome) []PoppedRecord {
+	out := make([]PoppedRecord, 0, len(o.typed))
+	for _, t := range o.typed {
+		m, _, err := codec.UnsafeDecodeMessage(o.body[t.start:t.end])
+		if err != nil {
+			j.s.Log.Error().Err(err).Str("topic", j.h.Topic).Msg("pop: a copied record does not decode")
+			continue
+		}
+		m.ReconsumeTimes = t.reconsume
+		if t.retry {
+			m.Topic = j.h.Topic
+		}
+		out = append(out, PoppedRecord{Msg: m, ExtraInfo: t.ei})
+	}
+	return out
 }

@@ -222,31 +222,14 @@ func changeHandle(core *broker.Broker, group, topic string, ei codec.ExtraInfo, 
 		QueueID: ei.QueueID, Offset: ei.QueueOffset, ExtraInfo: handle, InvisibleTime: d.Milliseconds()}, done)
 }
 
-// releasePopped makes every record of a POP body visible again (CHANGE to
-// 0): the POP answered a call that was gone.
-func (s *service) releasePopped(group, topic string, body []byte) {
-	recs, err := codec.DecodeMessages(body)
-	if err != nil {
-		s.log.Error().Err(err).Str("group", group).Str("topic", topic).
-			Msg("grpc receive: an abandoned POP's body does not decode; its messages come back after their invisible time")
-		return
-	}
+// releasePopped makes popped records (PopResult.Records) visible again
+// (CHANGE to 0): the POP answered a call that was gone, or a record did
+// not convert.
+func (s *service) releasePopped(group, topic string, recs []broker.PoppedRecord) {
 	for i := range recs {
-		s.releaseRecord(group, topic, &recs[i])
+		ei := recs[i].ExtraInfo
+		s.release(group, topic, ei, ei.String())
 	}
-}
-
-// releaseRecord makes one popped record visible again.
-func (s *service) releaseRecord(group, topic string, m *codec.MessageExt) {
-	ck, ok := m.Property(codec.PropertyPopCK)
-	if !ok {
-		return
-	}
-	ei, err := codec.ParseExtraInfo(ck)
-	if err != nil {
-		return
-	}
-	s.release(group, topic, ei, ck)
 }
 
 // releaseMessages makes converted messages that were not written visible

@@ -60,16 +60,36 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 	if props.popCK == "" {
 		return nil, fmt.Errorf("grpcserver: record %s queue %d offset %d has no %s property", m.Topic, m.QueueID, m.QueueOffset, codec.PropertyPopCK)
 	}
-	handle, ei, err := receiptHandleOf(props.popCK, m.PhysicalOffset)
+	ei, err := codec.ParseExtraInfo(props.popCK)
 	if err != nil {
 		return nil, err
 	}
-	p := recordParts(m, &props, opt)
-	p.handle = handle
+	return receivedMessage(m, &props, ei, opt), nil
+}
+
+// ReceivedMessageOf is MessageOf for a record popped with
+// broker.PopRequest.Records: its receipt ei comes beside it (the record
+// has no POP_CK); receipt_handle is ei with the record's commit-log
+// offset as ninth field. Any goroutine; m is not modified and the result
+// may share m.Body. Errors: none today (the signature keeps MessageOf's).
+func ReceivedMessageOf(m *codec.MessageExt, ei codec.ExtraInfo, opt DeliveryOptions) (*v2.Message, error) {
+	props := storedPropsOf(m.Properties)
+	return receivedMessage(m, &props, ei, opt), nil
+}
+
+// receivedMessage builds the Message of a popped record m with stored
+// properties props and receipt ei (receipt_handle: ei with the commit-log
+// offset, when it has none, m.PhysicalOffset).
+func receivedMessage(m *codec.MessageExt, props *storedProps, ei codec.ExtraInfo, opt DeliveryOptions) *v2.Message {
+	if !ei.HasCommitLogOffset {
+		ei.CommitLogOffset, ei.HasCommitLogOffset = m.PhysicalOffset, true
+	}
+	p := recordParts(m, props, opt)
+	p.handle = ei.String()
 	p.sp.ReceiptHandle = &p.handle
 	p.invisible = durationOf(time.Duration(ei.InvisibleTime) * time.Millisecond)
 	p.sp.InvisibleDuration = &p.invisible
-	return &p.msg, nil
+	return &p.msg
 }
 
 // RecordMessage converts a stored record that was not popped into a v5

@@ -89,7 +89,7 @@ func (s *service) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 		InvisibleTime: invisible.Milliseconds(), PollTime: poll.Milliseconds(), BornTime: s.core.Now(),
 		InitMode: codec.ConsumeInitModeMin, ExpType: expType, Exp: exp, Order: orderly,
 		AttemptID: req.GetAttemptId(), BrokerName: s.core.Cfg.BrokerName,
-	}, ConnID: newConnID()}
+	}, ConnID: newConnID(), Records: true}
 	res, err, ok := s.pop(ctx, pr)
 	if !ok {
 		if ctx.Err() != nil {
@@ -120,7 +120,7 @@ func (s *service) pop(ctx context.Context, pr broker.PopRequest) (broker.PopResu
 		mu.Unlock()
 		if abandoned {
 			if err == nil {
-				s.releasePopped(group, topic, r.Body)
+				s.releasePopped(group, topic, r.Records)
 			}
 			return
 		}
@@ -149,22 +149,16 @@ func (s *service) pop(ctx context.Context, pr broker.PopRequest) (broker.PopResu
 // deliver converts and writes the messages of a successful POP. Messages
 // not written are made visible again.
 func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, autoRenew bool, res broker.PopResult) error {
-	recs, err := codec.DecodeMessages(res.Body)
-	if err != nil {
-		s.log.Error().Err(err).Str("group", group).Str("topic", topic).Msg("grpc receive: POP body does not decode")
-		s.releasePopped(group, topic, res.Body)
-		return rw.finish(NewStatus(v2.Code_INTERNAL_SERVER_ERROR, "internal error: POP body does not decode: "+err.Error()))
-	}
 	counts := orderCounts(res.OrderCountInfo)
 	opt := DeliveryOptions{Now: nowOf(s.core), MaxInflatedBytes: s.receive.MaxInflatedBytes}
-	msgs := make([]*v2.Message, 0, len(recs))
-	for i := range recs {
-		m := &recs[i]
-		applyOrderCount(m, counts)
-		vm, err := MessageOf(m, opt)
+	msgs := make([]*v2.Message, 0, len(res.Records))
+	for i := range res.Records {
+		r := &res.Records[i]
+		applyOrderCount(&r.Msg, counts)
+		vm, err := ReceivedMessageOf(&r.Msg, r.ExtraInfo, opt)
 		if err != nil {
 			s.log.Error().Err(err).Str("group", group).Msg("grpc receive: popped record does not convert")
-			s.releaseRecord(group, topic, m)
+			s.releasePopped(group, topic, res.Records[i:i+1])
 			continue
 		}
 		msgs = append(msgs, vm)
