@@ -28,6 +28,7 @@ package broker
 // also when no lease holds the offset.
 
 import (
+	"github.com/popshim/popshim/codec"
 	"sync"
 
 	"github.com/popshim/popshim/batch"
@@ -45,6 +46,11 @@ type AckRequest struct {
 	QueueID       int32
 	Offset        int64  // queue offset of the acked message (receipt field 7)
 	ExtraInfo     string // the receipt handle
+	// Receipt is ExtraInfo already parsed (codec.ParseExtraInfo) by the
+	// adapter when HasReceipt is set; the core then checks it without
+	// parsing the text again.
+	Receipt    codec.ExtraInfo
+	HasReceipt bool
 }
 
 // Ack validates r and deletes the checkpoint its handle names (or, for an
@@ -53,7 +59,7 @@ type AckRequest struct {
 // goroutine; never blocks. On the hot path Ack allocates nothing of its
 // own: the writer op comes from a pool and goes back after done returns.
 func (b *Broker) Ack(r AckRequest, done func(error)) {
-	rc, rerr := b.Svc.CheckReceipt(r.ConsumerGroup, r.Topic, r.QueueID, r.Offset, r.ExtraInfo, false)
+	rc, rerr := b.Svc.receiptOf(&r)
 	if rerr != nil {
 		done(rerr)
 		return

@@ -29,7 +29,7 @@ func (b *Broker) AckEach(rs []AckRequest, done func(i int, err error)) {
 	at := make([]int, 0, cap(keys))
 	for i := range rs {
 		r := &rs[i]
-		rc, rerr := b.Svc.CheckReceipt(r.ConsumerGroup, r.Topic, r.QueueID, r.Offset, r.ExtraInfo, false)
+		rc, rerr := b.Svc.receiptOf(r)
 		if rerr != nil {
 			done(i, rerr)
 			continue

@@ -101,3 +101,44 @@ func TestCoreAckEachOrderly(t *testing.T) {
 		t.Fatalf("consume offset after acking both: %d %v, want 2", off, ok)
 	}
 }
+
+// A receipt the adapter parsed (AckRequest.HasReceipt) is checked as the
+// text would be: a good one deletes its checkpoint through Ack and
+// AckEach; one naming another broker, or another offset than the
+// request's, is MESSAGE_ILLEGAL and deletes nothing.
+func TestCoreAckParsedReceipt(t *testing.T) {
+	f := brokertest.Start(t, nil, nil)
+	createTopic(t, f, "TopicP", 1)
+	appendBodies(t, f, "TopicP", 0, "p0", "p1", "p2")
+	_, ms := popMessages(t, f, popReq("GroupP", "TopicP", 32))
+	if len(ms) != 3 {
+		t.Fatalf("popped %d, want 3", len(ms))
+	}
+	parsed := func(p popped) broker.AckRequest {
+		r := ackReq("GroupP", "TopicP", p)
+		r.Receipt, r.HasReceipt = p.handle, true
+		return r
+	}
+	otherBroker := parsed(ms[1])
+	otherBroker.Receipt.BrokerName = "another-broker"
+	otherOffset := parsed(ms[2])
+	otherOffset.Offset = ms[1].m.QueueOffset
+	errs := ackEach(t, f, []broker.AckRequest{otherBroker, otherOffset})
+	for i, err := range errs {
+		if errCode(t, err) != codec.MessageIllegal {
+			t.Fatalf("request %d: %v, want MESSAGE_ILLEGAL", i, err)
+		}
+	}
+	if n := len(checkpoints(t, f)); n != 3 {
+		t.Fatalf("refused parsed receipts deleted checkpoints: %d left, want 3", n)
+	}
+	if err := ack(t, f, parsed(ms[0])); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
+	if errs := ackEach(t, f, []broker.AckRequest{parsed(ms[1]), parsed(ms[2])}); errs[0] != nil || errs[1] != nil {
+		t.Fatalf("AckEach: %v", errs)
+	}
+	if n := len(checkpoints(t, f)); n != 0 {
+		t.Fatalf("%d checkpoints left after acking every parsed receipt", n)
+	}
+}

@@ -40,6 +40,22 @@ type ReceiptError = Error
 //     invisibleTime outside [0, MaxInvisibleTimeMillis]) → MESSAGE_ILLEGAL
 //     (13), the same definite answer.
 func (s *Service) CheckReceipt(group, topic string, queueID int32, offset int64, extraInfo string, change bool) (Receipt, *ReceiptError) {
+	ei, err := codec.ParseExtraInfo(extraInfo)
+	return s.checkParsedReceipt(group, topic, queueID, offset, ei, err, change)
+}
+
+// receiptOf is CheckReceipt of an ACK's handle, parsed once by the caller
+// when it set AckRequest.HasReceipt.
+func (s *Service) receiptOf(r *AckRequest) (Receipt, *ReceiptError) {
+	if r.HasReceipt {
+		return s.checkParsedReceipt(r.ConsumerGroup, r.Topic, r.QueueID, r.Offset, r.Receipt, nil, false)
+	}
+	return s.CheckReceipt(r.ConsumerGroup, r.Topic, r.QueueID, r.Offset, r.ExtraInfo, false)
+}
+
+// checkParsedReceipt is CheckReceipt of a handle already parsed into ei
+// (perr: the parse error, nil when it parsed).
+func (s *Service) checkParsedReceipt(group, topic string, queueID int32, offset int64, ei codec.ExtraInfo, perr error, change bool) (Receipt, *ReceiptError) {
 	meta, ok := s.Topics.Get(topic)
 	if !ok {
 		return Receipt{}, &ReceiptError{codec.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic)}
@@ -54,7 +70,7 @@ func (s *Service) CheckReceipt(group, topic string, queueID int32, offset int64,
 	if err := codec.ValidateGroup(group); err != nil {
 		return Receipt{}, &ReceiptError{codec.InvalidParameter, err.Error()}
 	}
-	ei, err := codec.ParseExtraInfo(extraInfo)
+	err := perr
 	if err == nil {
 		err = ei.CheckBroker(s.Settings.BrokerName)
 	}

@@ -154,11 +154,11 @@ func (s *service) ackOne(id, group, topic, handle string, done func(error)) {
 	})
 }
 
-// ackRequestOf is the core's ACK of handle h (parsed: hei) for group and
-// the request's topic.
+// ackRequestOf is the core's ACK of handle h (parsed: hei, passed on so
+// the core does not parse h again) for group and the request's topic.
 func ackRequestOf(group, topic, h string, hei codec.ExtraInfo) broker.AckRequest {
 	return broker.AckRequest{ConsumerGroup: group, Topic: hei.RealTopic(topic, group),
-		QueueID: hei.QueueID, Offset: hei.QueueOffset, ExtraInfo: h}
+		QueueID: hei.QueueID, Offset: hei.QueueOffset, ExtraInfo: h, Receipt: hei, HasReceipt: true}
 }
 
 // ChangeInvisibleDuration implements v2.MessagingServiceServer; see above.
