@@ -60,11 +60,11 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 	if props.popCK == "" {
 		return nil, fmt.Errorf("grpcserver: record %s queue %d offset %d has no %s property", m.Topic, m.QueueID, m.QueueOffset, codec.PropertyPopCK)
 	}
-	ei, err := codec.ParseExtraInfo(props.popCK)
+	handle, ei, err := receiptHandleOf(props.popCK, m.PhysicalOffset)
 	if err != nil {
 		return nil, err
 	}
-	return receivedMessage(m, &props, ei, opt), nil
+	return receivedMessage(m, &props, handle, ei, opt), nil
 }
 
 // ReceivedMessageOf is MessageOf for a record popped with
@@ -74,18 +74,17 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 // may share m.Body. Errors: none today (the signature keeps MessageOf's).
 func ReceivedMessageOf(m *codec.MessageExt, ei codec.ExtraInfo, opt DeliveryOptions) (*v2.Message, error) {
 	props := storedPropsOf(m.Properties)
-	return receivedMessage(m, &props, ei, opt), nil
-}
-
-// receivedMessage builds the Message of a popped record m with stored
-// properties props and receipt ei (receipt_handle: ei with the commit-log
-// offset, when it has none, m.PhysicalOffset).
-func receivedMessage(m *codec.MessageExt, props *storedProps, ei codec.ExtraInfo, opt DeliveryOptions) *v2.Message {
 	if !ei.HasCommitLogOffset {
 		ei.CommitLogOffset, ei.HasCommitLogOffset = m.PhysicalOffset, true
 	}
+	return receivedMessage(m, &props, ei.String(), ei, opt), nil
+}
+
+// receivedMessage builds the Message of a popped record m with stored
+// properties props, receipt_handle handle (ei parsed).
+func receivedMessage(m *codec.MessageExt, props *storedProps, handle string, ei codec.ExtraInfo, opt DeliveryOptions) *v2.Message {
 	p := recordParts(m, props, opt)
-	p.handle = ei.String()
+	p.handle = handle
 	p.sp.ReceiptHandle = &p.handle
 	p.invisible = durationOf(time.Duration(ei.InvisibleTime) * time.Millisecond)
 	p.sp.InvisibleDuration = &p.invisible

@@ -219,6 +219,37 @@ func TestMessageOfRemotingRecord(t *testing.T) {
 	}
 }
 
+// A typed POP record (no POP_CK, its receipt beside it) converts to the
+// same Message as the remoting record carrying that receipt as POP_CK.
+func TestReceivedMessageOfMatchesMessageOf(t *testing.T) {
+	const ck = "5 1700000000000 60000 1 1 b 0 7"
+	props, _ := codec.EncodeProperties(map[string]string{"TAGS": "t", "UNIQ_KEY": "ID1", "color": "red", "POP_CK": ck})
+	rec := codec.MessageExt{
+		Message:     codec.Message{Topic: "T", Body: []byte("x"), Properties: props},
+		QueueOffset: 7, PhysicalOffset: 99, ReconsumeTimes: 2, StoreHost: testStore,
+	}
+	want, err := MessageOf(&rec, DeliveryOptions{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ei, err := codec.ParseExtraInfo(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := rec
+	typed.Properties = codec.DeleteProperty(props, "POP_CK")
+	got, err := ReceivedMessageOf(&typed, ei, DeliveryOptions{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, want) {
+		t.Fatalf("typed record gives\n%v\nthe POP_CK record\n%v", got, want)
+	}
+	if got.GetSystemProperties().GetReceiptHandle() != ck+" 99" {
+		t.Fatalf("handle %q", got.GetSystemProperties().GetReceiptHandle())
+	}
+}
+
 func zlibOf(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	w := zlib.NewWriter(&buf)
