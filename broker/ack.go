@@ -28,10 +28,10 @@ package broker
 // also when no lease holds the offset.
 
 import (
-	"github.com/popshim/popshim/codec"
 	"sync"
 
 	"github.com/popshim/popshim/batch"
+	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/popstore"
 )
 

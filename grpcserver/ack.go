@@ -23,7 +23,7 @@ import (
 //
 // AckMessage: each entry is acked on its own, all at once (the core's
 // AckEach: the deletes of all entries in one writer op, each entry
-// answered as its own ACK would be; ackEntries); one
+// answered as its own ACK would be; ackHandles); one
 // AckMessageResultEntry per entry in request order (message_id and the
 // client's receipt_handle echoed, the entry's Status), top-level Status as
 // SendMessage's. Entry codes: OK once the checkpoint's delete is durable
@@ -90,7 +90,8 @@ func (s *service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 		return &v2.AckMessageResponse{Status: NewStatus(v2.Code_BAD_REQUEST, "no entry to ack")}, nil
 	}
 	results := awaitEach(ctx, len(entries), func(done func(int, struct{}, error)) {
-		s.ackEntries(id, group, topic, entries, func(i int, err error) { done(i, struct{}{}, err) })
+		s.ackHandles(id, group, topic, len(entries), func(i int) string { return entries[i].GetReceiptHandle() },
+			func(i int, err error) { done(i, struct{}{}, err) })
 	})
 	resp := &v2.AckMessageResponse{Entries: make([]*v2.AckMessageResultEntry, len(entries))}
 	each := make([]v2.AckMessageResultEntry, len(entries))
@@ -112,23 +113,24 @@ func (s *service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 	return resp, nil
 }
 
-// ackEntries acks the handle of each entry (the lease's newest handle when
-// client id holds the message under auto-renew) with the core's AckEach:
-// the deletes of all entries whose handle is at hand go to the writer as
-// one op; an entry whose lease is being renewed is acked on its own once
-// the renewal completes. done(i, err) once per entry i, with the core's
-// outcome or a statusError.
-func (s *service) ackEntries(id, group, topic string, entries []*v2.AckMessageEntry, done func(int, error)) {
-	reqs := make([]broker.AckRequest, 0, len(entries))
-	at := make([]int, 0, len(entries))
-	for i, e := range entries {
-		handle := e.GetReceiptHandle()
-		ei, err := ParseReceiptHandle(handle)
+// ackHandles acks n receipt handles (handle(i) for i in 0..n-1), each the
+// lease's newest handle when client id holds the message under
+// auto-renew, with the core's AckEach: the deletes of all handles at hand
+// go to the writer as one op; a handle whose lease is being renewed is
+// acked on its own once the renewal completes. done(i, err) once per
+// handle i, with the core's outcome or a statusError
+// (INVALID_RECEIPT_HANDLE for one that does not parse).
+func (s *service) ackHandles(id, group, topic string, n int, handle func(i int) string, done func(int, error)) {
+	reqs := make([]broker.AckRequest, 0, n)
+	at := make([]int, 0, n)
+	for i := range n {
+		text := handle(i)
+		ei, err := ParseReceiptHandle(text)
 		if err != nil {
 			done(i, &statusError{NewStatus(v2.Code_INVALID_RECEIPT_HANDLE, err.Error())})
 			continue
 		}
-		h, hei, now := s.leases.takeOrWait(id, group, topic, ei, handle, func(h string, hei codec.ExtraInfo) {
+		h, hei, now := s.leases.takeOrWait(id, group, topic, ei, text, func(h string, hei codec.ExtraInfo) {
 			s.core.Ack(ackRequestOf(group, topic, h, hei), func(err error) { done(i, err) })
 		})
 		if now {
@@ -140,18 +142,9 @@ func (s *service) ackEntries(id, group, topic string, entries []*v2.AckMessageEn
 	}
 }
 
-// ackOne acks one handle of client id (the lease's newest handle when the
-// client holds the message under auto-renew); done gets the core's
-// outcome or a statusError.
+// ackOne is ackHandles of one handle.
 func (s *service) ackOne(id, group, topic, handle string, done func(error)) {
-	ei, err := ParseReceiptHandle(handle)
-	if err != nil {
-		done(&statusError{NewStatus(v2.Code_INVALID_RECEIPT_HANDLE, err.Error())})
-		return
-	}
-	s.leases.take(id, group, topic, ei, handle, func(h string, hei codec.ExtraInfo) {
-		s.core.Ack(ackRequestOf(group, topic, h, hei), done)
-	})
+	s.ackHandles(id, group, topic, 1, func(int) string { return handle }, func(_ int, err error) { done(err) })
 }
 
 // ackRequestOf is the core's ACK of handle h (parsed: hei, passed on so
@@ -223,8 +216,7 @@ func changeHandle(core *broker.Broker, group, topic string, ei codec.ExtraInfo, 
 }
 
 // releasePopped makes popped records (PopResult.Records) visible again
-// (CHANGE to 0): the POP answered a call that was gone, or a record did
-// not convert.
+// (CHANGE to 0): the POP answered a call that was gone.
 func (s *service) releasePopped(group, topic string, recs []broker.PoppedRecord) {
 	for i := range recs {
 		ei := recs[i].ExtraInfo

@@ -69,15 +69,15 @@ func MessageOf(m *codec.MessageExt, opt DeliveryOptions) (*v2.Message, error) {
 
 // ReceivedMessageOf is MessageOf for a record popped with
 // broker.PopRequest.Records: its receipt ei comes beside it (the record
-// has no POP_CK); receipt_handle is ei with the record's commit-log
-// offset as ninth field. Any goroutine; m is not modified and the result
-// may share m.Body. Errors: none today (the signature keeps MessageOf's).
-func ReceivedMessageOf(m *codec.MessageExt, ei codec.ExtraInfo, opt DeliveryOptions) (*v2.Message, error) {
+// has no POP_CK), so nothing can fail; receipt_handle is ei with the
+// record's commit-log offset as ninth field. Any goroutine; m is not
+// modified and the result may share m.Body.
+func ReceivedMessageOf(m *codec.MessageExt, ei codec.ExtraInfo, opt DeliveryOptions) *v2.Message {
 	props := storedPropsOf(m.Properties)
 	if !ei.HasCommitLogOffset {
 		ei.CommitLogOffset, ei.HasCommitLogOffset = m.PhysicalOffset, true
 	}
-	return receivedMessage(m, &props, ei.String(), ei, opt), nil
+	return receivedMessage(m, &props, ei.String(), ei, opt)
 }
 
 // receivedMessage builds the Message of a popped record m with stored

@@ -155,13 +155,7 @@ func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, auto
 	for i := range res.Records {
 		r := &res.Records[i]
 		applyOrderCount(&r.Msg, counts)
-		vm, err := ReceivedMessageOf(&r.Msg, r.ExtraInfo, opt)
-		if err != nil {
-			s.log.Error().Err(err).Str("group", group).Msg("grpc receive: popped record does not convert")
-			s.releasePopped(group, topic, res.Records[i:i+1])
-			continue
-		}
-		msgs = append(msgs, vm)
+		msgs = append(msgs, ReceivedMessageOf(&r.Msg, r.ExtraInfo, opt))
 	}
 	if len(msgs) == 0 {
 		return rw.finish(StatusOf(OpReceive, codec.PollingTimeout, ""))
