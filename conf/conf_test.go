@@ -300,3 +300,24 @@ func TestMemoryLimitFlag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1<<30), c.EffectiveMemoryLimit())
 }
+
+// The messages family's memtable gets what --queue-max-bytes leaves above
+// 128 MiB, from 16 MiB up to popstore's default (unchanged at the default
+// queue bound).
+func TestMessagesMemtableFollowsQueueBound(t *testing.T) {
+	for _, tc := range []struct{ queue, want int64 }{
+		{0, 128 << 20}, // the default --queue-max-bytes, 256 MiB
+		{64 << 20, 16 << 20},
+		{144 << 20, 16 << 20},
+		{192 << 20, 64 << 20},
+		{1 << 30, 128 << 20},
+	} {
+		var args []string
+		if tc.queue > 0 {
+			args = []string{fmt.Sprintf("--queue-max-bytes=%d", tc.queue)}
+		}
+		c, err := parse(t, args, nil)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, c.MessagesMemtableBytes(), "--queue-max-bytes %d", c.QueueMaxBytes)
+	}
+}

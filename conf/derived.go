@@ -20,6 +20,20 @@ func (c *Config) EffectiveReadMaxBytes() int64 {
 	return c.QueueMaxBytes / 2
 }
 
+// MessagesMemtableBytes returns the messages family's RocksDB write buffer
+// (popstore.Options.MessagesMemtableBytes), bytes: what QueueMaxBytes
+// leaves above 128 MiB, between 16 MiB and popstore's default of 128 MiB.
+// Sustained produce keeps two such memtables alive beside the Go heap
+// (EffectiveMemoryLimit, QueueMaxBytes + 64 MiB), so with the default
+// 256 MiB queue bound nothing changes, and a smaller --queue-max-bytes
+// shrinks the memtables with the rest of the broker's memory: RSS stays
+// under 2 × --queue-max-bytes + 100 MiB in a flood of 1 MiB SENDs
+// (testdata/bench/memory.sh; 2026-12-05 at 64 MiB: 243 MiB with
+// half-of-the-queue memtables, 533 MiB with the default).
+func (c *Config) MessagesMemtableBytes() int64 {
+	return min(max(c.QueueMaxBytes-128<<20, 16<<20), 128<<20)
+}
+
 // EffectiveGRPCMaxRecvBytes returns the largest request the gRPC port
 // reads (grpcserver.Config.MaxRecvMsgBytes): GRPCMaxRecvBytes, or when 0
 // MaxMessageSize + 1 MiB for the properties and the envelope.

@@ -40,7 +40,7 @@ const DefaultBlobMinBytes = 512
 // blobFileBytes is the target size of one blob file (RocksDB's default).
 const blobFileBytes = 256 << 20
 
-// messagesWriteBufferBytes and messagesL0Trigger size the messages
+// DefaultMessagesMemtableBytes and messagesL0Trigger size the messages
 // family's LSM tree (RocksDB's defaults: 64 MiB and 4). With the bodies in
 // blob files its table files hold keys, blob references and
 // physical-offset entries, ~50 bytes per message; but every L0 file still
@@ -55,12 +55,15 @@ const blobFileBytes = 256 << 20
 // payload byte in all, pop+ack 15.0 and 14.2 against 14.9 and 14.5 µs (two
 // interleaved pairs); a POP's seek visits up to 16 L0 files. The write
 // stall levels (RocksDB's defaults 20 and 36 L0 files) move up with it.
-// Memory: up to two 128 MiB memtables under sustained produce.
+// Memory: up to two 128 MiB memtables under sustained produce
+// (Options.MessagesMemtableBytes sets a smaller one).
 const (
-	messagesWriteBufferBytes = 128 << 20
-	messagesL0Trigger        = 16
-	messagesL0Slowdown       = 40
-	messagesL0Stop           = 64
+	// DefaultMessagesMemtableBytes is Options.MessagesMemtableBytes's
+	// default, bytes.
+	DefaultMessagesMemtableBytes = 128 << 20
+	messagesL0Trigger            = 16
+	messagesL0Slowdown           = 40
+	messagesL0Stop               = 64
 )
 
 // Blob files for the messages family. With every value inline, a message
@@ -91,7 +94,7 @@ const (
 // flushes write blob files; and an older popshim (no blob options) still
 // reads a database with blob files, since BlobDB is part of RocksDB's
 // format and needs no option to be read (TestBlobFilesMigration).
-func messagesOptions(base *grocksdb.Options, minBlob int) (*grocksdb.Options, error) {
+func messagesOptions(base *grocksdb.Options, minBlob int, memtable int64) (*grocksdb.Options, error) {
 	o, err := grocksdb.GetOptionsFromString(base, "")
 	if err != nil {
 		return nil, err
@@ -106,7 +109,10 @@ func messagesOptions(base *grocksdb.Options, minBlob int) (*grocksdb.Options, er
 		o.SetBlobCompressionType(grocksdb.NoCompression)
 		o.EnableBlobGC(false)
 	}
-	o.SetWriteBufferSize(messagesWriteBufferBytes)
+	if memtable <= 0 {
+		memtable = DefaultMessagesMemtableBytes
+	}
+	o.SetWriteBufferSize(uint64(memtable))
 	o.SetLevel0FileNumCompactionTrigger(messagesL0Trigger)
 	o.SetLevel0SlowdownWritesTrigger(messagesL0Slowdown)
 	o.SetLevel0StopWritesTrigger(messagesL0Stop)
@@ -117,9 +123,9 @@ func messagesOptions(base *grocksdb.Options, minBlob int) (*grocksdb.Options, er
 // (blob files from minBlob bytes, Options.BlobMinBytes), pop and offsets
 // (popFamilyOptions), index (indexFamilyOptions). On error the options
 // built so far stay set for destroyOptions.
-func (s *Store) familyOptions(minBlob int) error {
+func (s *Store) familyOptions(minBlob int, memtable int64) error {
 	var err error
-	if s.msgs, err = messagesOptions(s.opts, minBlob); err != nil {
+	if s.msgs, err = messagesOptions(s.opts, minBlob, memtable); err != nil {
 		return fmt.Errorf("popstore: rocksdb options: %w", err)
 	}
 	if s.hinted, err = grocksdb.GetOptionsFromString(s.opts, popFamilyOptions); err != nil {

@@ -1,6 +1,7 @@
 package popstore_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,4 +60,22 @@ func TestColumnFamilyOptionsInEffect(t *testing.T) {
 	}
 	require.Equal(t, "kSnappyCompression", cfOption(t, dir, "messages", "compression"))
 	require.Equal(t, "1048576", sectionOption(t, dir, "[DBOptions]", "bytes_per_sync"), "SST writeback in 1 MiB steps")
+}
+
+// Options.MessagesMemtableBytes is the messages family's write_buffer_size
+// as RocksDB applies it; 0 keeps the default, and the other families keep
+// theirs.
+func TestMessagesMemtableBytes(t *testing.T) {
+	dir := t.TempDir()
+	s, err := popstore.Open(popstore.Options{Dir: dir, MessagesMemtableBytes: 16 << 20})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Equal(t, "16777216", cfOption(t, dir, "messages", "write_buffer_size"))
+	require.Equal(t, "67108864", cfOption(t, dir, "pop", "write_buffer_size"), "RocksDB's default for the other families")
+
+	dir = t.TempDir()
+	s, err = popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Equal(t, fmt.Sprint(popstore.DefaultMessagesMemtableBytes), cfOption(t, dir, "messages", "write_buffer_size"))
 }

@@ -80,6 +80,14 @@ type Options struct {
 	// value inline, as before blob files were used (2026-12-04). Either way
 	// a database written with the other setting reads back unchanged.
 	BlobMinBytes int
+	// MessagesMemtableBytes is the messages family's write buffer
+	// (RocksDB write_buffer_size), bytes: stored records, bodies included,
+	// wait in memtables of this size until a flush moves the bodies to
+	// blob files, and under sustained produce two of them are alive (one
+	// filling, one flushing). 0: DefaultMessagesMemtableBytes (128 MiB);
+	// conf.Config.MessagesMemtableBytes lowers it with --queue-max-bytes
+	// so that a small memory budget is not spent here.
+	MessagesMemtableBytes int64
 }
 
 // queueKey identifies one message queue.
@@ -257,7 +265,7 @@ func Open(opts Options) (*Store, error) {
 	// few sync-mode workers whose one-entry batches RocksDB's write-group
 	// leader then inserts in turn.
 	s.opts.SetAllowConcurrentMemtableWrites(false)
-	if err := s.familyOptions(opts.BlobMinBytes); err != nil {
+	if err := s.familyOptions(opts.BlobMinBytes, opts.MessagesMemtableBytes); err != nil {
 		s.destroyOptions()
 		return nil, err
 	}

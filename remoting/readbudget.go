@@ -128,15 +128,18 @@ func (b *readBudget) stats() (reserved int64, waiting int) {
 	return b.reserved, b.waiting.Len()
 }
 
-// HeldReadBytes returns the bytes of large frames this Server holds now:
-// admitted by its read budget (ServerOptions.MaxReadBytes), being read or
-// not yet answered; 0 when the budget is off. The process's soft memory
-// limit subtracts them from the live heap (stack/memlimit.go). Any
+// HeldReadBytes returns the request bytes this Server holds now because
+// of its read budget (ServerOptions.MaxReadBytes): large frames admitted
+// by it (being read or not yet answered) plus what gnet had already read
+// from connections whose reads are paused (at most one read of 64 KiB
+// each, sitting in their inbound buffers); 0 when the budget is off. The
+// process's soft memory limit subtracts them from the live heap
+// (stack/memlimit.go), so that neither counts as broker state. Any
 // goroutine.
 func (s *Server) HeldReadBytes() int64 {
 	if !s.budget.enabled() {
 		return 0
 	}
 	reserved, _ := s.budget.stats()
-	return reserved
+	return reserved + s.pausedBuffered.Load()
 }

@@ -1,7 +1,10 @@
 package stack
 
 import (
+	"github.com/rs/zerolog"
+
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -39,4 +42,19 @@ func serverOptions(c *conf.Config, name, addr string, m *remoting.Metrics) remot
 		TLSMode:             c.TLS.TLSMode(),
 		TLSHandshakeTimeout: c.TLS.HandshakeTimeout,
 	}
+}
+
+// StoreOptions returns the popstore options cfg gives (no WriteHook):
+// data directory, retention (--retention ≤ 0: none), RocksDB LOG
+// directory, key index, and the messages memtable sized from
+// --queue-max-bytes (conf.Config.MessagesMemtableBytes). log may be nil.
+// Any goroutine.
+func StoreOptions(cfg *conf.Config, log *zerolog.Logger) popstore.Options {
+	o := popstore.Options{Dir: cfg.DataDir, Logger: log, RetentionMillis: cfg.Retention.Milliseconds(),
+		InfoLogDir: cfg.RocksDBLogDir, DisableMessageIndex: !cfg.MessageIndexEnable,
+		MessagesMemtableBytes: cfg.MessagesMemtableBytes()}
+	if cfg.Retention <= 0 {
+		o.RetentionMillis = -1
+	}
+	return o
 }

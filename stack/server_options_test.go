@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/popstore"
 	"github.com/popshim/popshim/remoting"
 )
 
@@ -77,4 +78,20 @@ func TestReadMaxBytesReachesListeners(t *testing.T) {
 	c, err = parseConfig(t, nil, map[string]string{"POPSHIM_READ_MAX_BYTES": "-1"})
 	require.NoError(t, err)
 	require.Negative(t, BrokerServerOptions(c, nil).MaxReadBytes)
+}
+
+// The store opened by Serve gets the messages memtable --queue-max-bytes
+// sizes, and a retention ≤ 0 (set by tests) is none.
+func TestStoreOptionsFromConfig(t *testing.T) {
+	c, err := parseConfig(t, []string{"--queue-max-bytes=67108864"}, nil)
+	require.NoError(t, err)
+	c.Retention = 0 // tests' configs; the flag wants ≥ 1m
+	o := StoreOptions(c, nil)
+	require.Equal(t, int64(16<<20), o.MessagesMemtableBytes)
+	require.Equal(t, int64(-1), o.RetentionMillis)
+	require.Equal(t, c.DataDir, o.Dir)
+	c, err = parseConfig(t, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(popstore.DefaultMessagesMemtableBytes), StoreOptions(c, nil).MessagesMemtableBytes)
+	require.Equal(t, c.Retention.Milliseconds(), StoreOptions(c, nil).RetentionMillis)
 }

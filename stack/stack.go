@@ -125,11 +125,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	}()
 	st.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	sopts := popstore.Options{Dir: cfg.DataDir, Logger: &log, RetentionMillis: cfg.Retention.Milliseconds(), InfoLogDir: cfg.RocksDBLogDir,
-		DisableMessageIndex: !cfg.MessageIndexEnable}
-	if cfg.Retention <= 0 {
-		sopts.RetentionMillis = -1
-	}
+	sopts := StoreOptions(cfg, &log)
 	sopts.WriteHook = o.writeHook
 	if st.Store, err = popstore.Open(sopts); err != nil {
 		return nil, err
