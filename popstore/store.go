@@ -286,7 +286,8 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.install(st)
 	s.committedPhys.Store(s.nextPhys)
-	s.log.Info().Str("dir", opts.Dir).Int("queues", s.queueCount()).
+	crcHW, _ := CRC32CStats()
+	s.log.Info().Str("dir", opts.Dir).Int("queues", s.queueCount()).Bool("crc32cHardware", crcHW).
 		Int("topics", len(s.topics)).Int("groups", len(s.groups)).
 		Int("consumerOffsets", len(s.offsets)).Int64("nextPhysicalOffset", s.nextPhys).
 		Msg("store opened")
