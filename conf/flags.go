@@ -55,7 +55,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BatchMaxOps, "batch-max-ops", c.BatchMaxOps, "most mutations per group-commit WriteBatch")
 	fs.IntVar(&c.BatchMaxBytes, "batch-max-bytes", c.BatchMaxBytes, "most bytes per group-commit WriteBatch")
 	fs.IntVar(&c.QueueCapacity, "queue-capacity", c.QueueCapacity, "bound of each writer lane, mutations; full answers SYSTEM_BUSY")
-	fs.Int64Var(&c.QueueMaxBytes, "queue-max-bytes", c.QueueMaxBytes, "bound of the bytes queued in all writer lanes; past it SYSTEM_BUSY")
+	fs.Int64Var(&c.QueueMaxBytes, "queue-max-bytes", c.QueueMaxBytes, "bound of the bytes queued in all writer lanes; past it SYSTEM_BUSY. Also sizes memory: the read budgets and the Go memory limit follow it, and the messages memtable is what it leaves above 128 MiB (16–128 MiB)")
 	fs.Int64Var(&c.ReadMaxBytes, "read-max-bytes", c.ReadMaxBytes, "bound of the bytes of large frames (over 64 KiB) each listener holds while reading them and until they are answered; past it connections sending one are not read; the gRPC port holds as many bytes of decoded SendMessage requests, beyond them TOO_MANY_REQUESTS; 0 = half of --queue-max-bytes, negative = none")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "Go soft memory limit, bytes; 0 = --queue-max-bytes + 64 MiB, raised up to 2 × --queue-max-bytes + 512 MiB while the heap other than held frames needs more; negative = none (GOMEMLIMIT wins)")
 	fs.IntVar(&c.WaitTimeMillsInSendQueue, "wait-time-mills-in-send-queue", c.WaitTimeMillsInSendQueue, "a SEND queued longer than this (ms) answers SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE] unwritten (waitTimeMillsInSendQueue); 0 disables")
