@@ -15,7 +15,8 @@ package popstore
 // 1.8 µs per 16 KiB, and returns the same value for the same input
 // (TestCRC32CMatchesCastagnoli). The library stays Debian's, unchanged.
 // Without SSE4.2 (no x86-64 CPU since 2008 lacks it) the call goes on to
-// the library's own Extend, found with dlsym(RTLD_NEXT).
+// the library's own Extend, found with dlsym(RTLD_NEXT) (or, if even that
+// fails, a bitwise loop).
 
 /*
 #cgo LDFLAGS: -ldl
@@ -28,7 +29,7 @@ package popstore
 typedef uint32_t (*popshim_crc32c_fn)(uint32_t, const char*, size_t);
 
 static popshim_crc32c_fn popshim_crc32c_next;
-static int popshim_crc32c_hw;
+static int popshim_crc32c_state; // 0: not chosen yet, 1: CRC32 instruction, 2: the library's
 static uint64_t popshim_crc32c_calls;
 
 __attribute__((target("sse4.2")))
@@ -50,28 +51,63 @@ static uint32_t popshim_crc32c_sse42(uint32_t crc, const char* p, size_t n) {
 	return c ^ 0xffffffffu;
 }
 
+// Bit by bit (reflected polynomial 0x82F63B78): only when the CPU lacks
+// SSE4.2 and the library's own Extend cannot be found.
+static uint32_t popshim_crc32c_bitwise(uint32_t crc, const char* p, size_t n) {
+	uint32_t c = crc ^ 0xffffffffu;
+	while (n-- > 0) {
+		c ^= (unsigned char)*p++;
+		for (int k = 0; k < 8; k++) {
+			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+		}
+	}
+	return c ^ 0xffffffffu;
+}
+
+// Chooses the implementation once; also called from Extend in case
+// RocksDB checksums something before this executable's constructors run.
+// Racing first calls choose the same.
 __attribute__((constructor))
 static void popshim_crc32c_init(void) {
+	if (__atomic_load_n(&popshim_crc32c_state, __ATOMIC_ACQUIRE) != 0) {
+		return;
+	}
 	__builtin_cpu_init();
-	popshim_crc32c_hw = __builtin_cpu_supports("sse4.2");
-	popshim_crc32c_next = (popshim_crc32c_fn)dlsym(RTLD_NEXT, "_ZN7rocksdb6crc32c6ExtendEjPKcm");
+	int hw = __builtin_cpu_supports("sse4.2");
+	popshim_crc32c_fn next = (popshim_crc32c_fn)dlsym(RTLD_NEXT, "_ZN7rocksdb6crc32c6ExtendEjPKcm");
+	__atomic_store_n(&popshim_crc32c_next, next, __ATOMIC_RELAXED);
+	__atomic_store_n(&popshim_crc32c_state, hw ? 1 : 2, __ATOMIC_RELEASE);
 }
 
 // rocksdb::crc32c::Extend(uint32_t init_crc, const char* data, size_t n)
 // (util/crc32c.h): the CRC32C of data continuing from init_crc.
 uint32_t _ZN7rocksdb6crc32c6ExtendEjPKcm(uint32_t crc, const char* p, size_t n) {
 	__atomic_fetch_add(&popshim_crc32c_calls, 1, __ATOMIC_RELAXED);
-	if (popshim_crc32c_hw) {
+	int state = __atomic_load_n(&popshim_crc32c_state, __ATOMIC_ACQUIRE);
+	if (state == 0) {
+		popshim_crc32c_init();
+		state = __atomic_load_n(&popshim_crc32c_state, __ATOMIC_ACQUIRE);
+	}
+	if (state == 1) {
 		return popshim_crc32c_sse42(crc, p, n);
 	}
-	return popshim_crc32c_next(crc, p, n);
+	popshim_crc32c_fn next = __atomic_load_n(&popshim_crc32c_next, __ATOMIC_RELAXED);
+	return next != NULL ? next(crc, p, n) : popshim_crc32c_bitwise(crc, p, n);
 }
 
 static uint64_t popshim_crc32c_count(void) {
 	return __atomic_load_n(&popshim_crc32c_calls, __ATOMIC_RELAXED);
 }
 
-static int popshim_crc32c_uses_hw(void) { return popshim_crc32c_hw; }
+static int popshim_crc32c_uses_hw(void) {
+	popshim_crc32c_init();
+	return popshim_crc32c_state == 1;
+}
+
+// The portable fallback, for tests.
+static uint32_t popshim_crc32c_portable(uint32_t crc, const char* p, size_t n) {
+	return popshim_crc32c_bitwise(crc, p, n);
+}
 
 // The library's own Extend (0 when not found), for tests.
 static uint32_t popshim_crc32c_library(uint32_t crc, const char* p, size_t n, int* found) {
@@ -99,6 +135,15 @@ func crc32cExtend(crc uint32, b []byte) uint32 {
 		p = (*C.char)(unsafe.Pointer(&b[0]))
 	}
 	return uint32(C._ZN7rocksdb6crc32c6ExtendEjPKcm(C.uint32_t(crc), p, C.size_t(len(b))))
+}
+
+// crc32cPortable is the bitwise fallback (tests compare it too).
+func crc32cPortable(crc uint32, b []byte) uint32 {
+	var p *C.char
+	if len(b) > 0 {
+		p = (*C.char)(unsafe.Pointer(&b[0]))
+	}
+	return uint32(C.popshim_crc32c_portable(C.uint32_t(crc), p, C.size_t(len(b))))
 }
 
 // crc32cLibrary calls librocksdb's own rocksdb::crc32c::Extend, the one
