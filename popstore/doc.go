@@ -35,6 +35,15 @@
 // live in RocksDB blob files, the table files keeping the key and a
 // reference, so compactions rewrite keys and not bodies (options.go).
 //
+// The package also owns how the process uses librocksdb: glibc's mmap
+// threshold (malloc_linux.go), the messages memtable size
+// (Options.MessagesMemtableBytes) and, on linux/amd64, the CRC32C RocksDB
+// computes over every WAL record, blob record and table block: popstore
+// defines rocksdb::crc32c::Extend with the CPU's CRC32 instruction, which
+// takes the place of Debian's software loop in the whole process
+// (crc32c_linux_amd64.go). It must not change what the library writes:
+// the checksums are the same values.
+//
 // A message value is RocketMQ's stored-message record (CommitLog layout), so
 // a POP or PULL response body is the concatenation of values. Its
 // QUEUEOFFSET (byte 20) and PHYSICALOFFSET (byte 28) are filled in by
