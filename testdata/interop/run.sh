@@ -254,19 +254,31 @@ suite_cluster() {
 }
 
 suite_mqadmin() {
-  local ok=1 t0 bp np abp anp apw
+  local ok=1 t0 bp np abp anp apw attempt
   t0=$(date +%s)
   echo "interop: mqadmin suite (org.apache.rocketmq:rocketmq-tools $RMQ_VERSION)"
   bp=$(free_port); np=$(free_port)
   if bash "$(popshim_script popshim-m "$bp" --namesrv-listen "127.0.0.1:$np")" && wait_port "$np" 30 popshim-m \
       && rmq_lib tools >/dev/null; then
     # A second popshim with ACL 2.0 on for M18–M20; its super user's password comes from the environment.
-    abp=$(free_port); anp=$(free_port)
+    # Ports are picked at random and the lanes run at once, so a start that fails is tried once more
+    # on fresh ports; a second failure fails the suite (M18–M20 must not be skipped in silence).
     apw=mq-root-$RANDOM$RANDOM
-    if POPSHIM_AUTH_ADMIN_PASSWORD=$apw bash "$(popshim_script popshim-ma "$abp" --namesrv-listen "127.0.0.1:$anp" \
-        --auth-enabled --auth-admin-user mqadmin-root)" && wait_port "$anp" 30 popshim-ma; then
-      export MQADMIN_AUTH_NS="127.0.0.1:$anp" MQADMIN_AUTH_BROKER="127.0.0.1:$abp"
-      export MQADMIN_AUTH_USER=mqadmin-root MQADMIN_AUTH_PASSWORD=$apw
+    for attempt in 1 2; do
+      abp=$(free_port); anp=$(free_port)
+      if POPSHIM_AUTH_ADMIN_PASSWORD=$apw bash "$(popshim_script popshim-ma "$abp" --namesrv-listen "127.0.0.1:$anp" \
+          --auth-enabled --auth-admin-user mqadmin-root)" && wait_port "$anp" 30 popshim-ma; then
+        export MQADMIN_AUTH_NS="127.0.0.1:$anp" MQADMIN_AUTH_BROKER="127.0.0.1:$abp"
+        export MQADMIN_AUTH_USER=mqadmin-root MQADMIN_AUTH_PASSWORD=$apw
+        break
+      fi
+      echo "mqadmin-interop: the ACL popshim did not start (attempt $attempt); its log:" >&2
+      tail -20 "$(ls -t "$work"/popshim-ma/popshim-*.log 2>/dev/null | head -1)" >&2 2>/dev/null || true
+      stop_bg popshim-ma 20
+    done
+    if [ -z "${MQADMIN_AUTH_NS:-}" ]; then
+      ok=0
+      echo "mqadmin-interop: M18–M20 cannot run without the ACL popshim" >&2
     fi
     MQADMIN_DATA_DIR="$work/popshim-m/data" POPSHIM_BIN="$bin" bash "$here/mqadmin_test.sh" "127.0.0.1:$np" "127.0.0.1:$bp" || ok=0
     stop_bg popshim-ma 20
