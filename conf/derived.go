@@ -28,8 +28,9 @@ func (c *Config) EffectiveReadMaxBytes() int64 {
 // 256 MiB queue bound nothing changes, and a smaller --queue-max-bytes
 // shrinks the memtables with the rest of the broker's memory: RSS stays
 // under 2 × --queue-max-bytes + 100 MiB in a flood of 1 MiB SENDs
-// (testdata/bench/memory.sh; 2026-12-05 at 64 MiB: 243 MiB with
-// half-of-the-queue memtables, 533 MiB with the default).
+// from a 64 MiB queue bound up (testdata/bench/memory.sh, 2026-12-05: at
+// 64 MiB 215 MiB against 533 with the fixed 128 MiB memtable; below it
+// the fixed parts pass the formula's 100 MiB, 185 MiB at 32 MiB).
 func (c *Config) MessagesMemtableBytes() int64 {
 	return min(max(c.QueueMaxBytes-128<<20, 16<<20), 128<<20)
 }

@@ -127,33 +127,33 @@ func CRC32CStats() (hardware bool, calls uint64) {
 	return C.popshim_crc32c_uses_hw() != 0, uint64(C.popshim_crc32c_count())
 }
 
+// cBytes is b as a C pointer and length (nil for an empty b), for the
+// calls below; b must stay alive across the call.
+func cBytes(b []byte) (*C.char, C.size_t) {
+	if len(b) == 0 {
+		return nil, 0
+	}
+	return (*C.char)(unsafe.Pointer(&b[0])), C.size_t(len(b))
+}
+
 // crc32cExtend calls the process's rocksdb::crc32c::Extend, the function
 // RocksDB's own callers reach (tests compare it with hash/crc32).
 func crc32cExtend(crc uint32, b []byte) uint32 {
-	var p *C.char
-	if len(b) > 0 {
-		p = (*C.char)(unsafe.Pointer(&b[0]))
-	}
-	return uint32(C._ZN7rocksdb6crc32c6ExtendEjPKcm(C.uint32_t(crc), p, C.size_t(len(b))))
+	p, n := cBytes(b)
+	return uint32(C._ZN7rocksdb6crc32c6ExtendEjPKcm(C.uint32_t(crc), p, n))
 }
 
 // crc32cPortable is the bitwise fallback (tests compare it too).
 func crc32cPortable(crc uint32, b []byte) uint32 {
-	var p *C.char
-	if len(b) > 0 {
-		p = (*C.char)(unsafe.Pointer(&b[0]))
-	}
-	return uint32(C.popshim_crc32c_portable(C.uint32_t(crc), p, C.size_t(len(b))))
+	p, n := cBytes(b)
+	return uint32(C.popshim_crc32c_portable(C.uint32_t(crc), p, n))
 }
 
 // crc32cLibrary calls librocksdb's own rocksdb::crc32c::Extend, the one
 // the interposed definition replaces; ok is false when it was not found.
 func crc32cLibrary(crc uint32, b []byte) (sum uint32, ok bool) {
-	var p *C.char
-	if len(b) > 0 {
-		p = (*C.char)(unsafe.Pointer(&b[0]))
-	}
+	p, n := cBytes(b)
 	var found C.int
-	sum = uint32(C.popshim_crc32c_library(C.uint32_t(crc), p, C.size_t(len(b)), &found))
+	sum = uint32(C.popshim_crc32c_library(C.uint32_t(crc), p, n, &found))
 	return sum, found != 0
 }

@@ -27,7 +27,8 @@ const liveHeapMetric = "/gc/heap/live:bytes"
 // room for the large frames the listeners hold (each at most
 // --read-max-bytes, half of --queue-max-bytes by default) and for the
 // garbage they leave. live is the heap the last GC found live, held the
-// bytes of those frames now (remoting.Server.HeldReadBytes,
+// bytes of those frames now, with what gnet had already read from paused
+// connections (remoting.Server.HeldReadBytes,
 // grpcserver.Server.HeldSendBytes) and growth 1 + --gc-percent/100. So a
 // flood of 1 MiB SENDs cannot grow the heap to --gc-percent times the
 // frames it holds, while a broker whose own state is large (a million
