@@ -107,6 +107,37 @@ func TestNeedsOf_PopPathAndSend(t *testing.T) {
 	require.EqualError(t, err, "parse authorization context error.")
 }
 
+// TestNeedsOf_DecodedSend: a SEND_MESSAGE_V2 or SEND_BATCH_MESSAGE decoded
+// from a frame keeps its single-letter fields in the typed slots, not in
+// ExtFields; the needs (RBAC) and the resources (plain ACL) still come
+// from them.
+func TestNeedsOf_DecodedSend(t *testing.T) {
+	for _, code := range []int32{codec.RequestSendMessageV2, codec.RequestSendBatchMessage} {
+		for _, c := range []struct {
+			topic string
+			need  need
+			plain map[string]byte
+		}{
+			{"T", need{Resource{ResTopic, "T", PatLiteral}, ActPub}, map[string]byte{"T": permPub}},
+			{"%RETRY%PG", need{Resource{ResGroup, "PG", PatLiteral}, ActSub}, map[string]byte{"%RETRY%PG": permSub}},
+		} {
+			src := &codec.Command{Code: code, Language: "JAVA", Opaque: 3}
+			codec.SendMessageRequestHeader{ProducerGroup: "PG", Topic: c.topic, QueueID: 1, BornTimestamp: 5}.EncodeV2(src)
+			src.SetExt(FieldAccessKey, "ak")
+			src.SetExt(FieldSignature, "c2ln")
+			req, err := codec.DecodeFrame(codec.AppendFrame(nil, src))
+			require.NoError(t, err)
+			require.Nil(t, req.ExtFields, "fields in the typed slots")
+			n, err := needsOf(nil, req, "C")
+			require.NoError(t, err)
+			require.Equal(t, []need{c.need}, n, "code %d topic %s", code, c.topic)
+			p, err := plainNeeds(req)
+			require.NoError(t, err)
+			require.Equal(t, c.plain, p, "code %d topic %s", code, c.topic)
+		}
+	}
+}
+
 func TestSourceIP(t *testing.T) {
 	require.Equal(t, "127.0.0.1", sourceIP(&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 5}))
 	require.Equal(t, "::1", sourceIP(&net.TCPAddr{IP: net.ParseIP("::1"), Port: 5}))

@@ -125,6 +125,14 @@ func needsOf(dst []need, req *codec.Command, cluster string) ([]need, error) {
 		return dst, nil
 	case codec.RequestLockBatchMQ, codec.RequestUnlockBatchMQ:
 		return lockBatchNeeds(dst, req.Body)
+	case codec.RequestSendMessageV2, codec.RequestSendBatchMessage:
+		// Single-letter SEND headers may be in the typed slots too.
+		t, hasT := req.Ext("b")
+		g, hasG := req.Ext("a")
+		if !hasT && !hasG {
+			return dst, nil
+		}
+		return sendNeeds(dst, t, g), nil
 	}
 	f := req.ExtFields
 	if len(f) == 0 {
@@ -138,8 +146,6 @@ func needsOf(dst []need, req *codec.Command, cluster string) ([]need, error) {
 		return append(dst, need{ofTopic(f["topic"]), ActPub | ActSub | ActGet}), nil
 	case codec.RequestSendMessage:
 		return sendNeeds(dst, f["topic"], f["group"]), nil
-	case codec.RequestSendMessageV2, codec.RequestSendBatchMessage:
-		return sendNeeds(dst, f["b"], f["a"]), nil
 	case codec.RequestConsumerSendMsgBack:
 		return append(dst, need{ofGroup(f["group"]), ActSub}), nil
 	case codec.RequestPullMessage:

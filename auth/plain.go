@@ -194,8 +194,10 @@ func plainNeeds(req *codec.Command) (map[string]byte, error) {
 			add(t, permPub)
 		}
 	case codec.RequestSendMessageV2, codec.RequestSendBatchMessage:
-		if t := f["b"]; isRetry(t) {
-			add(retry(f["a"]), permSub)
+		// the fields may be in the typed slots (codec.Command.Ext)
+		if t, _ := req.Ext("b"); isRetry(t) {
+			g, _ := req.Ext("a")
+			add(retry(g), permSub)
 		} else {
 			add(t, permPub)
 		}

@@ -64,3 +64,41 @@ func TestAllocsAck(t *testing.T) {
 		t.Fatalf("UnsafeDecodeMessage + AppendMessage: %.0f allocations, want 0", n)
 	}
 }
+
+// maxSendAllocs pins the allocations of decoding a SEND_MESSAGE_V2 frame
+// and its header: the Command, the arena of decoded strings and the body
+// copy. Its fourteen fields go into the slots (typed_ext.go); through an
+// ExtFields map the same decode took a map and its growth besides.
+const maxSendAllocs = 3
+
+func TestAllocsSendV2(t *testing.T) {
+	src := &Command{Code: RequestSendMessageV2, Language: "JAVA", Version: CurrentVersion, Opaque: 7,
+		Body: []byte("hello, popshim")}
+	SendMessageRequestHeader{ProducerGroup: "PG", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+		QueueID: 1, BornTimestamp: 1700000000000, Properties: "UNIQ_KEY\x01AB\x02WAIT\x01true\x02"}.EncodeV2(src)
+	frame := AppendFrame(nil, src)
+	decode := func(typed bool) (SendMessageRequestHeader, error) {
+		c, err := decodeFrameAs(frame, typed)
+		if err != nil {
+			return SendMessageRequestHeader{}, err
+		}
+		if typed {
+			return DecodeSendRequest(c)
+		}
+		return DecodeSendRequestHeader(c.Code, c.ExtFields)
+	}
+	var h SendMessageRequestHeader
+	var err error
+	typed := testing.AllocsPerRun(200, func() { h, err = decode(true) })
+	if err != nil || h.Topic != "T" || h.QueueID != 1 || h.Properties == "" {
+		t.Fatalf("typed decode: %+v %v", h, err)
+	}
+	viaMap := testing.AllocsPerRun(200, func() { h, err = decode(false) })
+	if err != nil || h.Topic != "T" {
+		t.Fatalf("map decode: %+v %v", h, err)
+	}
+	t.Logf("SEND_MESSAGE_V2 decode: %.0f allocations typed, %.0f through the map", typed, viaMap)
+	if typed > maxSendAllocs || typed >= viaMap {
+		t.Fatalf("SEND_MESSAGE_V2 decode: %.0f allocations typed (want ≤ %d), %.0f through the map", typed, maxSendAllocs, viaMap)
+	}
+}

@@ -48,7 +48,7 @@ type Command struct {
 	Body          []byte
 	SerializeType byte
 	// typed holds the header fields instead of ExtFields for the request
-	// codes of typedCode (DecodeFrame only; see typed_ext.go).
+	// codes of typedTable (DecodeFrame only; see typed_ext.go).
 	typed typedExt
 }
 
@@ -84,7 +84,8 @@ func (c *Command) SetExt(key, value string) {
 func (c *Command) SetExtInt64(key string, v int64) { c.SetExt(key, strconv.FormatInt(v, 10)) }
 
 // Ext returns the ext field key and whether it was present, from
-// ExtFields or, for an ACK_MESSAGE or CHANGE_MESSAGE_INVISIBLETIME frame
+// ExtFields or, for an ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME or
+// single-letter SEND frame
 // whose fields DecodeFrame kept in slots (codec/typed_ext.go), from the
 // slots: a header with a key the slots do not keep is decoded into
 // ExtFields, so every received field is found either way. The string is

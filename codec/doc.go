@@ -24,10 +24,11 @@
 // # Headers
 //
 // A decoded Command keeps the command-specific header as ExtFields
-// (string→string, exactly as on the wire), except ACK_MESSAGE and
-// CHANGE_MESSAGE_INVISIBLETIME requests, whose fields DecodeFrame keeps in
-// fixed slots (typed_ext.go; read them with DecodeAckMessageRequest,
-// DecodeChangeInvisibleTimeRequest, Ext or ExtMap). Typed headers live in
+// (string→string, exactly as on the wire), except ACK_MESSAGE,
+// CHANGE_MESSAGE_INVISIBLETIME and single-letter SEND requests (codes 310,
+// 320, 325), whose fields DecodeFrame keeps in fixed slots (typed_ext.go;
+// read them with DecodeAckMessageRequest, DecodeChangeInvisibleTimeRequest,
+// DecodeSendRequest, Ext or ExtMap). Typed headers live in
 // headers_*.go: DecodeXxx(ext) returns the struct or a *FieldError naming the
 // first missing (ErrMissingField) or unparsable (ErrInvalidField) field; the
 // Java broker answers such requests with SYSTEM_ERROR and the message as

@@ -218,7 +218,7 @@ func describeHeader(t *testing.T, add func(string, ...any), kind string, c *Comm
 		add("startOffsetInfo: %v", so)
 		add("msgOffsetInfo: %v", mo)
 	case "send-request":
-		h, err := DecodeSendRequestHeader(c.Code, c.ExtFields)
+		h, err := DecodeSendRequest(c)
 		must(err)
 		props := h.Properties
 		h.Properties = "(below)"

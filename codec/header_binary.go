@@ -27,7 +27,7 @@ func languageCode(name string) byte {
 // value are dropped (Java reads zero-length strings as null). All strings
 // share one copy of the header bytes; known keys are interned.
 //
-// With typed, the fields of the request codes of typedCode go into cmd's
+// With typed, the fields of the request codes of typedTable go into cmd's
 // slots instead of ExtFields.
 func decodeBinaryHeaderAs(b []byte, cmd *Command, typed bool) error {
 	if len(b) < 21 {
@@ -66,9 +66,9 @@ func decodeBinaryHeaderAs(b []byte, cmd *Command, typed bool) error {
 		return nil
 	}
 	var ext map[string]string
-	typed = typed && typedCode(cmd.Code)
+	typed = typed && typedTable(cmd.Code) != nil
 	if typed {
-		cmd.typed.code = cmd.Code
+		cmd.typed.begin(cmd.Code)
 	} else {
 		ext = make(map[string]string, 8)
 	}
@@ -86,8 +86,8 @@ func decodeBinaryHeaderAs(b []byte, cmd *Command, typed bool) error {
 			continue
 		}
 		if typed {
-			if i := typedSlot(string(key)); i >= 0 {
-				cmd.typed.set(typedFields[i], str(val, vAt))
+			if i := cmd.typed.slot(string(key)); i >= 0 {
+				cmd.typed.setSlot(i, str(val, vAt))
 			} else {
 				cmd.typed.extra = true
 			}

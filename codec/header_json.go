@@ -54,7 +54,7 @@ func (s *jsonScanner) internOrKeep(raw []byte, plain bool) string {
 // value into the arena is cheaper than hashing it for an intern lookup,
 // and the arena is allocated anyway.
 //
-// For the request codes of typedCode the fields go into cmd's slots
+// For the request codes of typedTable the fields go into cmd's slots
 // instead of ExtFields when "code" precedes "extFields" (Java and Go
 // clients write code first); should the final code differ from the one the
 // slots were filled for, the header is decoded again into the map.
@@ -131,7 +131,7 @@ func decodeJSONHeaderAs(b []byte, cmd *Command, typed bool) error {
 			case "remark":
 				cmd.Remark, err = s.str()
 			case "extFields":
-				err = s.extFields(cmd, typed && typedCode(cmd.Code))
+				err = s.extFields(cmd, typed && typedTable(cmd.Code) != nil)
 			default:
 				err = s.skip()
 			}
@@ -168,7 +168,7 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 	t := &cmd.typed
 	*t = typedExt{}
 	if typed {
-		t.code = cmd.Code
+		t.begin(cmd.Code)
 		cmd.ExtFields = nil
 	} else {
 		ext = make(map[string]string, 8)
@@ -176,8 +176,8 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 	}
 	put := func(k, v string) {
 		if typed {
-			if typedSlot(k) >= 0 {
-				t.set(k, v)
+			if i := t.slot(k); i >= 0 {
+				t.setSlot(i, v)
 				return
 			}
 			// a key the slots do not keep (a namespace, a newer field): the

@@ -42,6 +42,11 @@ var (
 
 func decodeSend(ext map[string]string, k *sendKeys) (SendMessageRequestHeader, error) {
 	r := extReader{ext: ext}
+	return decodeSendFrom(&r, k)
+}
+
+// decodeSendFrom reads a SEND header in spelling k from r.
+func decodeSendFrom(r *extReader, k *sendKeys) (SendMessageRequestHeader, error) {
 	var h SendMessageRequestHeader
 	h.ProducerGroup = r.str(k.group)
 	h.Topic = r.str(k.topic)
@@ -84,6 +89,20 @@ func DecodeSendRequestHeader(code int32, ext map[string]string) (SendMessageRequ
 		return decodeSend(ext, &sendKeysV2)
 	}
 	return decodeSend(ext, &sendKeysV1)
+}
+
+// DecodeSendRequest is DecodeSendRequestHeader for a decoded request: the
+// fields come from the slots DecodeFrame filled for the single-letter
+// codes (no map, typed_ext.go) or else from c.ExtFields. Errors are
+// *FieldError values naming the key as spelt on the wire. Any goroutine; c
+// is only read.
+func DecodeSendRequest(c *Command) (SendMessageRequestHeader, error) {
+	r := c.fields()
+	switch c.Code {
+	case RequestSendMessageV2, RequestSendBatchMessage, RequestSendReplyMessageV2:
+		return decodeSendFrom(&r, &sendKeysV2)
+	}
+	return decodeSendFrom(&r, &sendKeysV1)
 }
 
 func (h *SendMessageRequestHeader) encode(c *Command, k *sendKeys) {

@@ -1,46 +1,41 @@
 package codec
 
-// Typed request headers: ACK_MESSAGE and
-// CHANGE_MESSAGE_INVISIBLETIME, the requests a POP consumer sends most,
-// are decoded from the frame straight into a fixed set of field slots
-// instead of the ExtFields map (building the map, hashing and inserting
-// six entries, was the largest part of decoding an ACK). Every other
-// request code keeps the map. The slots see the same entries the map
-// would hold (JSON: last duplicate wins, null removes, numbers and
-// booleans kept as their text; ROCKETMQ: empty keys or values dropped);
-// a header with any other key is decoded into the map instead (typedExt.extra). Java defines the fields in
-// remoting/.../protocol/header/AckMessageRequestHeader.java and
-// ChangeInvisibleTimeRequestHeader.java.
+// Typed request headers: ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME and
+// the single-letter SEND requests (SEND_MESSAGE_V2, SEND_BATCH_MESSAGE,
+// SEND_REPLY_MESSAGE_V2), the requests a POP consumer and a Java producer
+// send most, are decoded from the frame straight into a fixed set of field
+// slots instead of the ExtFields map (building the map, hashing and
+// inserting six to fourteen entries, was the largest part of decoding
+// them). Every other request code keeps the map. The slots see the same
+// entries the map would hold (JSON: last duplicate wins, null removes,
+// numbers and booleans kept as their text; ROCKETMQ: empty keys or values
+// dropped); a header with any other key is decoded into the map instead
+// (typedExt.extra). Java defines the fields in
+// remoting/.../protocol/header/AckMessageRequestHeader.java,
+// ChangeInvisibleTimeRequestHeader.java and SendMessageRequestHeaderV2.java.
 
-// typedFields are the keys kept in slots, in slot order, which is the
-// order of their keys (Java's String.compareTo, byte order for ASCII):
-// AppendFields lists a typed header already sorted, as the signature
-// check of auth needs it. AccessKey, SecurityToken and Signature
-// are what AclClientRPCHook adds to a signed request
-// (client/.../acl/common/SessionCredentials.java), so a signed ACK keeps
-// the typed decode.
-var typedFields = [...]string{"AccessKey", "SecurityToken", "Signature", "bname", "consumerGroup", "extraInfo", "invisibleTime", "offset", "queueId", "topic"}
-
-// typedExt holds the ext fields of a request whose code has a typed header.
-type typedExt struct {
-	code int32  // request code the slots were filled for; 0: not used, ExtFields holds the fields
-	has  uint16 // bit i set: typedFields[i] present
-	v    [len(typedFields)]string
-	// extra: a ROCKETMQ (binary) header carried a key the slots do not
-	// keep (a namespace, any field a newer client adds); the frame decoder then decodes it again
-	// into ExtFields, so that whoever reads every field (the signature
-	// check of auth) sees them all. A JSON header switches to the
-	// map in the same pass (jsonScanner.extFields).
-	extra bool
+// fieldTable is the slot layout of one family of typed headers.
+type fieldTable struct {
+	// keys are the keys kept in slots, in slot order, which is the order
+	// of the keys (Java's String.compareTo, byte order for ASCII):
+	// AppendFields lists a typed header already sorted, as the signature
+	// check of auth needs it. AccessKey, SecurityToken and Signature are
+	// what AclClientRPCHook adds to a signed request
+	// (client/.../acl/common/SessionCredentials.java), so a signed request
+	// keeps the typed decode.
+	keys []string
 }
 
-// typedCode reports whether requests of code decode into slots.
-func typedCode(code int32) bool {
-	return code == RequestAckMessage || code == RequestChangeMessageInvisibleTime
+// maxTypedFields is the most slots a fieldTable has (sendV2Fields).
+const maxTypedFields = 18
+
+// ackFields are the slots of ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME.
+var ackFields = fieldTable{
+	keys: []string{"AccessKey", "SecurityToken", "Signature", "bname", "consumerGroup", "extraInfo", "invisibleTime", "offset", "queueId", "topic"},
 }
 
-// typedSlot returns the slot of key, or -1 for a key not kept.
-func typedSlot(key string) int {
+// ackSlot returns the slot of key in ackFields, or -1 for a key not kept.
+func ackSlot(key string) int {
 	switch key {
 	case "AccessKey":
 		return 0
@@ -66,19 +61,90 @@ func typedSlot(key string) int {
 	return -1
 }
 
-func (t *typedExt) set(key, v string) {
-	if i := typedSlot(key); i >= 0 {
-		t.v[i] = v
-		t.has |= 1 << i
-	} else {
-		t.extra = true
+// sendV2Fields are the slots of the single-letter SEND headers (codes 310,
+// 320, 325): a..n of SendMessageRequestHeaderV2.java and bname, which the
+// V2 decoder falls back to for the broker name.
+var sendV2Fields = fieldTable{
+	keys: []string{"AccessKey", "SecurityToken", "Signature", "a", "b", "bname", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"},
+}
+
+// sendV2Slot returns the slot of key in sendV2Fields, or -1 for a key not
+// kept.
+func sendV2Slot(key string) int {
+	switch key {
+	case "AccessKey":
+		return 0
+	case "SecurityToken":
+		return 1
+	case "Signature":
+		return 2
+	case "bname":
+		return 5
 	}
+	if len(key) != 1 {
+		return -1
+	}
+	switch c := key[0]; {
+	case c == 'a' || c == 'b':
+		return 3 + int(c-'a')
+	case c >= 'c' && c <= 'n':
+		return 6 + int(c-'c')
+	}
+	return -1
+}
+
+// typedTable returns the slot layout of requests of code, or nil when
+// they decode into ExtFields.
+func typedTable(code int32) *fieldTable {
+	switch code {
+	case RequestAckMessage, RequestChangeMessageInvisibleTime:
+		return &ackFields
+	case RequestSendMessageV2, RequestSendBatchMessage, RequestSendReplyMessageV2:
+		return &sendV2Fields
+	}
+	return nil
+}
+
+// typedExt holds the ext fields of a request whose code has a typed header.
+type typedExt struct {
+	code int32       // request code the slots were filled for; 0: not used, ExtFields holds the fields
+	tab  *fieldTable // typedTable(code) when code != 0
+	has  uint32      // bit i set: tab.keys[i] present
+	v    [maxTypedFields]string
+	// extra: a ROCKETMQ (binary) header carried a key the slots do not
+	// keep (a namespace, any field a newer client adds); the frame decoder then decodes it again
+	// into ExtFields, so that whoever reads every field (the signature
+	// check of auth) sees them all. A JSON header switches to the
+	// map in the same pass (jsonScanner.extFields).
+	extra bool
+}
+
+// begin makes t the empty slots of a request of code, whose code has a
+// typedTable.
+func (t *typedExt) begin(code int32) {
+	*t = typedExt{code: code, tab: typedTable(code)}
+}
+
+// slot returns the slot of key in t's table, or -1. Direct calls (no
+// function value), so a key converted from bytes for the call is not
+// copied to the heap.
+func (t *typedExt) slot(key string) int {
+	if t.tab == &sendV2Fields {
+		return sendV2Slot(key)
+	}
+	return ackSlot(key)
+}
+
+// setSlot stores v in slot i (a slot of t's table).
+func (t *typedExt) setSlot(i int, v string) {
+	t.v[i] = v
+	t.has |= 1 << i
 }
 
 // toMap returns the slot fields as a new ExtFields map.
 func (t *typedExt) toMap() map[string]string {
-	m := make(map[string]string, len(typedFields)+4)
-	for i, k := range typedFields {
+	m := make(map[string]string, len(t.tab.keys)+4)
+	for i, k := range t.tab.keys {
 		if t.has&(1<<i) != 0 {
 			m[k] = t.v[i]
 		}
@@ -87,14 +153,14 @@ func (t *typedExt) toMap() map[string]string {
 }
 
 func (t *typedExt) del(key string) {
-	if i := typedSlot(key); i >= 0 {
+	if i := t.slot(key); i >= 0 {
 		t.v[i] = ""
 		t.has &^= 1 << i
 	}
 }
 
 func (t *typedExt) get(key string) (string, bool) {
-	i := typedSlot(key)
+	i := t.slot(key)
 	if i < 0 || t.has&(1<<i) == 0 {
 		return "", false
 	}
@@ -145,7 +211,7 @@ func (c *Command) ExtMap() map[string]string {
 type ExtField struct{ Key, Value string }
 
 // AppendFields appends every header field of c to dst and returns it: for
-// a typed header in key order (typedFields), for ExtFields in map order.
+// a typed header in key order (fieldTable.keys), for ExtFields in map order.
 // The signature check (auth) sorts what it gets, so a typed header
 // costs it no reordering and no map. Any goroutine; c is only read.
 func (c *Command) AppendFields(dst []ExtField) []ExtField {
@@ -156,7 +222,7 @@ func (c *Command) AppendFields(dst []ExtField) []ExtField {
 		}
 		return dst
 	}
-	for i, k := range typedFields {
+	for i, k := range r.typed.tab.keys {
 		if r.typed.has&(1<<i) != 0 {
 			dst = append(dst, ExtField{k, r.typed.v[i]})
 		}

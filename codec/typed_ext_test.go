@@ -39,7 +39,7 @@ func checkTypedMatchesMap(t *testing.T, frame []byte) (typed *Command) {
 	}
 	if got.typed.code != 0 { // slots keep only the keys the typed headers read
 		m := map[string]string{}
-		for _, k := range typedFields {
+		for _, k := range got.typed.tab.keys {
 			if v, ok := want.ExtFields[k]; ok {
 				m[k] = v
 			}
@@ -67,6 +67,11 @@ func checkTypedMatchesMap(t *testing.T, frame []byte) (typed *Command) {
 
 		t.Fatalf("%q: CHANGE typed %+v %v, map %+v %v", frame, ch, cerr, wc, wcerr)
 	}
+	sh, serr := DecodeSendRequest(got)
+	ws, wserr := DecodeSendRequestHeader(want.Code, want.ExtFields)
+	if sh != ws || !reflect.DeepEqual(serr, wserr) { //nolint:govet // deepequalerrors: as for ACK
+		t.Fatalf("%q: SEND typed %+v %v, map %+v %v", frame, sh, serr, ws, wserr)
+	}
 	// AppendFields lists every field either way; a typed header in key order.
 	gf, wf := got.AppendFields(nil), want.AppendFields(nil)
 	if got.typed.code != 0 && !slices.IsSortedFunc(gf, func(a, b ExtField) int { return strings.Compare(a.Key, b.Key) }) {
@@ -78,7 +83,7 @@ func checkTypedMatchesMap(t *testing.T, frame []byte) (typed *Command) {
 	if !slices.Equal(gf, wf) {
 		t.Fatalf("%q: AppendFields typed %v, map %v", frame, gf, wf)
 	}
-	for _, k := range typedFields {
+	for _, k := range append(slices.Clone(ackFields.keys), sendV2Fields.keys...) {
 		wv, wok := want.ExtFields[k]
 		if gv, gok := got.Ext(k); gv != wv || gok != wok {
 			t.Fatalf("%q: Ext(%q) typed %q %v, map %q %v", frame, k, gv, gok, wv, wok)
@@ -86,6 +91,10 @@ func checkTypedMatchesMap(t *testing.T, frame []byte) (typed *Command) {
 	}
 	return got
 }
+
+// sendV2Header is a SEND_MESSAGE_V2 header as the Java producer writes it.
+const sendV2Header = `{"code":310,"extFields":{"a":"P","b":"T","c":"TBW102","d":"4","e":"1","f":"0","g":"1700000000000",` +
+	`"h":"0","i":"UNIQ_KEY\u00011\u0002WAIT\u0001true\u0002","j":"0","k":"false","m":"false","n":"b1"},"flag":0,"language":"JAVA","opaque":9,"version":479}`
 
 const ackHeader = `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41",` +
 	`"extraInfo":"0 1700000000000 60000 0 0 popshim-a 3 41","bname":"popshim-a"},"flag":0,"language":"JAVA","opaque":9,"version":479}`
@@ -112,6 +121,15 @@ func TestTypedHeaderCases(t *testing.T) {
 		{"code after extFields", `{"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x"},"code":200051}`, false, ""},
 		{"code changed after extFields", `{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x"},"code":10}`, false, ""},
 		{"other code", `{"code":10,"extFields":{"topic":"T"}}`, false, "the custom field <consumerGroup> is null"},
+		{"send v2", sendV2Header, true, "the custom field <consumerGroup> is null"},
+		{"send batch", strings.Replace(sendV2Header, "310", "320", 1), true, "the custom field <consumerGroup> is null"},
+		{"send reply v2", strings.Replace(sendV2Header, "310", "325", 1), true, "the custom field <consumerGroup> is null"},
+		{"send v2 signed", strings.Replace(sendV2Header, `"n":"b1"`, `"n":"b1","AccessKey":"ak","Signature":"c2ln","SecurityToken":"t"`, 1), true, "the custom field <consumerGroup> is null"},
+		{"send v2 bname", strings.Replace(sendV2Header, `"n":"b1"`, `"bname":"b2"`, 1), true, "the custom field <consumerGroup> is null"},
+		{"send v2 missing topic", strings.Replace(sendV2Header, `"b":"T",`, "", 1), true, "the custom field <consumerGroup> is null"},
+		{"send v2 with a namespace: map", strings.Replace(sendV2Header, `"n":"b1"`, `"n":"b1","nsd":"true"`, 1), false, "the custom field <consumerGroup> is null"},
+		{"send v2 long key: map", strings.Replace(sendV2Header, `"a":"P"`, `"a":"P","aa":"x"`, 1), false, "the custom field <consumerGroup> is null"},
+		{"send v1", `{"code":10,"extFields":{"producerGroup":"P","topic":"T","queueId":"1","sysFlag":"0","bornTimestamp":"5","flag":"0"}}`, false, "the custom field <consumerGroup> is null"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,6 +160,8 @@ func FuzzTypedHeader(f *testing.F) {
 	f.Add(false, []byte(ackHeader))
 	f.Add(false, []byte(`{"code":200053,"extFields":{"consumerGroup":"G","topic":"T","queueId":"3","offset":"41","extraInfo":"x","invisibleTime":"-1","bname":null}}`))
 	f.Add(false, []byte(`{"code":200051,"extFields":{"consumerGroup":"G","topic":"T","queueId":"99999999999","offset":"4\u0031","extraInfo":""},"code":200053}`))
+	f.Add(false, []byte(sendV2Header))
+	f.Add(false, []byte(`{"code":320,"extFields":{"a":"P","b":"T","e":"x","f":null,"g":"1","h":"0","l":"16","bname":"b"}}`))
 	ackCode := RequestAckMessage
 	c := &Command{Code: int32(int16(ackCode)), Language: "GO", Version: 317, Opaque: 5}
 	AckMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 1, Offset: 2, ExtraInfo: "x"}.Encode(c)

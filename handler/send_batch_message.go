@@ -20,7 +20,7 @@ import (
 )
 
 func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
-	h, err := codec.DecodeSendRequestHeader(req.Code, req.ExtFields)
+	h, err := codec.DecodeSendRequest(req)
 	if err != nil {
 		reply.HeaderError(c, req, err)
 		return

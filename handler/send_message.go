@@ -30,7 +30,7 @@ import (
 )
 
 func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
-	h, err := codec.DecodeSendRequestHeader(req.Code, req.ExtFields)
+	h, err := codec.DecodeSendRequest(req)
 	if err != nil {
 		reply.HeaderError(c, req, err)
 		return

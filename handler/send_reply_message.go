@@ -24,7 +24,7 @@ import (
 )
 
 func (b *Broker) handleSendReplyMessage(c remoting.Conn, req *codec.Command) {
-	h, err := codec.DecodeSendRequestHeader(req.Code, req.ExtFields)
+	h, err := codec.DecodeSendRequest(req)
 	if err != nil {
 		reply.HeaderError(c, req, err)
 		return
