@@ -27,7 +27,7 @@ type fieldTable struct {
 }
 
 // maxTypedFields is the most slots a fieldTable has (sendV2Fields).
-const maxTypedFields = 18
+const maxTypedFields = 22
 
 // ackFields are the slots of ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME.
 var ackFields = fieldTable{
@@ -62,15 +62,29 @@ func ackSlot(key string) int {
 }
 
 // sendV2Fields are the slots of the single-letter SEND headers (codes 310,
-// 320, 325): a..n of SendMessageRequestHeaderV2.java and bname, which the
-// V2 decoder falls back to for the broker name.
+// 320, 325): a..n of SendMessageRequestHeaderV2.java, and the fields of its
+// base classes (TopicQueueRequestHeader.java: lo; RpcRequestHeader.java:
+// ns, nsd, bname, oway), which a Java client's JSON header carries when
+// they are set; the V2 decoder falls back to bname for the broker name.
 var sendV2Fields = fieldTable{
-	keys: []string{"AccessKey", "SecurityToken", "Signature", "a", "b", "bname", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"},
+	keys: []string{"AccessKey", "SecurityToken", "Signature", "a", "b", "bname", "c", "d", "e", "f", "g", "h", "i", "j",
+		"k", "l", "lo", "m", "n", "ns", "nsd", "oway"},
 }
 
 // sendV2Slot returns the slot of key in sendV2Fields, or -1 for a key not
 // kept.
 func sendV2Slot(key string) int {
+	if len(key) == 1 {
+		switch c := key[0]; {
+		case c == 'a' || c == 'b':
+			return 3 + int(c-'a')
+		case c >= 'c' && c <= 'l':
+			return 6 + int(c-'c')
+		case c == 'm' || c == 'n':
+			return 17 + int(c-'m')
+		}
+		return -1
+	}
 	switch key {
 	case "AccessKey":
 		return 0
@@ -80,15 +94,14 @@ func sendV2Slot(key string) int {
 		return 2
 	case "bname":
 		return 5
-	}
-	if len(key) != 1 {
-		return -1
-	}
-	switch c := key[0]; {
-	case c == 'a' || c == 'b':
-		return 3 + int(c-'a')
-	case c >= 'c' && c <= 'n':
-		return 6 + int(c-'c')
+	case "lo":
+		return 16
+	case "ns":
+		return 19
+	case "nsd":
+		return 20
+	case "oway":
+		return 21
 	}
 	return -1
 }

@@ -127,8 +127,9 @@ func TestTypedHeaderCases(t *testing.T) {
 		{"send v2 signed", strings.Replace(sendV2Header, `"n":"b1"`, `"n":"b1","AccessKey":"ak","Signature":"c2ln","SecurityToken":"t"`, 1), true, "the custom field <consumerGroup> is null"},
 		{"send v2 bname", strings.Replace(sendV2Header, `"n":"b1"`, `"bname":"b2"`, 1), true, "the custom field <consumerGroup> is null"},
 		{"send v2 missing topic", strings.Replace(sendV2Header, `"b":"T",`, "", 1), true, "the custom field <consumerGroup> is null"},
-		{"send v2 with a namespace: map", strings.Replace(sendV2Header, `"n":"b1"`, `"n":"b1","nsd":"true"`, 1), false, "the custom field <consumerGroup> is null"},
+		{"send v2 with RpcRequestHeader fields", strings.Replace(sendV2Header, `"n":"b1"`, `"n":"b1","nsd":"true","ns":"x","oway":"false","lo":"true"`, 1), true, "the custom field <consumerGroup> is null"},
 		{"send v2 long key: map", strings.Replace(sendV2Header, `"a":"P"`, `"a":"P","aa":"x"`, 1), false, "the custom field <consumerGroup> is null"},
+		{"send v2 unknown letter: map", strings.Replace(sendV2Header, `"a":"P"`, `"a":"P","o":"x"`, 1), false, "the custom field <consumerGroup> is null"},
 		{"send v1", `{"code":10,"extFields":{"producerGroup":"P","topic":"T","queueId":"1","sysFlag":"0","bornTimestamp":"5","flag":"0"}}`, false, "the custom field <consumerGroup> is null"},
 	}
 	for _, c := range cases {
@@ -166,6 +167,10 @@ func FuzzTypedHeader(f *testing.F) {
 	c := &Command{Code: int32(int16(ackCode)), Language: "GO", Version: 317, Opaque: 5}
 	AckMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 1, Offset: 2, ExtraInfo: "x"}.Encode(c)
 	bin := AppendFrameBinary(nil, c)
+	f.Add(true, bin[8:])
+	c = &Command{Code: RequestSendMessageV2, Language: "JAVA", Version: 479, Opaque: 6}
+	SendMessageRequestHeader{ProducerGroup: "P", Topic: "T", QueueID: 1, BornTimestamp: 5, Properties: "a\x01b\x02"}.EncodeV2(c)
+	bin = AppendFrameBinary(nil, c)
 	f.Add(true, bin[8:])
 	for _, s := range goldenSeeds(f) {
 		f.Add(s[4] == SerializeRocketMQ, s[8:8+int(binary.BigEndian.Uint32(s[4:])&0xFFFFFF)])
