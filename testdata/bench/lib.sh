@@ -2,9 +2,28 @@
 # Every process started through start_bg is recorded in $work/pids and
 # killed by cleanup, so no server outlives the script.
 
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now,
+# outside the ephemeral range (32768-60999): a port the kernel handed out
+# could be taken by some client's outgoing connection between this pick and
+# the server's bind (a RocketMQ broker of bench-cost failed to start that
+# way, "Address already in use", 2026-12-05).
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  python3 - <<'PY'
+import random, socket
+for _ in range(200):
+    p = random.randint(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+else:
+    raise SystemExit("no free port in 20000-32000")
+PY
 }
 
 # free_port_block N prints a port p such that p-2 … p+N are all free (the
@@ -12,7 +31,7 @@ free_port() {
 free_port_block() {
   local n=$1 p i ok
   for _ in $(seq 1 50); do
-    p=$(( 20000 + RANDOM % 30000 ))
+    p=$(( 20002 + RANDOM % 11900 )) # below the ephemeral range, as free_port
     ok=1
     for i in $(seq -2 "$n"); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null; then ok=0; break; fi
