@@ -13,7 +13,8 @@ bin=${POPSHIM_BIN:-$here/../../bin/popshim}
 out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/msgindex.XXXXXX")}
 mkdir -p "$out"
 rounds=${ROUNDS:-5}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=lib.sh
+. "$here/lib.sh" # free_port
 run() { # run ROUND MODE(true|false)
   local r=$1 mode=$2 bp mp dir pid
   bp=$(free_port); mp=$(free_port); dir=$out/data-$r-$mode
