@@ -172,6 +172,12 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.svc.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.svc.streamInterceptor),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvMsgBytes),
+		// Fixed stream windows (no BDP estimation): a request is let in
+		// whole only once its handler reads it, through the read gate
+		// (readgate.go). The connection's window only paces bytes in
+		// transit (grpc-go returns it as bytes arrive, read or not).
+		grpc.InitialWindowSize(grpcWindowBytes),
+		grpc.InitialConnWindowSize(grpcConnWindowBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			MaxConnectionIdle: cfg.IdleTimeout,
 			Time:              cfg.KeepaliveTime,
@@ -192,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, grpc.MaxConcurrentStreams(cfg.MaxConcurrentStreams))
 	}
 	s.grpc = grpc.NewServer(opts...)
-	v2.RegisterMessagingServiceServer(s.grpc, s.svc)
+	s.grpc.RegisterService(gatedServiceDesc(s.svc.reads), s.svc)
 	return s, nil
 }
 

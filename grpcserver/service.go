@@ -39,6 +39,7 @@ type service struct {
 	leases   *leases
 	calls    *clientCalls    // admin calls waiting for a client's answer (client_call.go)
 	sendHeld sendBudget      // decoded SendMessage bytes held (budget.go)
+	reads    *readGate       // SendMessage requests being read (readgate.go)
 	stopping <-chan struct{} // closed when the server starts to stop
 	log      zerolog.Logger
 
@@ -59,6 +60,7 @@ func newService(cfg Config, stopping <-chan struct{}, log zerolog.Logger) *servi
 		clients: newClients(), calls: newClientCalls(), stopping: stopping, log: log,
 		bgStop: make(chan struct{}), bgDone: make(chan struct{}),
 		sendHeld: sendBudget{limit: cfg.MaxSendInflightBytes},
+		reads:    newReadGate(cfg.MaxSendInflightBytes, cfg.MaxRecvMsgBytes),
 	}
 	if s.policy.Group == nil {
 		s.policy.Group = s.groupPolicy
