@@ -87,6 +87,8 @@ func TestValidationErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--idle-timeout=-1s"}, "--idle-timeout must be ≥ 0"},
 		{[]string{"--default-topic-queue-nums=0"}, "--default-topic-queue-nums"},
 		{[]string{"--data-dir="}, "--data-dir must not be empty"},
+		{[]string{"--memory-limit=1"}, "--memory-limit must be 0 (auto), negative (none) or ≥ 16 MiB"},
+		{[]string{"--memory-limit=16777215"}, "--memory-limit must be 0 (auto), negative (none) or ≥ 16 MiB"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -299,6 +301,9 @@ func TestMemoryLimitFlag(t *testing.T) {
 	c, err = parse(t, nil, map[string]string{"POPSHIM_MEMORY_LIMIT": "1073741824"})
 	require.NoError(t, err)
 	require.Equal(t, int64(1<<30), c.EffectiveMemoryLimit())
+	c, err = parse(t, []string{"--memory-limit=16777216"}, nil)
+	require.NoError(t, err, "16 MiB is the least positive limit accepted")
+	require.Equal(t, int64(16<<20), c.EffectiveMemoryLimit())
 }
 
 // The messages family's memtable gets what --queue-max-bytes leaves above
