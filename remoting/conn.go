@@ -104,6 +104,12 @@ type conn struct {
 	big        []byte // loop: the bytes of the large frame being read so far; nil when none
 	bigSize    int    // loop: that frame's size
 	bigHeld    int64  // loop: budget reserved for it (0 when the budget is off)
+	// bigDeadline is when the large frame being read, which holds read
+	// budget, must have arrived (monoNanos; slowFrameAllowance), 0 when
+	// none; bigAnnounced is that frame's size. The slow-frame scan
+	// (ticker goroutine) reads them.
+	bigDeadline  atomic.Int64
+	bigAnnounced atomic.Int64
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {

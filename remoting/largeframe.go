@@ -24,6 +24,10 @@ import (
 // bytes of budget reserved for it. Loop goroutine.
 func (c *conn) startLarge(size int, held int64) {
 	c.big, c.bigSize, c.bigHeld = make([]byte, 0, min(size, LargeFrameBytes)), size, held
+	if held > 0 {
+		c.bigAnnounced.Store(int64(size))
+		c.bigDeadline.Store(monoNanos() + int64(c.srv.slowFrameAllowance(size)))
+	}
 }
 
 // readLarge moves buffered bytes into c.big. It reports done=true when
@@ -43,6 +47,7 @@ func (s *Server) readLarge(c *conn, gc gnet.Conn) (a gnet.Action, done bool) {
 	}
 	frame, held := c.big, c.bigHeld
 	c.big, c.bigSize, c.bigHeld = nil, 0, 0
+	c.bigDeadline.Store(0)
 	req, err := decodeOwned(frame)
 	if err != nil {
 		s.budget.release(held)
@@ -191,6 +196,7 @@ func (s *Server) closeReads(c *conn) {
 	s.unpaused(c)
 	held := c.bigHeld
 	c.big, c.bigSize, c.bigHeld = nil, 0, 0
+	c.bigDeadline.Store(0)
 	c.mu.Lock()
 	for r := range c.heldReqs {
 		held += r.held.Swap(0)

@@ -66,6 +66,7 @@ type Metrics struct {
 	opened     *prometheus.CounterVec
 	malformed  *prometheus.CounterVec
 	idleClosed *prometheus.CounterVec
+	slowClosed *prometheus.CounterVec
 	refused    *prometheus.CounterVec
 	flush      prometheus.Histogram
 	tlsConns   *prometheus.CounterVec
@@ -130,6 +131,10 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		idleClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_idle_closed_total", Help: "Connections closed by the idle timeout.", ConstLabels: constLabels,
 		}, []string{"server"}),
+		slowClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_slow_frame_closed_total", ConstLabels: constLabels,
+			Help: "Connections closed because a large frame they held read budget for arrived too slowly while others waited for it.",
+		}, []string{"server"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_connections_refused_total", Help: "Connections closed at accept because the server's connection limit (--max-conns) was reached.", ConstLabels: constLabels,
 		}, []string{"server"}),
@@ -162,7 +167,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.refused, m.flush, m.tlsConns,
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.slowClosed, m.refused, m.flush, m.tlsConns,
 		m.readBytes, m.readPaused, m.readBuffed, m.readPauses} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -286,6 +291,12 @@ func (m *Metrics) malformedFrame(server, reason string) {
 func (m *Metrics) idleClose(server string) {
 	if m != nil {
 		m.idleClosed.WithLabelValues(server).Inc()
+	}
+}
+
+func (m *Metrics) slowClose(server string) {
+	if m != nil {
+		m.slowClosed.WithLabelValues(server).Inc()
 	}
 }
 

@@ -63,6 +63,10 @@ type ServerOptions struct {
 	// replies were written, or after this long at the latest. Zero means
 	// the default 5 s; a negative value closes at once, dropping them.
 	MalformedGrace time.Duration
+	// slowGrace replaces slowFrameGrace when non-zero (in-package tests:
+	// a short one to see a slow frame closed, a long one where a test
+	// trickles frames on purpose).
+	slowGrace time.Duration
 	// OnClose, when set, is told the Conn.ID of every connection that
 	// closed (peer left, idle timeout, malformed frame, Stop), after later
 	// Replies on it started failing with net.ErrClosed. It runs on the

@@ -267,7 +267,9 @@ func TestReadBudgetSlowDripStaysBounded(t *testing.T) {
 		}
 		_ = c.Reply(codec.NewResponse(req, 0, ""))
 	})
-	s := startServer(t, r, ServerOptions{MaxReadBytes: limit})
+	// The admitted frames trickle on purpose while others wait: a long
+	// grace keeps the slow-frame scan from closing them.
+	s := startServer(t, r, ServerOptions{MaxReadBytes: limit, slowGrace: time.Hour})
 	srv.Store(s)
 
 	ncs := make([]net.Conn, conns)

@@ -116,7 +116,7 @@ func (s *Server) Start() error {
 		// must rebind its port while old connections sit in TIME-WAIT.
 		gnet.WithReuseAddr(true),
 		gnet.WithLogger(gnetLogger{log: s.log.With().Str("component", "gnet").Logger()}),
-		gnet.WithTicker(s.opts.IdleTimeout > 0),
+		gnet.WithTicker(s.opts.IdleTimeout > 0 || s.budget.enabled()),
 	}
 	go func() {
 		err := gnet.Run(s, "tcp://"+s.opts.Addr, gopts...)
@@ -326,11 +326,18 @@ func (s *Server) readStats() (reserved int64, waiting int, paused, buffered int6
 
 // OnTick closes connections idle for longer than IdleTimeout, except those
 // whose reads the server paused (the peer is not idle, the server is not
-// reading it). gnet runs it on its own goroutine; it only reads atomics
-// and calls gnet.Conn.Close, which is safe from any goroutine.
+// reading it), and those whose large frame arrives too slowly while
+// others wait for read budget (slowframe.go). gnet runs it on its own
+// goroutine; it only reads atomics and calls gnet.Conn.Close, which is
+// safe from any goroutine.
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
+	now := monoNanos()
+	s.closeSlowFrames(now)
 	idle := s.opts.IdleTimeout
-	deadline := monoNanos() - int64(idle)
+	if idle <= 0 {
+		return time.Second, gnet.None
+	}
+	deadline := now - int64(idle)
 	var victims []*conn
 	s.mu.Lock()
 	for _, c := range s.conns {

@@ -29,7 +29,8 @@ const liveHeapMetric = "/gc/heap/live:bytes"
 // garbage they leave. live is the heap the last GC found live, held the
 // bytes of those frames now, with what gnet had already read from paused
 // connections (remoting.Server.HeldReadBytes,
-// grpcserver.Server.HeldSendBytes) and growth 1 + --gc-percent/100. So a
+// grpcserver.Server.HeldSendBytes) and the bytes queued in the writer
+// (batch.Writer.QueuedBytes), and growth 1 + --gc-percent/100. So a
 // flood of 1 MiB SENDs cannot grow the heap to --gc-percent times the
 // frames it holds, while a broker whose own state is large (a million
 // checkpoints in flight, long polls) keeps the heap goal --gc-percent
@@ -125,10 +126,17 @@ func (m *memoryLimiter) run(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
-// heldFrameBytes returns the bytes of large frames the listeners hold now
-// (memoryLimiter's held). Any goroutine.
+// heldFrameBytes returns the bytes of requests the process holds now
+// (memoryLimiter's held): large frames the listeners hold, and the
+// mutations queued in the writer's lanes (stored records of SENDs, bounded
+// by --queue-max-bytes). Without the queued ones, a flood of SENDs just
+// under the large-frame size (61 KB from 2,000 connections × 4 in flight,
+// 2026-12-05) kept the queue full of records that counted as broker state:
+// growth multiplied them and the limit rose to its ceiling (1 GiB, peak RSS
+// 1.1–1.2 GB against the 612 MiB bound). A SEND both held as a large frame
+// and queued counts twice, which only lowers the limit. Any goroutine.
 func (st *Stack) heldFrameBytes() int64 {
-	n := st.broker.HeldReadBytes()
+	n := st.broker.HeldReadBytes() + st.Writer.QueuedBytes()
 	if st.namesrv != nil {
 		n += st.namesrv.HeldReadBytes()
 	}
