@@ -173,8 +173,10 @@ type Config struct {
 	// --gc-percent times the live data. 0 (default): --queue-max-bytes +
 	// 64 MiB, raised while the live heap other than the frames the
 	// listeners hold needs more, up to 2 × --queue-max-bytes + 512 MiB
-	// (stack/memlimit.go); a positive value is fixed; negative: no limit. GOMEMLIMIT, when set, wins.
-	// --memory-limit.
+	// (stack/memlimit.go), or GOMEMLIMIT's limit instead when that is set
+	// (the automatic raising then stays off); a positive value (at least
+	// 16 MiB) is fixed and overrides GOMEMLIMIT; negative: popshim sets
+	// none (GOMEMLIMIT applies when set). --memory-limit.
 	MemoryLimit int64
 	// WaitTimeMillsInSendQueue: a SEND still queued for the writer after
 	// this many ms answers SYSTEM_BUSY "[TIMEOUT_CLEAN_QUEUE]…" instead of

@@ -45,10 +45,11 @@ func (c *Config) EffectiveGRPCMaxRecvBytes() int {
 	return c.MaxMessageSize + 1<<20
 }
 
-// EffectiveMemoryLimit returns the soft memory limit Serve applies: 0 for
-// none, else MemoryLimit or its default, QueueMaxBytes + 64 MiB, which
-// Serve raises while the live heap other than held frames needs more
-// (stack/memlimit.go).
+// EffectiveMemoryLimit returns the soft memory limit Serve applies when
+// GOMEMLIMIT is unset: 0 for none, else MemoryLimit or its default,
+// QueueMaxBytes + 64 MiB, which Serve raises while the live heap other
+// than held frames needs more (stack/memlimit.go). With GOMEMLIMIT set
+// only a positive MemoryLimit is applied (stack/memlimit_plan.go).
 func (c *Config) EffectiveMemoryLimit() int64 {
 	switch {
 	case c.MemoryLimit < 0:

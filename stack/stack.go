@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -64,25 +63,22 @@ type Stack struct {
 // listeners) are returned at once with everything already started undone;
 // shutdown errors are joined into the result. It first applies
 // --gc-percent and --memory-limit (process-wide, so only here and not in
-// StartStack).
+// StartStack; planMemoryLimit says how --memory-limit and GOMEMLIMIT
+// combine).
 func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 	if cfg.GCPercent > 0 {
 		prev := debug.SetGCPercent(cfg.GCPercent)
 		log.Debug().Int("gc_percent", cfg.GCPercent).Int("previous", prev).Msg("go gc target set")
 	}
-	limit := cfg.EffectiveMemoryLimit()
-	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit)
-		log.Debug().Int64("memory_limit", limit).Msg("go soft memory limit set")
-	}
+	plan := applyMemoryLimit(cfg, log)
 	st, err := StartStack(cfg, log)
 	if err != nil {
 		return err
 	}
-	if limit > 0 && cfg.MemoryLimit == 0 && os.Getenv("GOMEMLIMIT") == "" {
+	if plan.auto {
 		lctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go newMemoryLimiter(limit, cfg.MemoryLimitCeiling(), gcPercent(), st.heldFrameBytes).run(lctx, done)
+		go newMemoryLimiter(plan.set, cfg.MemoryLimitCeiling(), gcPercent(), st.heldFrameBytes).run(lctx, done)
 		defer func() { stop(); <-done }()
 	}
 	<-ctx.Done()
