@@ -233,8 +233,8 @@ func (c *CostSeries) writeLatency(out io.Writer) {
 				ack, _ := r.SeriesByName("ack")
 				burst, _ := r.SeriesByName("ack_during_burst")
 				d := r.Disk
-				fmt.Fprintf(out, "| %s | %s | %d | %.0f | %s | %s | %.1f× | %s | %s | %.1f× |\n", w, l, r.Round, ack.OpsPerSec,
-					ms(ack.Latency.P50), ms(d.FdatasyncUs.P50), d.AckP50Ratio, ms(burst.Latency.P99), ms(d.FdatasyncUs.P99), d.AckBurstP99Ratio)
+				fmt.Fprintf(out, "| %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s |\n", w, l, r.Round, ack.OpsPerSec,
+					ms(ack.Latency.P50), ms(d.FdatasyncUs.P50), ratioCell(d.AckP50Ratio), ms(burst.Latency.P99), ms(d.FdatasyncUs.P99), ratioCell(d.AckBurstP99Ratio))
 			}
 		}
 	}

@@ -99,7 +99,8 @@ func (p *fsyncProbe) stats(r *Report) *DiskStats {
 }
 
 // printDisk writes the disk line of a report: the probe's p50 and p99 and,
-// in ack mode, ACK p50 and p99 during bursts beside them with the ratios.
+// in ack mode, ACK p50 and p99 during bursts beside them with the ratios
+// (ratioCell: two significant digits below 1, so 0.048× is not 0.0×).
 func printDisk(out io.Writer, r *Report) {
 	d := r.Disk
 	fmt.Fprintf(out, "disk during the run: 4 KiB write+fdatasync p50 %s ms p99 %s ms (%d probes)",
@@ -107,8 +108,8 @@ func printDisk(out io.Writer, r *Report) {
 	if r.Mode == "ack" {
 		ack, _ := r.SeriesByName("ack")
 		burst, _ := r.SeriesByName("ack_during_burst")
-		fmt.Fprintf(out, "; ACK p50 %s ms = %.1f× its p50, ACK p99 during bursts %s ms = %.1f× its p99",
-			ms(ack.Latency.P50), d.AckP50Ratio, ms(burst.Latency.P99), d.AckBurstP99Ratio)
+		fmt.Fprintf(out, "; ACK p50 %s ms = %s its p50, ACK p99 during bursts %s ms = %s its p99",
+			ms(ack.Latency.P50), ratioCell(d.AckP50Ratio), ms(burst.Latency.P99), ratioCell(d.AckBurstP99Ratio))
 	}
 	fmt.Fprintln(out)
 }
