@@ -283,7 +283,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.IntVar(&o.Messages, "messages", o.Messages, "messages produced and popped before the run (receipt handles)")
 	fs.IntVar(&o.ProduceBatch, "produce-batch", o.ProduceBatch, "messages per SEND_BATCH_MESSAGE when preparing (1 = SEND_MESSAGE_V2)")
 	fs.IntVar(&o.BodySize, "body-size", o.BodySize, "message body bytes")
-	fs.IntVar(&o.Keys, "keys", o.Keys, "space-separated KEYS per message of `bench produce` (key-index entries), besides UNIQ_KEY")
+	fs.IntVar(&o.Keys, "keys", o.Keys, "produce mode: space-separated KEYS per message (key-index entries), besides UNIQ_KEY")
 	fs.DurationVar(&o.InvisibleTime, "invisible-time", o.InvisibleTime, "invisibleTime of prepare POPs and of CHANGEs")
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "report line period")
 	fs.StringVar(&o.MetricsURL, "metrics-url", o.MetricsURL, "server Prometheus endpoint, e.g. http://127.0.0.1:5557/metrics")
