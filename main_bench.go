@@ -61,7 +61,12 @@ func benchGRPCMode(name, short string, receive bool, run func(context.Context, b
 	return cmd
 }
 
+// runBench runs a network mode with the options its flags filled, after
+// refusing an explicit 0 where the flag needs a value (bench.CheckFlags).
 func runBench(cmd *cobra.Command, o *bench.Options, run func(context.Context, bench.Options) (*bench.Report, error)) error {
+	if err := bench.CheckFlags(cmd.Flags()); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	logCfg := conf.Default()

@@ -10,6 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// The bench commands refuse an explicit 0 that would silently become the
+// default, before dialling (the address is unreachable: a check that let
+// the value through would fail with a dial error instead).
+func TestBenchCommandsRefuseMeaninglessZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"--conns=0"},
+		{"produce", "--conns=0"},
+		{"grpc-send", "--conns=0"},
+	} {
+		cmd := benchCommand()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(append(args, "--addr=127.0.0.1:1"))
+		require.ErrorContains(t, cmd.Execute(), "--conns must be at least 1, got 0", args)
+	}
+}
+
 // pflag takes a backquoted word of a usage string as the value's name in
 // --help (`bench produce` showed as "--keys bench produce"), so no usage
 // string of any command has one.

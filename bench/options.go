@@ -17,7 +17,9 @@ import (
 )
 
 // Options configure one network bench run (RunAck, RunPop, RunProduce,
-// RunHeartbeat). Zero fields take the documented default in Normalize.
+// RunHeartbeat). Zero fields take the documented default in Normalize; on
+// the command line an explicit 0 where it means nothing (--conns=0,
+// --invisible-time=0 …) is refused instead (CheckFlags).
 type Options struct {
 	// Addr is the broker's remoting address, host:port. --addr, default
 	// "127.0.0.1:10911".
@@ -117,7 +119,8 @@ type Options struct {
 	SettleAfter time.Duration
 	// FsyncProbeDir and FsyncProbeEvery: during the measured phase, a 4 KiB
 	// write+fdatasync on a file in a temporary directory under
-	// FsyncProbeDir every FsyncProbeEvery (0: no probe), reported as
+	// FsyncProbeDir every FsyncProbeEvery (0: no probe; else at least
+	// 1ms, and FsyncProbeDir must be writable), reported as
 	// Report.Disk. --fsync-probe-dir (default the temp dir: give the
 	// broker's data disk), --fsync-probe-every (default 50ms).
 	FsyncProbeDir   string
@@ -216,7 +219,9 @@ func (o *Options) Normalize() {
 	}
 }
 
-// Validate reports the first option out of range.
+// Validate reports the first option out of range, a --server-pid with no
+// such process, or, with the fsync probe on, an --fsync-probe-dir the
+// bench cannot write in (checkRun).
 func (o *Options) Validate() error {
 	switch {
 	case o.Queues < 1 || o.Queues > 1024:
@@ -248,7 +253,7 @@ func (o *Options) Validate() error {
 	case o.Keys < 0 || o.Keys > 64:
 		return fmt.Errorf("bench: --keys %d out of [0, 64]", o.Keys)
 	}
-	return nil
+	return o.checkRun()
 }
 
 // names fills Topic, Group and Label when empty; stamp is Unix ms.
@@ -292,7 +297,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, withChange bool) {
 	fs.Float64Var(&o.SettleCPU, "settle-cpu", 10, "the server counts as idle below this CPU use over one second, % of one core")
 	fs.DurationVar(&o.SettleAfter, "settle-after", o.SettleAfter, "after the run, keep measuring the server's CPU and disk writes (--server-pid) until it is idle, at most this long; 0 = stop at the last reply")
 	fs.StringVar(&o.FsyncProbeDir, "fsync-probe-dir", os.TempDir(), "directory (on the broker's disk) for the 4 KiB write+fdatasync probe run during the measured phase")
-	fs.DurationVar(&o.FsyncProbeEvery, "fsync-probe-every", 50*time.Millisecond, "period of the fdatasync probe during the run; 0 = no probe")
+	fs.DurationVar(&o.FsyncProbeEvery, "fsync-probe-every", 50*time.Millisecond, "period of the fdatasync probe during the run, at least 1ms; 0 = no probe")
 	fs.BoolVar(&o.RandomBody, "random-body", o.RandomBody, "random (incompressible) message bodies instead of constant ones")
 	fs.StringVar(&o.CPUProfile, "cpu-profile", o.CPUProfile, "write the server's CPU profile of the measured phase here (needs --metrics-url of a popshim serve --pprof)")
 	fs.StringVar(&o.Workload, "workload", o.Workload, "workload name of this run in a cost series (bench cost groups by it)")
