@@ -184,7 +184,8 @@ type Config struct {
 	// brokerFastFailureEnable). 0 disables. --wait-time-mills-in-send-queue.
 	WaitTimeMillsInSendQueue int
 	// DiskSpaceWarningLevelRatio: above this used fraction of the data
-	// directory's filesystem SENDs answer SERVICE_NOT_AVAILABLE, as a
+	// directory's filesystem (used / (used + available), df's Use%,
+	// popstore.Store.DiskUsage) SENDs answer SERVICE_NOT_AVAILABLE, as a
 	// Java broker whose disk is full (diskSpaceWarningLevelRatio, 0.90);
 	// ACK, CHANGE and POP keep working. Checked every second (statfs);
 	// SENDs are accepted again below it minus 0.05. 0 disables.
