@@ -40,8 +40,11 @@ func (b *sendBudget) release(n int64) {
 	}
 }
 
-// HeldSendBytes returns the bytes of decoded SendMessage requests the
-// endpoint holds now (Config.MaxSendInflightBytes; 0 when unbounded). The
-// process's soft memory limit subtracts them from the live heap
-// (stack/memlimit.go). Any goroutine.
-func (s *Server) HeldSendBytes() int64 { return s.svc.sendHeld.held.Load() }
+// HeldSendBytes returns the bytes of SendMessage requests the endpoint
+// holds now: decoded ones (Config.MaxSendInflightBytes), and a bound of
+// those being read or waiting to be read (readGate.heldBytes); 0 when
+// unbounded. The process's soft memory limit subtracts them from the live
+// heap (stack/memlimit.go). Any goroutine.
+func (s *Server) HeldSendBytes() int64 {
+	return s.svc.sendHeld.held.Load() + s.svc.reads.heldBytes()
+}
