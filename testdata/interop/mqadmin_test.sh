@@ -29,7 +29,7 @@
 #      GET_ALL_SUBSCRIPTIONGROUP_CONFIG) prints "export DIR/metadata.json success" and that file lists T2 and
 #      G2 and no system topic (TBW102)
 #   M13 clusterList prints no "null" and a #SPACE within 0.01 of the used ratio of the data directory's
-#      file system (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
+#      file system (used / (used + available), as RocketMQ and df compute it) (MQADMIN_DATA_DIR, run.sh sets it; skipped without it); brokerStatus -b ADDR shows
 #      msgPutTotalTodayNow >= 100 (the M6 sends) and putTps as three numbers
 #   M14 `popshim send` (POPSHIM_BIN, run.sh sets it) stores 20 messages with KEYS "K other" and TAGS TG in a
 #      new topic T4; queryMsgByKey -t T4 -k K (QUERY_MESSAGE) lists the first message's msgId (UNIQ_KEY) and
@@ -304,7 +304,8 @@ m13() {
 import os, sys
 out, d = sys.argv[1:]
 st = os.statvfs(d)
-want = 1 - st.f_bavail / st.f_blocks
+used = st.f_blocks - st.f_bfree  # RocketMQ's UtilAll.getDiskPartitionSpaceUsedPercent, df's Use%
+want = used / (used + st.f_bavail)
 rows = [l.split() for l in open(out) if "DefaultCluster" in l]
 got = float(rows[0][-2])
 if abs(got - want) > 0.01: sys.exit(f"    #SPACE {got}, data dir used ratio {want:.4f}")
