@@ -50,6 +50,12 @@ func CheckFlags(fs *pflag.FlagSet) error {
 			return fmt.Errorf("bench: --%s must be %s, got %s (default %s)", z.name, z.want, v, f.DefValue)
 		}
 	}
+	// --settle-cpu ≤ 0 would otherwise silently become the default too.
+	if f := fs.Lookup("settle-cpu"); f != nil && f.Changed {
+		if v, err := strconv.ParseFloat(f.Value.String(), 64); err == nil && v <= 0 {
+			return fmt.Errorf("bench: --settle-cpu must be above 0 (%% of one core), got %s (default %s)", f.Value.String(), f.DefValue)
+		}
+	}
 	return nil
 }
 
