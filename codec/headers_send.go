@@ -84,11 +84,17 @@ func DecodeSendMessageRequestHeaderV2(ext map[string]string) (SendMessageRequest
 // Java broker does (SendMessageRequestHeader.parseRequestHeader): V2 for 310,
 // 320 and 325, V1 otherwise.
 func DecodeSendRequestHeader(code int32, ext map[string]string) (SendMessageRequestHeader, error) {
+	return decodeSend(ext, sendKeysFor(code))
+}
+
+// sendKeysFor returns the spelling of a SEND request of code: V2 for 310,
+// 320 and 325, V1 otherwise.
+func sendKeysFor(code int32) *sendKeys {
 	switch code {
 	case RequestSendMessageV2, RequestSendBatchMessage, RequestSendReplyMessageV2:
-		return decodeSend(ext, &sendKeysV2)
+		return &sendKeysV2
 	}
-	return decodeSend(ext, &sendKeysV1)
+	return &sendKeysV1
 }
 
 // DecodeSendRequest is DecodeSendRequestHeader for a decoded request: the
@@ -98,11 +104,7 @@ func DecodeSendRequestHeader(code int32, ext map[string]string) (SendMessageRequ
 // is only read.
 func DecodeSendRequest(c *Command) (SendMessageRequestHeader, error) {
 	r := c.fields()
-	switch c.Code {
-	case RequestSendMessageV2, RequestSendBatchMessage, RequestSendReplyMessageV2:
-		return decodeSendFrom(&r, &sendKeysV2)
-	}
-	return decodeSendFrom(&r, &sendKeysV1)
+	return decodeSendFrom(&r, sendKeysFor(c.Code))
 }
 
 func (h *SendMessageRequestHeader) encode(c *Command, k *sendKeys) {

@@ -39,8 +39,10 @@ type conn struct {
 
 	// lastActive is the time of the last frame read or reply queued, in
 	// monoNanos; the idle scan reads it from the ticker goroutine.
+	// scanClosing is set when the ticker's idle or slow-frame scan
+	// (slowframe.go) closed the connection, so neither closes it twice.
 	lastActive  atomic.Int64
-	idleClosing atomic.Bool
+	scanClosing atomic.Bool
 
 	consumed int64 // loop: stream bytes consumed by the decoder, for error offsets
 

@@ -341,13 +341,13 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	var victims []*conn
 	s.mu.Lock()
 	for _, c := range s.conns {
-		if c.lastActive.Load() < deadline && !c.idleClosing.Load() && !c.readWaiting.Load() {
+		if c.lastActive.Load() < deadline && !c.scanClosing.Load() && !c.readWaiting.Load() {
 			victims = append(victims, c)
 		}
 	}
 	s.mu.Unlock()
 	for _, c := range victims {
-		c.idleClosing.Store(true)
+		c.scanClosing.Store(true)
 		s.opts.Metrics.idleClose(s.opts.Name)
 		s.log.Info().Uint64("conn", c.id).Stringer("remote", c.remote).Dur("idle_timeout", idle).Msg("closing idle connection")
 		_ = c.gc.Close()

@@ -51,13 +51,13 @@ func (s *Server) closeSlowFrames(now int64) {
 	var victims []*conn
 	s.mu.Lock()
 	for _, c := range s.conns {
-		if d := c.bigDeadline.Load(); d != 0 && now > d && !c.idleClosing.Load() {
+		if d := c.bigDeadline.Load(); d != 0 && now > d && !c.scanClosing.Load() {
 			victims = append(victims, c)
 		}
 	}
 	s.mu.Unlock()
 	for _, c := range victims {
-		if !c.idleClosing.CompareAndSwap(false, true) {
+		if !c.scanClosing.CompareAndSwap(false, true) {
 			continue
 		}
 		size := c.bigAnnounced.Load()
