@@ -2,29 +2,9 @@
 # Every process started through start_bg is recorded in $work/pids and
 # killed by cleanup, so no server outlives the script.
 
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now,
-# outside the ephemeral range (32768-60999): a port the kernel handed out
-# could be taken by some client's outgoing connection between this pick and
-# the server's bind (a RocketMQ broker of bench-cost failed to start that
-# way, "Address already in use", 2026-12-05).
-free_port() {
-  python3 - <<'PY'
-import random, socket
-for _ in range(200):
-    p = random.randint(20000, 32000)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-else:
-    raise SystemExit("no free port in 20000-32000")
-PY
-}
+# free_port: testdata/ports.sh.
+# shellcheck source=../ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../ports.sh"
 
 # free_port_block N prints a port p such that p-2 … p+N are all free (the
 # Java broker also binds listenPort-2 and listenPort+1).

@@ -78,31 +78,9 @@ rmq_jars() {
   (cd "$RMQ_CACHE/$1/lib" && ls rocketmq-*.jar | tr '\n' ' ')
 }
 
-# free_port: a TCP port free on 127.0.0.1, outside the ephemeral range (32768-60999) so that a client's
-# outgoing connection cannot take it between this pick and the bind.
-free_port() {
-  python3 - <<'PY'
-import random, socket
-for _ in range(200):
-    p = random.randint(20000, 32000)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    c = socket.socket()
-    c.settimeout(0.2)
-    busy = c.connect_ex(("127.0.0.1", p)) == 0  # something on 0.0.0.0 or another address
-    c.close()
-    if not busy:
-        print(p)
-        break
-else:
-    raise SystemExit("no free port")
-PY
-}
+# free_port: testdata/ports.sh.
+# shellcheck source=../ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../ports.sh"
 
 # start_bg NAME LOG CMD...: CMD under setsid (so its pid is its process group id), output to LOG,
 # pid in $work/pids/NAME.pid; prints the pid.
