@@ -58,7 +58,7 @@ func blobFiles(t *testing.T, dir string) int {
 // stay in the table files, and the family's blob and LSM options are what
 // options.go says.
 func TestBlobFilesForLargeRecords(t *testing.T) {
-	s, dir := popstoretest.Open(t, popstore.Options{})
+	s, dir := popstoretest.Open(t, popstore.Options{CommitLogMinBytes: -1})
 	require.Equal(t, "true", cfOption(t, dir, "messages", "enable_blob_files"))
 	require.Equal(t, "512", cfOption(t, dir, "messages", "min_blob_size"))
 	require.Equal(t, "false", cfOption(t, dir, "messages", "enable_blob_garbage_collection"))
@@ -94,7 +94,7 @@ func TestBlobFilesForLargeRecords(t *testing.T) {
 func TestBlobFilesMigration(t *testing.T) {
 	dir := t.TempDir()
 	sizes := make([]int, 0, 90)
-	old, err := popstore.Open(popstore.Options{Dir: dir, BlobMinBytes: -1})
+	old, err := popstore.Open(popstore.Options{Dir: dir, BlobMinBytes: -1, CommitLogMinBytes: -1})
 	require.NoError(t, err)
 	appendBodies(t, old, "T", 0, 30, 1024, 1_000)
 	appendBodies(t, old, "T", 30, 10, 64, 1_000)
@@ -109,7 +109,7 @@ func TestBlobFilesMigration(t *testing.T) {
 		sizes = append(sizes, 64)
 	}
 
-	s, err := popstore.Open(popstore.Options{Dir: dir})
+	s, err := popstore.Open(popstore.Options{Dir: dir, CommitLogMinBytes: -1})
 	require.NoError(t, err)
 	requireBodies(t, s, "T", sizes)
 	appendBodies(t, s, "T", 40, 50, 2048, 2_000)
@@ -124,7 +124,7 @@ func TestBlobFilesMigration(t *testing.T) {
 	requireBodies(t, s, "T", sizes)
 	require.NoError(t, s.Close())
 
-	older, err := popstore.Open(popstore.Options{Dir: dir, BlobMinBytes: -1})
+	older, err := popstore.Open(popstore.Options{Dir: dir, BlobMinBytes: -1, CommitLogMinBytes: -1})
 	require.NoError(t, err)
 	defer older.Close()
 	requireBodies(t, older, "T", sizes)
@@ -143,7 +143,7 @@ func TestBlobFilesMigration(t *testing.T) {
 func TestRetentionDropsBlobFiles(t *testing.T) {
 	var now atomic.Int64
 	now.Store(100_000)
-	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: 10_000, NowMillis: now.Load})
+	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: 10_000, NowMillis: now.Load, CommitLogMinBytes: -1})
 	appendBodies(t, s, "T", 0, 40, 1024, 50_000) // old: its own blob file
 	require.NoError(t, s.FlushMemtables(true))
 	appendBodies(t, s, "T", 40, 40, 1024, 95_000) // young

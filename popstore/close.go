@@ -26,6 +26,9 @@ func (s *Store) Close() error {
 	}
 	s.closeDB()
 	s.destroyOptions()
+	if s.clog != nil {
+		s.clog.close()
+	}
 	s.log.Info().Msg("store closed")
 	return err
 }

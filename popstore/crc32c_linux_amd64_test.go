@@ -55,7 +55,7 @@ func TestRocksDBUsesInterposedCRC32C(t *testing.T) {
 	hw, before := popstore.CRC32CStats()
 	require.Equal(t, cpu.X86.HasSSE42, hw)
 	dir := t.TempDir()
-	s, err := popstore.Open(popstore.Options{Dir: dir, RetentionMillis: -1})
+	s, err := popstore.Open(popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogMinBytes: -1})
 	require.NoError(t, err)
 	appendBodies(t, s, "crc", 0, 3, 4096, 1)
 	_, after := popstore.CRC32CStats()
@@ -65,7 +65,7 @@ func TestRocksDBUsesInterposedCRC32C(t *testing.T) {
 	_, closed := popstore.CRC32CStats()
 	require.Greater(t, closed, after, "the flush's table blocks and blob records too")
 
-	s, err = popstore.Open(popstore.Options{Dir: dir, RetentionMillis: -1})
+	s, err = popstore.Open(popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogMinBytes: -1})
 	require.NoError(t, err)
 	defer s.Close()
 	requireBodies(t, s, "crc", []int{4096, 4096, 4096})

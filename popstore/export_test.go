@@ -90,7 +90,10 @@ func (s *Store) ReadMessagesByIterator(topic string, queueId int32, fromOffset i
 	var records [][]byte
 	next, total := fromOffset, 0
 	for it.Seek(messageKey(nil, topic, queueId, fromOffset)); it.Valid() && len(records) < maxCount; it.Next() {
-		v := it.Value().Data()
+		v, err := s.record(it.Value().Data())
+		if err != nil {
+			return nil, fromOffset, err
+		}
 		if len(records) > 0 && total+len(v) > maxBytes {
 			break
 		}
@@ -106,4 +109,12 @@ func (s *Store) ReadMessagesByIterator(topic string, queueId int32, fromOffset i
 // sizes readRange's buffers, bytes. The queue must exist. Test-only.
 func (s *Store) SetRecordAvg(topic string, queueId int32, n int64) {
 	s.queue(topic, queueId).recordAvg.Store(n)
+}
+
+// StoredValueLen returns the length of the messages-family value of
+// (topic, queueId, queueOffset) as RocksDB holds it: the record's length,
+// or 12 for a commit-log reference. Test-only.
+func (s *Store) StoredValueLen(topic string, queueId int32, queueOffset int64) (int, error) {
+	v, err := s.getCF(s.cfMessages(), messageKey(nil, topic, queueId, queueOffset))
+	return len(v), err
 }

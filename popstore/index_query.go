@@ -140,7 +140,7 @@ func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
 	if !bytes.HasPrefix(mk, []byte(topic)) || len(mk) != len(topic)+1+12 || mk[len(topic)] != 0 {
 		return nil, ErrNotFound
 	}
-	rec, err := s.getCF(s.cfMessages(), mk)
+	rec, err := s.getRecord(mk)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (s *Store) EarliestMessageTime() (int64, error) {
 	tries := 0
 	for it.Seek(physPrefix); it.Valid() && tries < 16; it.Next() {
 		tries++
-		rec, err := s.getCF(s.cfMessages(), it.Value().Data())
+		rec, err := s.getRecord(it.Value().Data())
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}

@@ -92,7 +92,7 @@ func (s *Store) ReadMessagesInto(rb *ReadBuffer, topic string, queueId int32, fr
 // readOne returns the record at queueOffset, or ErrNotFound.
 // REQUIRES: readGuard held.
 func (s *Store) readOne(topic string, queueId int32, queueOffset int64) ([]byte, error) {
-	return s.getCF(s.cfMessages(), messageKey(nil, topic, queueId, queueOffset))
+	return s.getRecord(messageKey(nil, topic, queueId, queueOffset))
 }
 
 // ReadMessage returns a copy of the record at queueOffset of
@@ -122,7 +122,7 @@ func (s *Store) MessageByPhysicalOffset(phys int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.getCF(s.cfMessages(), mk)
+	return s.getRecord(mk)
 }
 
 // SearchOffsetByTimestamp returns the smallest queueOffset in

@@ -60,8 +60,9 @@ func (s *Store) openDB() error {
 	return nil
 }
 
-// WriteFailed reports whether a synced write failed since Open or the last
-// successful Reopen (the WAL state is then unknown). Any goroutine.
+// WriteFailed reports whether a synced write (of the WAL or of the commit
+// log) failed since Open or the last successful Reopen (the WAL state is
+// then unknown). Any goroutine.
 func (s *Store) WriteFailed() bool { return s.writeFailed.Load() }
 
 // Dir returns the database directory (Options.Dir).

@@ -96,7 +96,8 @@ func (t *Txn) ApplyRetention(plan RetentionPlan) error {
 
 // CompactTrimmed asks RocksDB to compact the key ranges a committed plan
 // deleted, so disk space comes back soon rather than at the next natural
-// compaction. Blocks (possibly for seconds): background goroutine only.
+// compaction, and removes the commit-log segments wholly below the plan's
+// PhysicalFloor. Blocks (possibly for seconds): background goroutine only.
 func (s *Store) CompactTrimmed(plan RetentionPlan) {
 	if !s.readGuard() {
 		return
@@ -113,5 +114,12 @@ func (s *Store) CompactTrimmed(plan RetentionPlan) {
 	}
 	if plan.PhysicalFloor > 0 {
 		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{Start: physKey(0), Limit: physKey(plan.PhysicalFloor)})
+		names, err := s.clog.dropBelow(plan.PhysicalFloor)
+		if err != nil {
+			s.log.Warn().Err(err).Msg("commit log segment not removed")
+		}
+		if len(names) > 0 {
+			s.log.Info().Strs("segments", names).Int64("physicalFloor", plan.PhysicalFloor).Msg("commit log segments removed by retention")
+		}
 	}
 }

@@ -15,24 +15,29 @@ package popstore
 
 enum { scan_end = 0, scan_count = 1, scan_bytes = 2, scan_room = 3 };
 
+enum { ref_len = 12 };
+
 // popshim_scan copies the values of [start, upper) of cf, in key order,
 // into buf (capacity cap) and their lengths into lens, stopping before the
 // record that would take the total past max_bytes (the first record is
 // always taken when first_free is set), after max_count records, or before
-// a record that does not fit buf (its size in *need). *last is the key's
-// last 8 bytes (big endian) of the last record copied. It returns how many
-// were copied and why it stopped; *err is RocksDB's error, to be freed.
+// a value that does not fit buf (its size in *need). A value of ref_len
+// bytes is a commit-log reference and counts against max_bytes as the
+// size it names (its last 4 bytes); *size is the total so counted. *last
+// is the key's last 8 bytes (big endian) of the last record copied. It
+// returns how many were copied and why it stopped; *err is RocksDB's
+// error, to be freed.
 static int popshim_scan(rocksdb_t* db, rocksdb_column_family_handle_t* cf,
 		const char* start, size_t start_len, const char* upper, size_t upper_len,
 		int max_count, size_t max_bytes, int first_free,
 		char* buf, size_t cap, size_t* lens, uint64_t* last, size_t* need,
-		int* stop, char** err) {
+		size_t* size, int* stop, char** err) {
 	rocksdb_set_perf_level(rocksdb_disable);
 	rocksdb_readoptions_t* ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_iterate_upper_bound(ro, upper, upper_len);
 	rocksdb_iterator_t* it = rocksdb_create_iterator_cf(db, ro, cf);
 	int n = 0;
-	size_t used = 0;
+	size_t used = 0, counted = 0;
 	*stop = scan_end;
 	for (rocksdb_iter_seek(it, start, start_len); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
 		if (n >= max_count) {
@@ -41,7 +46,12 @@ static int popshim_scan(rocksdb_t* db, rocksdb_column_family_handle_t* cf,
 		}
 		size_t vlen = 0, klen = 0;
 		const char* v = rocksdb_iter_value(it, &vlen);
-		if ((n > 0 || !first_free) && used + vlen > max_bytes) {
+		size_t cost = vlen;
+		if (vlen == ref_len) {
+			const unsigned char* r = (const unsigned char*)v + 8;
+			cost = (size_t)r[0] << 24 | (size_t)r[1] << 16 | (size_t)r[2] << 8 | r[3];
+		}
+		if ((n > 0 || !first_free) && counted + cost > max_bytes) {
 			*stop = scan_bytes;
 			break;
 		}
@@ -61,7 +71,9 @@ static int popshim_scan(rocksdb_t* db, rocksdb_column_family_handle_t* cf,
 		memcpy(buf + used, v, vlen);
 		lens[n++] = vlen;
 		used += vlen;
+		counted += cost;
 	}
+	*size = counted;
 	rocksdb_iter_get_error(it, err);
 	rocksdb_iter_destroy(it);
 	rocksdb_readoptions_destroy(ro);
@@ -95,6 +107,7 @@ func cObject[T any](h *T) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Poin
 // scanResult is what one scanRange call copied.
 type scanResult struct {
 	n    int    // records copied into buf, lengths in lens[:n]
+	size int    // the records' total size, commit-log references counted as what they name
 	last uint64 // last 8 key bytes of the last record copied (n > 0)
 	need int    // scanRoom: the size of the record that did not fit
 	stop int    // scanEnd, scanCount, scanBytes or scanRoom
@@ -118,7 +131,7 @@ func (s *Store) scanRange(cf *grocksdb.ColumnFamilyHandle, start, upper []byte, 
 		bufp = (*C.char)(unsafe.Pointer(unsafe.SliceData(buf[:1])))
 	}
 	var last C.uint64_t
-	var need C.size_t
+	var need, size C.size_t
 	var stop C.int
 	var cerr *C.char
 	first := C.int(0)
@@ -129,13 +142,13 @@ func (s *Store) scanRange(cf *grocksdb.ColumnFamilyHandle, start, upper []byte, 
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(start))), C.size_t(len(start)),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(upper))), C.size_t(len(upper)),
 		C.int(len(lens)), C.size_t(max(maxBytes, 0)), first,
-		bufp, C.size_t(cap(buf)), unsafe.SliceData(lens), &last, &need, &stop, &cerr)
+		bufp, C.size_t(cap(buf)), unsafe.SliceData(lens), &last, &need, &size, &stop, &cerr)
 	if cerr != nil {
 		msg := C.GoString(cerr)
 		C.rocksdb_free(unsafe.Pointer(cerr))
 		return r, errors.New(msg)
 	}
-	r.n, r.last, r.need, r.stop = int(n), uint64(last), int(need), int(stop)
+	r.n, r.last, r.need, r.size, r.stop = int(n), uint64(last), int(need), int(size), int(stop)
 	return r, nil
 }
 
@@ -146,6 +159,7 @@ type ReadBuffer struct {
 	buf  []byte
 	lens []C.size_t
 	recs [][]byte
+	res  []byte // records copied out of the commit log; len: used by this read
 }
 
 // maxReadGuess bounds the buffer readRange sizes from its guess, bytes: a
@@ -177,6 +191,7 @@ func (s *Store) readRange(rb *ReadBuffer, q *queueState, topic string, queueId i
 		rb.recs = make([][]byte, 0, want)
 	}
 	records := rb.recs[:0]
+	rb.res = rb.res[:0]
 	next, total, need := from, 0, 64
 	for {
 		est := q.recordAvg.Load()
@@ -200,12 +215,17 @@ func (s *Store) readRange(rb *ReadBuffer, q *queueState, topic string, queueId i
 		if err != nil {
 			return nil, from, fmt.Errorf("popstore: read %s/%d: %w", topic, queueId, err)
 		}
-		off := 0
+		off, first := 0, len(records)
 		for _, l := range lens[len(records) : len(records)+r.n] {
 			records = append(records, buf[off:off+int(l):off+int(l)])
 			off += int(l)
 		}
-		total += off
+		total += r.size
+		if r.size != off {
+			// Some values are commit-log references (a reference never
+			// names 12 bytes, so the sizes differ): copy what they name.
+			records = s.resolveRefs(rb, reuse, records, first, r.size-off)
+		}
 		if r.n > 0 {
 			next = int64(r.last) + 1
 			q.recordAvg.Store((est*7 + int64(off/r.n)) / 8)
@@ -222,3 +242,26 @@ func (s *Store) readRange(rb *ReadBuffer, q *queueState, topic string, queueId i
 
 // Cap returns the bytes of record memory rb holds for reuse.
 func (rb *ReadBuffer) Cap() int { return cap(rb.buf) }
+
+// resolveRefs replaces the commit-log references among records[first:]
+// with copies of the records they name, in rb.res (grown into new memory
+// when it lacks room: records resolved earlier stay where they are) or in
+// new memory when reuse is false, and drops those whose segment retention
+// removed. extra bounds the bytes needed (the records' counted size less
+// the values' size). REQUIRES: readGuard held.
+func (s *Store) resolveRefs(rb *ReadBuffer, reuse bool, records [][]byte, first, extra int) [][]byte {
+	var dst []byte
+	if reuse && cap(rb.res)-len(rb.res) >= extra+refLen*(len(records)-first) {
+		dst = rb.res
+	} else {
+		dst = make([]byte, 0, 2*(extra+refLen*(len(records)-first)))
+		if reuse {
+			rb.res = dst
+		}
+	}
+	dst, records = s.clog.resolve(dst, records, first)
+	if reuse {
+		rb.res = dst
+	}
+	return records
+}

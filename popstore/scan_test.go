@@ -17,9 +17,17 @@ import (
 // bytes to beyond the blob threshold, for many (from, maxCount, maxBytes)
 // and buffer-size guesses: too small (every record refills the buffer),
 // about right, and far too large; each read also through ReadMessagesInto
-// with one ReadBuffer reused across all of them.
+// with one ReadBuffer reused across all of them. Once with every record in
+// RocksDB, once with records of 500 bytes and more in the commit log, so
+// that one scan meets both values and references.
 func TestScanRangeMatchesIterator(t *testing.T) {
-	s, err := popstore.Open(popstore.Options{Dir: t.TempDir()})
+	for _, clogMin := range []int{-1, 500} {
+		t.Run(fmt.Sprintf("commitLogMinBytes=%d", clogMin), func(t *testing.T) { scanMatchesIterator(t, clogMin) })
+	}
+}
+
+func scanMatchesIterator(t *testing.T, clogMin int) {
+	s, err := popstore.Open(popstore.Options{Dir: t.TempDir(), CommitLogMinBytes: clogMin})
 	require.NoError(t, err)
 	defer s.Close()
 	sizes := []int{3, 700, 40, 2000, 1, 90, 512, 5000, 16, 300}

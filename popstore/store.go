@@ -88,7 +88,23 @@ type Options struct {
 	// conf.Config.MessagesMemtableBytes lowers it with --queue-max-bytes
 	// so that a small memory budget is not spent here.
 	MessagesMemtableBytes int64
+	// CommitLogMinBytes is the size from which a stored-message record
+	// appended to a queue is written once to the commit log (segment files
+	// in Dir/commitlog, commitlog.go) and RocksDB keeps a 12-byte reference
+	// instead of the record. 0: DefaultCommitLogMinBytes; negative: no
+	// commit log, every record in RocksDB (before 2026-12-05). Records
+	// written with either setting read back with the other.
+	CommitLogMinBytes int
+	// CommitLogSegmentBytes is the capacity of a new commit-log segment,
+	// bytes (sparse: only written bytes take disk). 0:
+	// DefaultCommitLogSegmentBytes (1 GiB). Retention removes whole
+	// segments.
+	CommitLogSegmentBytes int64
 }
+
+// DefaultCommitLogMinBytes is Options.CommitLogMinBytes's default: every
+// record goes to the commit log.
+const DefaultCommitLogMinBytes = 1
 
 // queueKey identifies one message queue.
 type queueKey struct {
@@ -180,6 +196,10 @@ type Store struct {
 	// aborts the process (see Options.InfoLogDir); Close skips FlushWAL.
 	writeFailed atomic.Bool
 	dir         string
+	// clog is the commit log; records of at least clogMin bytes go there
+	// (math.MaxInt: none, Options.CommitLogMinBytes < 0).
+	clog    *commitLog
+	clogMin int
 }
 
 func (s *Store) cfMessages() *grocksdb.ColumnFamilyHandle { return s.cfs[1] }
@@ -286,6 +306,11 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.install(st)
 	s.committedPhys.Store(s.nextPhys)
+	if err := s.openCommitLog(opts); err != nil {
+		s.closeDB()
+		s.destroyOptions()
+		return nil, err
+	}
 	crcHW, _ := CRC32CStats()
 	s.log.Info().Str("dir", opts.Dir).Int("queues", s.queueCount()).Bool("crc32cHardware", crcHW).
 		Int("topics", len(s.topics)).Int("groups", len(s.groups)).

@@ -45,6 +45,11 @@ type Txn struct {
 	gver    groupsVersion             // valid when gverSet: the group table version after this Txn
 	gverSet bool
 	scratch []byte
+	// clogRecs are the records bound for the commit log, their bytes in
+	// clogBuf (commitlog.go); Commit writes them before the WriteBatch.
+	clogRecs []clogRec
+	clogBuf  []byte
+	ref      [refLen]byte
 }
 
 type txnQueue struct {
@@ -74,6 +79,7 @@ func (s *Store) Begin() *Txn {
 	if bufs, ok := txnBufPool.Get().(*txnBufs); ok {
 		t.b = batchRep{rep: bufs.rep[:0], recs: bufs.recs[:0], sorted: bufs.sorted[:0], order: bufs.order[:0]}
 		t.ckLog = bufs.ckLog[:0]
+		t.clogRecs, t.clogBuf = bufs.clogRecs[:0], bufs.clogBuf[:0]
 	}
 	return t
 }
@@ -84,6 +90,8 @@ type txnBufs struct {
 	rep, sorted []byte
 	recs, order []recRef
 	ckLog       []ckOverlay
+	clogRecs    []clogRec
+	clogBuf     []byte
 }
 
 var txnBufPool sync.Pool
@@ -94,9 +102,13 @@ const maxPooledRep = 8 << 20
 func (t *Txn) recycle() {
 	if cap(t.b.rep) <= maxPooledRep && cap(t.b.sorted) <= maxPooledRep {
 		clear(t.ckLog) // drop string references
-		txnBufPool.Put(&txnBufs{rep: t.b.rep, sorted: t.b.sorted, recs: t.b.recs, order: t.b.order, ckLog: t.ckLog})
+		bufs := &txnBufs{rep: t.b.rep, sorted: t.b.sorted, recs: t.b.recs, order: t.b.order, ckLog: t.ckLog, clogRecs: t.clogRecs}
+		if cap(t.clogBuf) <= maxPooledRep {
+			bufs.clogBuf = t.clogBuf
+		}
+		txnBufPool.Put(bufs)
 	}
-	t.b, t.ckLog, t.ckIdx = batchRep{}, nil, nil
+	t.b, t.ckLog, t.ckIdx, t.clogRecs, t.clogBuf = batchRep{}, nil, nil, nil, nil
 }
 
 // Do runs apply as one op: if apply returns an error (or panics, which is
@@ -111,6 +123,7 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 		return fmt.Errorf("popstore: nested Txn.Do")
 	}
 	mark := t.b.mark()
+	clogMark, clogBufMark := len(t.clogRecs), len(t.clogBuf)
 	t.inOp = true
 	t.undo = t.undo[:0]
 	t.ckMark = len(t.ckLog)
@@ -122,6 +135,7 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 		t.inOp = false
 		if err != nil {
 			t.b.rollback(mark)
+			t.clogRecs, t.clogBuf = t.clogRecs[:clogMark], t.clogBuf[:clogBufMark]
 			if len(t.ckLog) > t.ckMark {
 				t.ckLog = t.ckLog[:t.ckMark]
 				t.ckIdx = nil // rebuilt on demand
@@ -179,7 +193,9 @@ func (t *Txn) queue(topic string, queueId int32) *txnQueue {
 // this Txn) and physicalOffset (a per-broker byte position: the previous
 // physical offset plus the previous record's length, monotonic across
 // restarts), writes both big-endian into record in place at bytes 20 and 28,
-// and stores a copy of it plus a physical-offset index entry and, unless
+// and stores a copy of it (in the commit log when it has at least
+// Options.CommitLogMinBytes bytes, a reference in RocksDB) plus a
+// physical-offset index entry and, unless
 // Options.DisableMessageIndex, its key-index entries (index.go). record must be
 // a RocketMQ stored-message record whose TOTALSIZE equals len(record) and
 // whose QUEUEID equals queueId; STORETIMESTAMP (used by retention and
@@ -201,7 +217,13 @@ func (t *Txn) AppendMessage(topic string, queueId int32, record []byte) (queueOf
 	queueOffset, physicalOffset = q.next, t.phys
 	patchOffsets(record, queueOffset, physicalOffset)
 	mk := messageKey(nil, topic, queueId, queueOffset)
-	t.b.put(cfiMessages, mk, record)
+	if len(record) >= t.s.clogMin {
+		t.clogRecs = append(t.clogRecs, clogRec{phys: physicalOffset, off: len(t.clogBuf), n: len(record)})
+		t.clogBuf = append(t.clogBuf, record...)
+		t.b.put(cfiMessages, mk, putRef(&t.ref, physicalOffset, len(record)))
+	} else {
+		t.b.put(cfiMessages, mk, record)
+	}
 	t.b.put(cfiMessages, physKey(physicalOffset), mk)
 	prev := *q
 	prevPhys, prevUsed := t.phys, t.physUsed

@@ -112,7 +112,8 @@ func (t *Txn) TrimPhysicalIndex(physicalOffset int64) error {
 }
 
 // Commit persists the WriteBatch with one synced write (WAL on, sync=true,
-// through the store's WriteHook), then publishes its effects: queue extents
+// through the store's WriteHook), after writing and fdatasyncing the
+// records bound for the commit log (commitlog.go), then publishes its effects: queue extents
 // (MaxOffset/MinOffset), consumer offsets, metadata, and calls the
 // AppendListener for every queue appended to. A Txn with no writes commits
 // without any I/O. On error nothing is published and the Txn is finished;
@@ -145,6 +146,16 @@ func (t *Txn) Commit() error {
 	}
 	if !t.s.readGuard() {
 		return t.s.guardErr()
+	}
+	if len(t.clogRecs) > 0 {
+		// The records are durable before anything references them. A
+		// failure here is a write failure like the WAL's (the writer stops
+		// and reopens the store): the disk is usually full.
+		if err := t.s.clog.write(t.clogRecs, t.clogBuf); err != nil {
+			t.s.writeFailed.Store(true)
+			t.s.readDone()
+			return err
+		}
 	}
 	wb := grocksdb.WriteBatchFrom(t.b.encode(&t.s.cfIDs))
 	err := t.s.write(wb)
