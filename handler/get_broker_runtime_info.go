@@ -24,12 +24,13 @@ package handler
 // system, popstore.Store.DiskUsage; "0.0" when it cannot be read),
 // earliestMessageTimeStamp (STORETIMESTAMP of the oldest message stored,
 // popstore.Store.EarliestMessageTime, "-1" when there is none, as Java; the
-// request therefore runs on the reader pool), and constant "0" for what
+// request therefore runs on the reader pool), commitLogMinOffset and
+// commitLogMaxOffset (popstore.Store.CommitLogExtent), and constant "0" for what
 // popshim has no equivalent of:
 // the send/pull/ack/query thread-pool queue sizes and head wait times
 // (requests are not queued in thread pools; the writer's lane depths are
-// on /metrics), pageCacheLockTimeMills, dispatchBehindBytes,
-// commitLogMinOffset/MaxOffset, and the timer wheel's timerReadBehind,
+// on /metrics), pageCacheLockTimeMills, dispatchBehindBytes, and the timer
+// wheel's timerReadBehind,
 // timerOffsetBehind, timerCongestNum ("0") and timerEnqueueTps,
 // timerDequeueTps ("0.0").
 //
@@ -80,7 +81,7 @@ var zeroRuntimeKeys = []string{
 	"sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills",
 	"ackThreadPoolQueueHeadWaitTimeMills", "queryThreadPoolQueueHeadWaitTimeMills",
 	"litePullThreadPoolQueueHeadWaitTimeMills", "pageCacheLockTimeMills", "dispatchBehindBytes",
-	"commitLogMinOffset", "commitLogMaxOffset", "timerReadBehind", "timerOffsetBehind", "timerCongestNum",
+	"timerReadBehind", "timerOffsetBehind", "timerCongestNum",
 }
 
 func (b *Broker) handleGetBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
@@ -124,6 +125,9 @@ func (b *Broker) answerBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
 	if ratio, _, err := b.Store.DiskUsage(); err == nil {
 		table["commitLogDiskRatio"] = strconv.FormatFloat(ratio, 'f', -1, 64)
 	}
+	clMin, clMax := b.Store.CommitLogExtent()
+	table["commitLogMinOffset"] = strconv.FormatInt(clMin, 10)
+	table["commitLogMaxOffset"] = strconv.FormatInt(clMax, 10)
 	table["earliestMessageTimeStamp"] = "-1"
 	if ts, err := b.Store.EarliestMessageTime(); err == nil {
 		table["earliestMessageTimeStamp"] = strconv.FormatInt(ts, 10)

@@ -1,6 +1,7 @@
 package handler_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -57,6 +58,14 @@ func TestRuntimeInfoFigures(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, want, ratio, 0.01)
 	assert.Equal(t, "0.0", tab["timerEnqueueTps"])
+	// The commit log's extent: from the first segment (offset 0) to past
+	// the ten records, as DefaultMessageStore.getMinPhyOffset/getMaxPhyOffset.
+	assert.Equal(t, "0", tab["commitLogMinOffset"])
+	recs, _, err := h.b().Store.ReadMessages("rtT", 0, 9, 1, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	last := int64(binary.BigEndian.Uint64(recs[0][28:])) + int64(len(recs[0]))
+	assert.Equal(t, strconv.FormatInt(last, 10), tab["commitLogMaxOffset"])
 }
 
 // TestGetSystemTopicListFromBroker: 305 lists TopicValidator's fixed names

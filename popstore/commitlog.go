@@ -407,3 +407,19 @@ func (s *Store) getRecord(key []byte) ([]byte, error) {
 	}
 	return s.record(v)
 }
+
+// CommitLogExtent returns the commit log's physical-offset extent as
+// RocketMQ's getBrokerRuntimeInfo reports it (commitLogMinOffset,
+// commitLogMaxOffset; DefaultMessageStore.getMinPhyOffset and
+// getMaxPhyOffset): min is the start of the oldest segment still on disk
+// (maxOffset when there is none), max the physical offset the next record
+// will get. Any goroutine.
+func (s *Store) CommitLogExtent() (minOffset, maxOffset int64) {
+	maxOffset = s.committedPhys.Load()
+	s.clog.mu.RLock()
+	defer s.clog.mu.RUnlock()
+	if len(s.clog.segs) == 0 {
+		return maxOffset, maxOffset
+	}
+	return min(s.clog.segs[0].start, maxOffset), maxOffset
+}

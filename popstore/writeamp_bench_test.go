@@ -17,8 +17,9 @@ import (
 // BenchmarkMessagesWriteAmp appends b.N messages with random bodies (1 KiB,
 // 16 KiB)
 // round-robin over 8 queues, 256 per synced write (a busy group-commit
-// writer), with blob files (the default) and without (BlobMinBytes -1, as
-// before 2026-12-04), then waits for RocksDB's flushes and compactions to
+// writer), with the commit log (the default), with blob files and no
+// commit log (CommitLogMinBytes -1, as before 2026-12-05) and with every
+// record inline (BlobMinBytes -1 too, as before 2026-12-04), then waits for RocksDB's flushes and compactions to
 // end. It reports the process's CPU time per message (every thread) and
 // the bytes written per payload byte: disk-B/payload-B from
 // /proc/self/io write_bytes (everything the process wrote, as `make
@@ -29,16 +30,16 @@ import (
 func BenchmarkMessagesWriteAmp(b *testing.B) {
 	for _, body := range []int{1024, 16384} {
 		for _, c := range []struct {
-			name    string
-			minBlob int
-		}{{"blobs", 0}, {"inline", -1}} {
-			b.Run(fmt.Sprintf("body=%d/%s", body, c.name), func(b *testing.B) { benchWriteAmp(b, body, c.minBlob) })
+			name          string
+			minBlob, clog int
+		}{{"commitlog", 0, 0}, {"blobs", 0, -1}, {"inline", -1, -1}} {
+			b.Run(fmt.Sprintf("body=%d/%s", body, c.name), func(b *testing.B) { benchWriteAmp(b, body, c.minBlob, c.clog) })
 		}
 	}
 }
 
-func benchWriteAmp(b *testing.B, body, minBlob int) {
-	s, err := popstore.Open(popstore.Options{Dir: b.TempDir(), BlobMinBytes: minBlob, Statistics: true})
+func benchWriteAmp(b *testing.B, body, minBlob, clog int) {
+	s, err := popstore.Open(popstore.Options{Dir: b.TempDir(), BlobMinBytes: minBlob, CommitLogMinBytes: clog, Statistics: true})
 	if err != nil {
 		b.Fatal(err)
 	}
