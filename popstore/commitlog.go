@@ -79,11 +79,13 @@ type segment struct {
 func (g *segment) end() int64 { return g.start + int64(len(g.data)) }
 
 // clogRec is one record a Txn has queued for the commit log: n bytes at
-// buf[off:] go to physical offset phys.
+// buf[off:] go to physical offset phys; its reference is the batch's
+// entry number rec.
 type clogRec struct {
 	phys int64
 	off  int
 	n    int
+	rec  int
 }
 
 // commitLog is the set of segments. Writes come from the goroutine holding
@@ -366,6 +368,12 @@ func (s *Store) openCommitLog(opts Options) error {
 		s.clogMin = math.MaxInt
 	case s.clogMin == 0:
 		s.clogMin = DefaultCommitLogMinBytes
+	}
+	switch s.clogBatchMin = opts.CommitLogBatchMinBytes; {
+	case s.clogBatchMin < 0:
+		s.clogBatchMin = 0
+	case s.clogBatchMin == 0:
+		s.clogBatchMin = DefaultCommitLogBatchMinBytes
 	}
 	seg := opts.CommitLogSegmentBytes
 	if seg <= 0 {

@@ -75,7 +75,7 @@ func requireStored(t *testing.T, s *popstore.Store, from int, sizes []int) {
 // not the references).
 func TestCommitLogRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	opts := popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogSegmentBytes: 4096}
+	opts := popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogSegmentBytes: 4096, CommitLogBatchMinBytes: -1}
 	s, err := popstore.Open(opts)
 	require.NoError(t, err)
 	sizes := []int{100, 1500, 1500, 1500, 9000, 10, 3000, 700}
@@ -123,7 +123,7 @@ func TestCommitLogMigration(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.Empty(t, segmentFiles(t, dir))
 
-	s, err = popstore.Open(popstore.Options{Dir: dir})
+	s, err = popstore.Open(popstore.Options{Dir: dir, CommitLogBatchMinBytes: -1})
 	require.NoError(t, err)
 	appendSized(t, s, 2, 800, 900)
 	requireStored(t, s, 0, []int{600, 700, 800, 900})
@@ -156,7 +156,7 @@ func TestCommitLogMigration(t *testing.T) {
 func TestCommitLogFailedWriteAndOrphans(t *testing.T) {
 	dir := t.TempDir()
 	var fail atomic.Bool
-	opts := popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogSegmentBytes: 4096,
+	opts := popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogSegmentBytes: 4096, CommitLogBatchMinBytes: -1,
 		WriteHook: func(_ uint64, write func() error) error {
 			if fail.Load() {
 				return fmt.Errorf("test refuses the write: %w", popstore.ErrWriteRejected)
@@ -198,7 +198,7 @@ func TestCommitLogFailedWriteAndOrphans(t *testing.T) {
 // An op that fails inside Txn.Do takes its records out of the commit log
 // batch too: the next op's record gets the same physical offset.
 func TestCommitLogOpRollback(t *testing.T) {
-	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: -1})
+	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: -1, CommitLogBatchMinBytes: -1})
 	tx := s.Begin()
 	require.Error(t, tx.Do(func(tx *popstore.Txn) error {
 		if _, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, bytes.Repeat([]byte{'X'}, 999))); err != nil {
@@ -223,7 +223,7 @@ func TestCommitLogRetentionRemovesSegments(t *testing.T) {
 	var now atomic.Int64
 	now.Store(1_000)
 	dir := t.TempDir()
-	s, err := popstore.Open(popstore.Options{Dir: dir, RetentionMillis: 10_000, NowMillis: now.Load, CommitLogSegmentBytes: 4096})
+	s, err := popstore.Open(popstore.Options{Dir: dir, RetentionMillis: 10_000, NowMillis: now.Load, CommitLogSegmentBytes: 4096, CommitLogBatchMinBytes: -1})
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 12 { // 12 records of ~1.1 KiB stored at t=1000: 4 segments
@@ -267,4 +267,76 @@ func TestCommitLogRetentionRemovesSegments(t *testing.T) {
 	if len(starts) > 1 {
 		require.Greater(t, starts[1], floor)
 	}
+}
+
+// A batch whose commit-log records total less than CommitLogBatchMinBytes
+// keeps them in RocksDB as inline values (one fsync); a larger one writes
+// them to the commit log. The batch's other entries (consumer offsets,
+// messages of other queues, an op rolled back in between) are unchanged
+// by the rebuild, and everything reads back, also after a restart.
+func TestCommitLogSmallBatchStaysInWAL(t *testing.T) {
+	dir := t.TempDir()
+	opts := popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogBatchMinBytes: 8000}
+	s, err := popstore.Open(opts)
+	require.NoError(t, err)
+	tx := s.Begin()
+	require.NoError(t, tx.Do(func(tx *popstore.Txn) error {
+		if err := tx.SetConsumerOffset("G", "T", 0, 7); err != nil {
+			return err
+		}
+		_, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, bodyOf(0, 1000)))
+		return err
+	}))
+	require.Error(t, tx.Do(func(tx *popstore.Txn) error {
+		if _, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, bodyOf(9, 5000))); err != nil {
+			return err
+		}
+		return errors.New("rolled back")
+	}))
+	require.NoError(t, tx.Do(func(tx *popstore.Txn) error {
+		if _, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, bodyOf(1, 1200))); err != nil {
+			return err
+		}
+		if err := tx.SetConsumerOffset("G", "U", 3, 9); err != nil {
+			return err
+		}
+		_, _, err := tx.AppendMessage("U", 3, popstoretest.Record("U", 3, 1000, bodyOf(0, 1500)))
+		return err
+	}))
+	require.NoError(t, tx.Commit())
+	check := func(s *popstore.Store) {
+		for _, k := range []struct {
+			topic string
+			qid   int32
+			off   int64
+		}{{"T", 0, 0}, {"T", 0, 1}, {"U", 3, 0}} {
+			n, err := s.StoredValueLen(k.topic, k.qid, k.off)
+			require.NoError(t, err)
+			require.Greater(t, n, 1000, "%s/%d/%d inline", k.topic, k.qid, k.off)
+		}
+		u, err := s.ReadMessage("U", 3, 0)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(bodyOf(0, 1500), popstoretest.Body(u)))
+		off, ok := s.ConsumerOffset("G", "T", 0)
+		require.True(t, ok)
+		require.Equal(t, int64(7), off)
+		off, ok = s.ConsumerOffset("G", "U", 3)
+		require.True(t, ok)
+		require.Equal(t, int64(9), off)
+	}
+	requireStored(t, s, 0, []int{1000, 1200})
+	check(s)
+	require.Empty(t, segmentFiles(t, dir), "nothing written to the commit log")
+
+	appendSized(t, s, 2, 3000, 3000, 3000) // 9 KB of records: the commit log
+	n, err := s.StoredValueLen("T", 0, 3)
+	require.NoError(t, err)
+	require.Equal(t, 12, n, "a reference")
+	require.Len(t, segmentFiles(t, dir), 1)
+	require.NoError(t, s.Close())
+	s, err = popstore.Open(opts)
+	require.NoError(t, err)
+	defer s.Close()
+	check(s)
+	requireStored(t, s, 2, []int{3000, 3000, 3000})
 }

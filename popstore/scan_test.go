@@ -27,7 +27,7 @@ func TestScanRangeMatchesIterator(t *testing.T) {
 }
 
 func scanMatchesIterator(t *testing.T, clogMin int) {
-	s, err := popstore.Open(popstore.Options{Dir: t.TempDir(), CommitLogMinBytes: clogMin})
+	s, err := popstore.Open(popstore.Options{Dir: t.TempDir(), CommitLogMinBytes: clogMin, CommitLogBatchMinBytes: -1})
 	require.NoError(t, err)
 	defer s.Close()
 	sizes := []int{3, 700, 40, 2000, 1, 90, 512, 5000, 16, 300}

@@ -218,7 +218,7 @@ func (t *Txn) AppendMessage(topic string, queueId int32, record []byte) (queueOf
 	patchOffsets(record, queueOffset, physicalOffset)
 	mk := messageKey(nil, topic, queueId, queueOffset)
 	if len(record) >= t.s.clogMin {
-		t.clogRecs = append(t.clogRecs, clogRec{phys: physicalOffset, off: len(t.clogBuf), n: len(record)})
+		t.clogRecs = append(t.clogRecs, clogRec{phys: physicalOffset, off: len(t.clogBuf), n: len(record), rec: t.b.count()})
 		t.clogBuf = append(t.clogBuf, record...)
 		t.b.put(cfiMessages, mk, putRef(&t.ref, physicalOffset, len(record)))
 	} else {

@@ -147,7 +147,11 @@ func (t *Txn) Commit() error {
 	if !t.s.readGuard() {
 		return t.s.guardErr()
 	}
-	if len(t.clogRecs) > 0 {
+	if len(t.clogRecs) > 0 && len(t.clogBuf) < t.s.clogBatchMin {
+		// Too few bytes to pay for a second fsync: the records stay in
+		// the WAL, as inline values.
+		t.b.inlineRecords(t.clogRecs, t.clogBuf)
+	} else if len(t.clogRecs) > 0 {
 		// The records are durable before anything references them. A
 		// failure here is a write failure like the WAL's (the writer stops
 		// and reopens the store): the disk is usually full.

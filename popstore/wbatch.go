@@ -164,3 +164,32 @@ func (b *batchRep) encode(ids *[numCFs]uint32) []byte {
 	b.sorted = out
 	return out
 }
+
+// inlineRecords rebuilds the batch with the reference AppendMessage put for
+// each of recs (entry number rec, in ascending order) replaced by the
+// record itself, buf[off:off+n]: a batch too small for its own commit-log
+// fdatasync keeps its records in the WAL (Options.CommitLogBatchMinBytes).
+// rep and the scratch buffer trade places.
+func (b *batchRep) inlineRecords(recs []clogRec, buf []byte) {
+	out := append(b.sorted[:0], b.rep[:12]...)
+	j := 0
+	for i := range b.recs {
+		r := &b.recs[i]
+		off := int32(len(out))
+		if j < len(recs) && recs[j].rec == i {
+			key := b.rep[r.keyOff : r.keyOff+r.keyLen]
+			out = append(out, tagCFValue, b.rep[r.off+1])
+			out = binary.AppendUvarint(out, uint64(len(key)))
+			r.keyOff = int32(len(out))
+			out = append(out, key...)
+			out = binary.AppendUvarint(out, uint64(recs[j].n))
+			out = append(out, buf[recs[j].off:recs[j].off+recs[j].n]...)
+			j++
+		} else {
+			out = append(out, b.rep[r.off:r.end]...)
+			r.keyOff = off + (r.keyOff - r.off)
+		}
+		r.off, r.end = off, int32(len(out))
+	}
+	b.sorted, b.rep = b.rep, out
+}
