@@ -25,7 +25,8 @@ package handler
 // earliestMessageTimeStamp (STORETIMESTAMP of the oldest message stored,
 // popstore.Store.EarliestMessageTime, "-1" when there is none, as Java; the
 // request therefore runs on the reader pool), commitLogMinOffset and
-// commitLogMaxOffset (popstore.Store.CommitLogExtent), and constant "0" for what
+// commitLogMaxOffset (popstore.Store.CommitLogExtent, "0" when it
+// cannot be read), and constant "0" for what
 // popshim has no equivalent of:
 // the send/pull/ack/query thread-pool queue sizes and head wait times
 // (requests are not queued in thread pools; the writer's lane depths are
@@ -125,9 +126,11 @@ func (b *Broker) answerBrokerRuntimeInfo(c remoting.Conn, req *codec.Command) {
 	if ratio, _, err := b.Store.DiskUsage(); err == nil {
 		table["commitLogDiskRatio"] = strconv.FormatFloat(ratio, 'f', -1, 64)
 	}
-	clMin, clMax := b.Store.CommitLogExtent()
-	table["commitLogMinOffset"] = strconv.FormatInt(clMin, 10)
-	table["commitLogMaxOffset"] = strconv.FormatInt(clMax, 10)
+	table["commitLogMinOffset"], table["commitLogMaxOffset"] = "0", "0"
+	if lo, hi, err := b.Store.CommitLogExtent(); err == nil {
+		table["commitLogMinOffset"] = strconv.FormatInt(lo, 10)
+		table["commitLogMaxOffset"] = strconv.FormatInt(hi, 10)
+	}
 	table["earliestMessageTimeStamp"] = "-1"
 	if ts, err := b.Store.EarliestMessageTime(); err == nil {
 		table["earliestMessageTimeStamp"] = strconv.FormatInt(ts, 10)

@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/linxGnu/grocksdb"
 	"golang.org/x/sys/unix"
 )
 
@@ -416,18 +417,36 @@ func (s *Store) getRecord(key []byte) ([]byte, error) {
 	return s.record(v)
 }
 
-// CommitLogExtent returns the commit log's physical-offset extent as
-// RocketMQ's getBrokerRuntimeInfo reports it (commitLogMinOffset,
-// commitLogMaxOffset; DefaultMessageStore.getMinPhyOffset and
-// getMaxPhyOffset): min is the start of the oldest segment still on disk
-// (maxOffset when there is none), max the physical offset the next record
-// will get. Any goroutine.
-func (s *Store) CommitLogExtent() (minOffset, maxOffset int64) {
-	maxOffset = s.committedPhys.Load()
-	s.clog.mu.RLock()
-	defer s.clog.mu.RUnlock()
-	if len(s.clog.segs) == 0 {
-		return maxOffset, maxOffset
+// CommitLogExtent returns the physical-offset extent of the stored
+// messages as RocketMQ's getBrokerRuntimeInfo reports its commit log's
+// (commitLogMinOffset, commitLogMaxOffset; DefaultMessageStore
+// getMinPhyOffset and getMaxPhyOffset): min is the lower of the oldest
+// commit-log segment's start and the oldest physical offset still indexed
+// (records of small batches stay in RocksDB), maxOffset when nothing is
+// stored; max is the physical offset the next record will get. Blocks on
+// RocksDB (one seek): a reader goroutine. Errors: ErrClosed,
+// ErrUnavailable, RocksDB errors.
+func (s *Store) CommitLogExtent() (minOffset, maxOffset int64, err error) {
+	if !s.readGuard() {
+		return 0, 0, s.guardErr()
 	}
-	return min(s.clog.segs[0].start, maxOffset), maxOffset
+	defer s.readDone()
+	maxOffset = s.committedPhys.Load()
+	minOffset = maxOffset
+	s.clog.mu.RLock()
+	if len(s.clog.segs) > 0 {
+		minOffset = min(minOffset, s.clog.segs[0].start)
+	}
+	s.clog.mu.RUnlock()
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	ro.SetIterateUpperBound(prefixLimit(physPrefix))
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	if it.Seek(physPrefix); it.Valid() {
+		if k := it.Key().Data(); len(k) == len(physPrefix)+8 {
+			minOffset = min(minOffset, int64(binary.BigEndian.Uint64(k[len(physPrefix):])))
+		}
+	}
+	return minOffset, maxOffset, it.Err()
 }

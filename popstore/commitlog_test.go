@@ -267,6 +267,11 @@ func TestCommitLogRetentionRemovesSegments(t *testing.T) {
 	if len(starts) > 1 {
 		require.Greater(t, starts[1], floor)
 	}
+	lo, hi, err := s.CommitLogExtent()
+	require.NoError(t, err)
+	require.Equal(t, starts[0], lo, "commitLogMinOffset: the oldest segment left")
+	last := recs[len(recs)-1]
+	require.Equal(t, popstoretest.PhysicalOffset(last)+int64(len(last)), hi)
 }
 
 // A batch whose commit-log records total less than CommitLogBatchMinBytes
