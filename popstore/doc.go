@@ -4,7 +4,9 @@
 //
 // # Column families and keys (all integers big-endian)
 //
-//	messages  topic 0x00 queueId(u32) queueOffset(u64)   → stored-message record
+//	messages  topic 0x00 queueId(u32) queueOffset(u64)   → stored-message record, or a
+//	                                                        commit-log reference
+//	                                                        physicalOffset(u64) size(u32)
 //	          0x00 'P' physicalOffset(u64)                → message key (index)
 //	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
 //	                                                        not yet in its queue (timers.go)
@@ -31,8 +33,22 @@
 //	                                                        UNIQ_KEY (kind 'K') and TAGS
 //	                                                        (kind 'T'); vector memtable (index.go)
 //
-// Values of the messages family of at least Options.BlobMinBytes (512)
-// live in RocksDB blob files, the table files keeping the key and a
+// # The commit log
+//
+// A batch that appends at least Options.CommitLogBatchMinBytes (64 KiB) of
+// records writes them once, at their physical offsets, into segment files
+// under Dir/commitlog (sparse, 1 GiB each), makes them durable with
+// fdatasync and only then performs the synced RocksDB write, whose values
+// are 12-byte references; smaller batches keep their records inline, in the
+// one WAL fsync (commitlog.go). Readers resolve references from read-only
+// mappings; retention removes whole segments below the oldest message
+// kept. A database written without the commit log opens with it, and one
+// written with it reads back with it turned off (the segments are opened
+// either way); a popshim older than the commit log (before 2026-12-05)
+// cannot read the references.
+//
+// Inline values of the messages family of at least Options.BlobMinBytes
+// (512) live in RocksDB blob files, the table files keeping the key and a
 // reference, so compactions rewrite keys and not bodies (options.go).
 //
 // The package also owns how the process uses librocksdb: glibc's mmap
@@ -58,7 +74,9 @@
 // # Writes
 //
 // Every mutation goes through a Txn, built on one goroutine (the batch
-// writer) and committed with one synced db.Write (WAL on, sync=true). A Txn
+// writer) and committed with one synced db.Write (WAL on, sync=true),
+// preceded by the commit log's pwrite and fdatasync when the batch's
+// records go there. A Txn
 // reads through its own pending writes (house style 11). After the write
 // returns, Commit publishes the in-memory effects: queue extents (MaxOffset,
 // MinOffset), consumer offsets, topics and groups, and tells the
@@ -79,11 +97,16 @@
 //
 // Open loads the queue extents, consumer offsets and metadata from the meta
 // and offsets families; because they are written in the same WriteBatch as
-// the data they describe, they agree after any crash. Retention (PlanRetention
+// the data they describe, they agree after any crash. Commit-log records a
+// crash left unreferenced (written, their RocksDB write not) are past
+// "s/phys": Open removes segments starting there, later batches overwrite
+// the rest. Retention (PlanRetention
 // + Txn.ApplyRetention, driven by package batch) removes messages older than
 // Options.RetentionMillis (default 72 h, RocketMQ's fileReservedTime) with
 // range deletes, per queue, by STORETIMESTAMP, and with them the key-index
-// minutes before the cutoff (one range delete: the minute leads the key).
+// minutes before the cutoff (one range delete: the minute leads the key);
+// CompactTrimmed then removes the commit-log segments wholly below the
+// oldest message kept.
 //
 // # Key index
 //
