@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,8 +22,12 @@ import (
 const (
 	envChildDir = "POPSHIM_DURABILITY_DIR"
 	envChildRun = "POPSHIM_DURABILITY_RUN"
-	submitters  = 8
-	window      = 32 // outstanding ops per submitter
+	// envChildBatchMin is the child's popstore.Options.CommitLogBatchMinBytes
+	// (empty: the default, under which these small records stay in the WAL;
+	// "-1": every batch's records go to the commit log).
+	envChildBatchMin = "POPSHIM_DURABILITY_CLOG_BATCH_MIN"
+	submitters       = 8
+	window           = 32 // outstanding ops per submitter
 )
 
 // durableOp describes the writes of op (run, s, seq): one message appended to
@@ -61,7 +66,8 @@ func TestDurabilityChild(t *testing.T) {
 	}
 	run, _ := strconv.Atoi(os.Getenv(envChildRun))
 	time.AfterFunc(2*time.Minute, func() { os.Exit(3) }) // never outlive a lost parent
-	store, err := popstore.Open(popstore.Options{Dir: dir})
+	batchMin, _ := strconv.Atoi(os.Getenv(envChildBatchMin))
+	store, err := popstore.Open(popstore.Options{Dir: dir, CommitLogBatchMinBytes: batchMin})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)
@@ -108,11 +114,26 @@ func TestDurabilityChild(t *testing.T) {
 // TestDurabilityUnderKill kill -9s a writing child at several points and
 // checks after each that every op it reported complete is in the reopened
 // database, with contiguous queue offsets. Runs share one directory, so each
-// also recovers from the previous crash.
+// also recovers from the previous crash. Once with the store's defaults
+// (these small batches keep their records in the WAL) and once with every
+// batch writing its records to the commit log.
 func TestDurabilityUnderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
+	for _, batchMin := range []string{"", "-1"} {
+		t.Run("commitLogBatchMin="+batchMin, func(t *testing.T) {
+			t.Setenv(envChildBatchMin, batchMin)
+			dir := durabilityUnderKill(t)
+			segs, err := filepath.Glob(filepath.Join(dir, "commitlog", "????????????????????"))
+			require.NoError(t, err)
+			require.Equal(t, batchMin == "-1", len(segs) > 0, "commit-log segments: %v", segs)
+		})
+	}
+}
+
+// durabilityUnderKill runs the kills and checks; it returns the directory.
+func durabilityUnderKill(t *testing.T) string {
 	dir := t.TempDir()
 	reported := map[[3]int]bool{}
 	for run, killAt := range []int{1, 150, 1500, 6000} {
@@ -121,6 +142,7 @@ func TestDurabilityUnderKill(t *testing.T) {
 		require.GreaterOrEqual(t, n, killAt, "run %d: child reported %d completions", run, n)
 		verifyDurable(t, dir, reported)
 	}
+	return dir
 }
 
 // runChildUntil starts the child, reads completions until killAt, kills it
