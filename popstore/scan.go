@@ -240,8 +240,9 @@ func (s *Store) readRange(rb *ReadBuffer, q *queueState, topic string, queueId i
 	}
 }
 
-// Cap returns the bytes of record memory rb holds for reuse.
-func (rb *ReadBuffer) Cap() int { return cap(rb.buf) }
+// Cap returns the bytes of record memory rb holds for reuse (scan buffer
+// and records copied out of the commit log).
+func (rb *ReadBuffer) Cap() int { return cap(rb.buf) + cap(rb.res) }
 
 // resolveRefs replaces the commit-log references among records[first:]
 // with copies of the records they name, in rb.res (grown into new memory
@@ -250,14 +251,17 @@ func (rb *ReadBuffer) Cap() int { return cap(rb.buf) }
 // removed. extra bounds the bytes needed (the records' counted size less
 // the values' size). REQUIRES: readGuard held.
 func (s *Store) resolveRefs(rb *ReadBuffer, reuse bool, records [][]byte, first, extra int) [][]byte {
+	need := extra + refLen*(len(records)-first) // at least what the references name
 	var dst []byte
-	if reuse && cap(rb.res)-len(rb.res) >= extra+refLen*(len(records)-first) {
+	switch {
+	case !reuse:
+		dst = make([]byte, 0, need)
+	case cap(rb.res)-len(rb.res) >= need:
 		dst = rb.res
-	} else {
-		dst = make([]byte, 0, 2*(extra+refLen*(len(records)-first)))
-		if reuse {
-			rb.res = dst
-		}
+	case need > maxReadGuess:
+		dst = make([]byte, 0, need) // a read of large records: not kept doubled
+	default:
+		dst = make([]byte, 0, 2*need) // room to be reused by larger reads
 	}
 	dst, records = s.clog.resolve(dst, records, first)
 	if reuse {
