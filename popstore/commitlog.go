@@ -168,7 +168,7 @@ func mapSegment(path string, start, size int64) (*segment, error) {
 		data, err = unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("popstore: commit log: %w", err)
 	}
 	return &segment{start: start, f: f, data: data}, nil
@@ -179,7 +179,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("popstore: commit log: %w", err)
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("popstore: commit log: sync %s: %w", dir, err)
 	}
@@ -336,17 +336,10 @@ func (c *commitLog) dropBelow(floor int64) ([]string, error) {
 	return names, first
 }
 
-// segments returns the number of segments. Any goroutine.
-func (c *commitLog) segments() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.segs)
-}
-
 func (g *segment) unmap() {
 	_ = unix.Munmap(g.data)
 	g.data = nil
-	g.f.Close()
+	_ = g.f.Close()
 }
 
 // close unmaps and closes every segment. REQUIRES: no reader or writer
