@@ -345,3 +345,21 @@ func TestCommitLogSmallBatchStaysInWAL(t *testing.T) {
 	check(s)
 	requireStored(t, s, 2, []int{3000, 3000, 3000})
 }
+
+// A physical offset whose topic was deleted and created again does not
+// answer with the message now stored under the same queueOffset.
+func TestMessageByPhysicalOffsetAfterTopicRecreated(t *testing.T) {
+	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: -1, CommitLogBatchMinBytes: -1})
+	appendSized(t, s, 0, 700, 800)
+	old, err := s.ReadMessage("T", 0, 0)
+	require.NoError(t, err)
+	commit(t, s, func(tx *popstore.Txn) error { return tx.DeleteTopic("T") })
+	appendSized(t, s, 0, 900)
+	_, err = s.MessageByPhysicalOffset(popstoretest.PhysicalOffset(old))
+	require.ErrorIs(t, err, popstore.ErrNotFound)
+	now, err := s.ReadMessage("T", 0, 0)
+	require.NoError(t, err)
+	got, err := s.MessageByPhysicalOffset(popstoretest.PhysicalOffset(now))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(now, got))
+}
