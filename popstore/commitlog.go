@@ -16,7 +16,8 @@ package popstore
 // created at offsets beyond every committed record, so the writer and
 // every later reader agree on where a record is.
 //
-// Durability. Txn.Commit writes the batch's records with pwrite, makes
+// Durability. Txn.Commit writes the batch's records (when they total at
+// least Options.CommitLogBatchMinBytes; else they stay inline) with pwrite, makes
 // them durable with fdatasync (and the directory with fsync when a segment
 // was created), and only then performs the synced RocksDB write holding
 // the references and "s/phys". After a crash, bytes past "s/phys" were
@@ -31,14 +32,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
 
-	"github.com/linxGnu/grocksdb"
 	"golang.org/x/sys/unix"
 )
 
@@ -269,17 +268,27 @@ func (c *commitLog) segmentFor(phys, n int64, created *bool) (*segment, error) {
 // removed.
 var errGone = errors.New("popstore: commit log segment removed")
 
+// at returns the mapped n bytes at phys, nil when no segment holds them.
+// REQUIRES: mu held (the bytes are valid while it is).
+func (c *commitLog) at(phys int64, n int) []byte {
+	i := c.find(phys)
+	if i < 0 || phys+int64(n) > c.segs[i].end() {
+		return nil
+	}
+	g := c.segs[i]
+	return g.data[phys-g.start : phys-g.start+int64(n)]
+}
+
 // read appends the n bytes at phys to dst. errGone when no segment holds
 // them. Any goroutine.
 func (c *commitLog) read(dst []byte, phys int64, n int) ([]byte, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	i := c.find(phys)
-	if i < 0 || phys+int64(n) > c.segs[i].end() {
+	b := c.at(phys, n)
+	if b == nil {
 		return dst, errGone
 	}
-	g := c.segs[i]
-	return append(dst, g.data[phys-g.start:phys-g.start+int64(n)]...), nil
+	return append(dst, b...), nil
 }
 
 // resolve replaces each reference among recs[first:] by a copy, appended
@@ -297,13 +306,12 @@ func (c *commitLog) resolve(dst []byte, recs [][]byte, first int) ([]byte, [][]b
 			kept++
 			continue
 		}
-		i := c.find(phys)
-		if i < 0 || phys+int64(n) > c.segs[i].end() {
+		b := c.at(phys, n)
+		if b == nil {
 			continue // removed by retention while the read ran
 		}
-		g := c.segs[i]
 		at := len(dst)
-		dst = append(dst, g.data[phys-g.start:phys-g.start+int64(n)]...)
+		dst = append(dst, b...)
 		recs[kept] = dst[at:len(dst):len(dst)]
 		kept++
 	}
@@ -351,95 +359,4 @@ func (c *commitLog) close() {
 		g.unmap()
 	}
 	c.segs = nil
-}
-
-// openCommitLog opens the commit log Options ask for, after the state is
-// loaded (nextPhys known). REQUIRES: called by Open only.
-func (s *Store) openCommitLog(opts Options) error {
-	// Opened even when turned off, so references written before resolve.
-	switch s.clogMin = opts.CommitLogMinBytes; {
-	case s.clogMin < 0:
-		s.clogMin = math.MaxInt
-	case s.clogMin == 0:
-		s.clogMin = DefaultCommitLogMinBytes
-	}
-	switch s.clogBatchMin = opts.CommitLogBatchMinBytes; {
-	case s.clogBatchMin < 0:
-		s.clogBatchMin = 0
-	case s.clogBatchMin == 0:
-		s.clogBatchMin = DefaultCommitLogBatchMinBytes
-	}
-	seg := opts.CommitLogSegmentBytes
-	if seg <= 0 {
-		seg = DefaultCommitLogSegmentBytes
-	}
-	c, removed, err := openCommitLog(filepath.Join(s.dir, commitLogDir), seg, s.nextPhys)
-	if err != nil {
-		return err
-	}
-	if len(removed) > 0 {
-		s.log.Warn().Strs("segments", removed).Int64("nextPhysicalOffset", s.nextPhys).
-			Msg("commit log segments past the last durable write removed")
-	}
-	s.clog = c
-	return nil
-}
-
-// record returns the stored-message record a messages-family value holds:
-// the value itself, or a copy of what its reference names. ErrNotFound when
-// retention removed the segment. REQUIRES: readGuard held.
-func (s *Store) record(v []byte) ([]byte, error) {
-	phys, n, ok := isRef(v)
-	if !ok {
-		return v, nil
-	}
-	rec, err := s.clog.read(make([]byte, 0, n), phys, n)
-	if errors.Is(err, errGone) {
-		return nil, ErrNotFound
-	}
-	return rec, err
-}
-
-// getRecord reads the messages-family value under key and resolves it
-// (Store.record). REQUIRES: readGuard held.
-func (s *Store) getRecord(key []byte) ([]byte, error) {
-	v, err := s.getCF(s.cfMessages(), key)
-	if err != nil {
-		return nil, err
-	}
-	return s.record(v)
-}
-
-// CommitLogExtent returns the physical-offset extent of the stored
-// messages as RocketMQ's getBrokerRuntimeInfo reports its commit log's
-// (commitLogMinOffset, commitLogMaxOffset; DefaultMessageStore
-// getMinPhyOffset and getMaxPhyOffset): min is the lower of the oldest
-// commit-log segment's start and the oldest physical offset still indexed
-// (records of small batches stay in RocksDB), maxOffset when nothing is
-// stored; max is the physical offset the next record will get. Blocks on
-// RocksDB (one seek): a reader goroutine. Errors: ErrClosed,
-// ErrUnavailable, RocksDB errors.
-func (s *Store) CommitLogExtent() (minOffset, maxOffset int64, err error) {
-	if !s.readGuard() {
-		return 0, 0, s.guardErr()
-	}
-	defer s.readDone()
-	maxOffset = s.committedPhys.Load()
-	minOffset = maxOffset
-	s.clog.mu.RLock()
-	if len(s.clog.segs) > 0 {
-		minOffset = min(minOffset, s.clog.segs[0].start)
-	}
-	s.clog.mu.RUnlock()
-	ro := grocksdb.NewDefaultReadOptions()
-	defer ro.Destroy()
-	ro.SetIterateUpperBound(prefixLimit(physPrefix))
-	it := s.db.NewIteratorCF(ro, s.cfMessages())
-	defer it.Close()
-	if it.Seek(physPrefix); it.Valid() {
-		if k := it.Key().Data(); len(k) == len(physPrefix)+8 {
-			minOffset = min(minOffset, int64(binary.BigEndian.Uint64(k[len(physPrefix):])))
-		}
-	}
-	return minOffset, maxOffset, it.Err()
 }

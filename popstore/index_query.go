@@ -130,14 +130,15 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 }
 
 // indexedRecord reads the record at physical offset phys and checks that it
-// still is that message of topic (a deleted and re-created topic reuses
-// message keys). ErrNotFound otherwise. REQUIRES: readGuard held.
+// still is that message (a deleted and re-created topic reuses message
+// keys), of topic unless topic is "". ErrNotFound otherwise. REQUIRES:
+// readGuard held.
 func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
 	mk, err := s.getCF(s.cfMessages(), physKey(phys))
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.HasPrefix(mk, []byte(topic)) || len(mk) != len(topic)+1+12 || mk[len(topic)] != 0 {
+	if topic != "" && (!bytes.HasPrefix(mk, []byte(topic)) || len(mk) != len(topic)+1+12 || mk[len(topic)] != 0) {
 		return nil, ErrNotFound
 	}
 	rec, err := s.getRecord(mk)

@@ -1,7 +1,6 @@
 package popstore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -113,26 +112,14 @@ func (s *Store) ReadMessage(topic string, queueId int32, queueOffset int64) ([]b
 // MessageByPhysicalOffset returns a copy of the record whose PHYSICALOFFSET
 // is phys (the number inside an offsetMsgId, used by VIEW_MESSAGE_BY_ID).
 // Errors: ErrNotFound (never assigned, or removed, also when its topic was
-// deleted and created again), ErrClosed, RocksDB errors. Blocks on RocksDB: not on the event loop.
+// deleted and created again), ErrClosed, RocksDB errors. Blocks on
+// RocksDB: not on the event loop.
 func (s *Store) MessageByPhysicalOffset(phys int64) ([]byte, error) {
 	if !s.readGuard() {
 		return nil, s.guardErr()
 	}
 	defer s.readDone()
-	mk, err := s.getCF(s.cfMessages(), physKey(phys))
-	if err != nil {
-		return nil, err
-	}
-	rec, err := s.getRecord(mk)
-	if err != nil {
-		return nil, err
-	}
-	// A topic deleted and created again reuses message keys: the key the
-	// index names may hold a newer message now.
-	if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != phys {
-		return nil, ErrNotFound
-	}
-	return rec, nil
+	return s.indexedRecord("", phys)
 }
 
 // SearchOffsetByTimestamp returns the smallest queueOffset in

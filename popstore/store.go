@@ -110,16 +110,6 @@ type Options struct {
 	CommitLogBatchMinBytes int
 }
 
-// DefaultCommitLogBatchMinBytes is Options.CommitLogBatchMinBytes's
-// default, 64 KiB: under sustained produce a batch holds ~200 KiB of
-// records (16 connections × 32 SENDs of 1 KiB), one producer at a time
-// one record.
-const DefaultCommitLogBatchMinBytes = 64 << 10
-
-// DefaultCommitLogMinBytes is Options.CommitLogMinBytes's default: every
-// record goes to the commit log.
-const DefaultCommitLogMinBytes = 1
-
 // queueKey identifies one message queue.
 type queueKey struct {
 	topic   string

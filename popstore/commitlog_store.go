@@ -1,0 +1,115 @@
+package popstore
+
+// The Store's side of the commit log (commitlog.go): its options, opening
+// it, resolving references on reads, and the extent runtime info reports.
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"path/filepath"
+
+	"github.com/linxGnu/grocksdb"
+)
+
+// DefaultCommitLogMinBytes is Options.CommitLogMinBytes's default: every
+// record of a batch that uses the commit log (Options.CommitLogBatchMinBytes)
+// goes there.
+const DefaultCommitLogMinBytes = 1
+
+// DefaultCommitLogBatchMinBytes is Options.CommitLogBatchMinBytes's
+// default, 64 KiB: under sustained produce a batch holds ~200 KiB of
+// records (16 connections × 32 SENDs of 1 KiB), one producer at a time
+// one record.
+const DefaultCommitLogBatchMinBytes = 64 << 10
+
+// openCommitLog opens the commit log Options ask for, after the state is
+// loaded (nextPhys known). REQUIRES: called by Open only.
+func (s *Store) openCommitLog(opts Options) error {
+	// Opened even when turned off, so references written before resolve.
+	switch s.clogMin = opts.CommitLogMinBytes; {
+	case s.clogMin < 0:
+		s.clogMin = math.MaxInt
+	case s.clogMin == 0:
+		s.clogMin = DefaultCommitLogMinBytes
+	}
+	switch s.clogBatchMin = opts.CommitLogBatchMinBytes; {
+	case s.clogBatchMin < 0:
+		s.clogBatchMin = 0
+	case s.clogBatchMin == 0:
+		s.clogBatchMin = DefaultCommitLogBatchMinBytes
+	}
+	seg := opts.CommitLogSegmentBytes
+	if seg <= 0 {
+		seg = DefaultCommitLogSegmentBytes
+	}
+	c, removed, err := openCommitLog(filepath.Join(s.dir, commitLogDir), seg, s.nextPhys)
+	if err != nil {
+		return err
+	}
+	if len(removed) > 0 {
+		s.log.Warn().Strs("segments", removed).Int64("nextPhysicalOffset", s.nextPhys).
+			Msg("commit log segments past the last durable write removed")
+	}
+	s.clog = c
+	return nil
+}
+
+// record returns the stored-message record a messages-family value holds:
+// the value itself, or a copy of what its reference names. ErrNotFound when
+// retention removed the segment. REQUIRES: readGuard held.
+func (s *Store) record(v []byte) ([]byte, error) {
+	phys, n, ok := isRef(v)
+	if !ok {
+		return v, nil
+	}
+	rec, err := s.clog.read(make([]byte, 0, n), phys, n)
+	if errors.Is(err, errGone) {
+		return nil, ErrNotFound
+	}
+	return rec, err
+}
+
+// getRecord reads the messages-family value under key and resolves it
+// (Store.record). REQUIRES: readGuard held.
+func (s *Store) getRecord(key []byte) ([]byte, error) {
+	v, err := s.getCF(s.cfMessages(), key)
+	if err != nil {
+		return nil, err
+	}
+	return s.record(v)
+}
+
+// CommitLogExtent returns the physical-offset extent of the stored
+// messages as RocketMQ's getBrokerRuntimeInfo reports its commit log's
+// (commitLogMinOffset, commitLogMaxOffset; DefaultMessageStore
+// getMinPhyOffset and getMaxPhyOffset): min is the lower of the oldest
+// commit-log segment's start and the oldest physical offset still indexed
+// (records of small batches stay in RocksDB), maxOffset when nothing is
+// stored; max is the physical offset the next record will get. Blocks on
+// RocksDB (one seek): a reader goroutine. Errors: ErrClosed,
+// ErrUnavailable, RocksDB errors.
+func (s *Store) CommitLogExtent() (minOffset, maxOffset int64, err error) {
+	if !s.readGuard() {
+		return 0, 0, s.guardErr()
+	}
+	defer s.readDone()
+	maxOffset = s.committedPhys.Load()
+	minOffset = maxOffset
+	s.clog.mu.RLock()
+	if len(s.clog.segs) > 0 {
+		minOffset = min(minOffset, s.clog.segs[0].start)
+	}
+	s.clog.mu.RUnlock()
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	ro.SetIterateUpperBound(prefixLimit(physPrefix))
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	if it.Seek(physPrefix); it.Valid() {
+		if k := it.Key().Data(); len(k) == len(physPrefix)+8 {
+			minOffset = min(minOffset, int64(binary.BigEndian.Uint64(k[len(physPrefix):])))
+		}
+	}
+	return minOffset, maxOffset, it.Err()
+}
