@@ -265,6 +265,7 @@ func Open(opts Options) (*Store, error) {
 	// in five interleaved pairs the mean synced write was ~5–10 % shorter
 	// and ACK/s within ±10 % (median a few % higher).
 	s.opts.SetBytesPerSync(1 << 20)
+	setBackgroundThreads(s.opts)
 	if opts.InfoLogDir != "" {
 		s.opts.SetDbLogDir(opts.InfoLogDir)
 	} else {
