@@ -32,14 +32,8 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 all: build
 
-## deps: install librocksdb-dev when its headers or pkg-config entry are
-## missing, and g++ (popstore's compaction partitioner is C++) when absent.
+## deps: install librocksdb-dev when its headers or pkg-config entry are missing.
 deps:
-	@if ! command -v g++ >/dev/null 2>&1; then \
-		echo "installing g++"; \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y g++; \
-	fi
 	@if ! pkg-config --exists rocksdb 2>/dev/null || [ ! -f /usr/include/rocksdb/c.h ]; then \
 		echo "installing librocksdb-dev"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update && \

@@ -51,10 +51,6 @@
 // (512) live in RocksDB blob files, the table files keeping the key and a
 // reference, so compactions rewrite keys and not bodies (options.go).
 //
-// Compaction cuts the messages family's table files where the queue
-// changes (an SST partitioner in C++, partitioner.cc), so files of a busy
-// queue are moved down the levels instead of rewritten (partitioner.go).
-//
 // The package also owns how the process uses librocksdb: glibc's mmap
 // threshold (malloc_linux.go), the messages memtable size
 // (Options.MessagesMemtableBytes) and, on linux/amd64, the CRC32C RocksDB

@@ -118,23 +118,3 @@ func (s *Store) StoredValueLen(topic string, queueId int32, queueOffset int64) (
 	v, err := s.getCF(s.cfMessages(), messageKey(nil, topic, queueId, queueOffset))
 	return len(v), err
 }
-
-// MessagesTableFiles lists the messages family's live table files with
-// their levels and key ranges. Test-only.
-func (s *Store) MessagesTableFiles() []grocksdb.LiveFileMetadata {
-	var out []grocksdb.LiveFileMetadata
-	for _, f := range s.db.GetLiveFilesMetaData() {
-		if f.ColumnFamilyName == cfMessages {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// StreamPrefixLen is streamPrefixLen: how many leading bytes of a
-// messages-family key name its stream. Test-only.
-var StreamPrefixLen = streamPrefixLen
-
-// ShouldPartition is shouldPartition: whether the messages family's
-// partitioner starts a new file at cur. Test-only.
-var ShouldPartition = shouldPartition

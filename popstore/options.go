@@ -144,7 +144,6 @@ func messagesOptions(base *grocksdb.Options, minBlob int, memtable int64) (*groc
 	o.SetLevel0FileNumCompactionTrigger(messagesL0Trigger)
 	o.SetLevel0SlowdownWritesTrigger(messagesL0Slowdown)
 	o.SetLevel0StopWritesTrigger(messagesL0Stop)
-	setStreamPartitioner(o)
 	return o, nil
 }
 

@@ -47,7 +47,8 @@ func sectionOption(t *testing.T, dir, section, name string) string {
 
 // The pop and offsets families are stored uncompressed and keep the
 // memtable insert hint; messages keep RocksDB's default compression;
-// flushes and compactions sync their output every MiB.
+// flushes and compactions sync their output every MiB; RocksDB runs two
+// flush and three compaction threads, and the index family four memtables.
 func TestColumnFamilyOptionsInEffect(t *testing.T) {
 	dir := t.TempDir()
 	s, err := popstore.Open(popstore.Options{Dir: dir})
@@ -60,6 +61,9 @@ func TestColumnFamilyOptionsInEffect(t *testing.T) {
 	}
 	require.Equal(t, "kSnappyCompression", cfOption(t, dir, "messages", "compression"))
 	require.Equal(t, "1048576", sectionOption(t, dir, "[DBOptions]", "bytes_per_sync"), "SST writeback in 1 MiB steps")
+	require.Equal(t, "2", sectionOption(t, dir, "[DBOptions]", "max_background_flushes"), "two flush threads")
+	require.Equal(t, "3", sectionOption(t, dir, "[DBOptions]", "max_background_compactions"), "three compaction threads")
+	require.Equal(t, "4", cfOption(t, dir, "index", "max_write_buffer_number"), "four index memtables")
 }
 
 // Options.MessagesMemtableBytes is the messages family's write_buffer_size
