@@ -17,10 +17,10 @@ package popstore
 // every later reader agree on where a record is.
 //
 // Durability. Txn.Commit writes the batch's records (when they total at
-// least Options.CommitLogBatchMinBytes; else they stay inline) with pwrite, makes
-// them durable with fdatasync (and the directory with fsync when a segment
-// was created), and only then performs the synced RocksDB write holding
-// the references and "s/phys". After a crash, bytes past "s/phys" were
+// least Options.CommitLogBatchMinBytes; else they stay inline) with
+// pwrite, makes them durable with fdatasync (and the directory with
+// fsync when a segment was created), and only then performs the synced
+// RocksDB write holding the references and "s/phys". After a crash, bytes past "s/phys" were
 // never acknowledged: Open removes segments that start there or later and
 // later batches overwrite the rest.
 //

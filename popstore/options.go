@@ -48,10 +48,10 @@ const (
 // seconds, and the index family (a 4 MiB memtable filled every second
 // at 60 k msgs/s) then waits: its two memtables fill before the flush
 // thread is free, which stops every write, and its L0 files pile up
-// towards the slowdown level. In 10 minutes of 1 KiB produce (2026-12-05) that stopped
-// writes 43 times, and throughput fell from 68 k msgs/s in minute 1 to
-// 29 k in minute 10 (6.5 k in the last 10 s) while the CPU was 40 %
-// idle. Two flush and three compaction threads let a family's flush or
+// towards the slowdown level. In 10 minutes of 1 KiB produce
+// (2026-12-05) that stopped writes 43 times, and throughput fell from
+// 68 k msgs/s in minute 1 to 29 k in minute 10 (6.5 k in the last 10 s)
+// while the CPU was 40 % idle. Two flush and three compaction threads let a family's flush or
 // compaction run beside another's. These two settings, deprecated in
 // favour of max_background_jobs, are the only way to two flush threads
 // without eight jobs: RocksDB 7.8 gives a quarter of the jobs to flushes.
