@@ -7,7 +7,9 @@
 //	messages  topic 0x00 queueId(u32) queueOffset(u64)   → stored-message record, or a
 //	                                                        commit-log reference
 //	                                                        physicalOffset(u64) size(u32)
-//	          0x00 'P' physicalOffset(u64)                → message key (index)
+//	          0x00 'P' physicalOffset(u64)                → message key (index): every
+//	                                                        inline record and the first
+//	                                                        record of each commit-log batch
 //	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
 //	                                                        not yet in its queue (timers.go)
 //	          0x00 'H' physicalOffset(u64)                → half message: header + record
@@ -45,7 +47,12 @@
 // kept. A database written without the commit log opens with it, and one
 // written with it reads back with it turned off (the segments are opened
 // either way); a popshim older than the commit log (before 2026-12-05)
-// cannot read the references.
+// cannot read the references. A lookup by physical offset
+// (VIEW_MESSAGE_BY_ID, the key index) reads the other records of a
+// commit-log batch from the commit log itself and checks that their
+// message key still references them (index_query.go commitLogRecord); a
+// popshim built before that layout (2026-12-05) finds only the first and
+// answers the others with not found.
 //
 // Inline values of the messages family of at least Options.BlobMinBytes
 // (512) live in RocksDB blob files, the table files keeping the key and a

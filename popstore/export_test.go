@@ -118,3 +118,18 @@ func (s *Store) StoredValueLen(topic string, queueId int32, queueOffset int64) (
 	v, err := s.getCF(s.cfMessages(), messageKey(nil, topic, queueId, queueOffset))
 	return len(v), err
 }
+
+// PhysIndexEntries counts the physical-offset index entries ('P') of the
+// messages family. Test-only.
+func (s *Store) PhysIndexEntries() int {
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	ro.SetIterateUpperBound(prefixLimit(physPrefix))
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	n := 0
+	for it.Seek(physPrefix); it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/linxGnu/grocksdb"
+
+	"github.com/popshim/popshim/codec"
 )
 
 // MaxQueryMessages caps the messages one QueryMessagesByKey returns, as
@@ -131,10 +133,15 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 
 // indexedRecord reads the record at physical offset phys and checks that it
 // still is that message (a deleted and re-created topic reuses message
-// keys), of topic unless topic is "". ErrNotFound otherwise. REQUIRES:
-// readGuard held.
+// keys), of topic unless topic is "". The physical-offset index names
+// inline records and the first record of each commit-log batch; any other
+// is read from the commit log (commitLogRecord). ErrNotFound otherwise.
+// REQUIRES: readGuard held.
 func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
 	mk, err := s.getCF(s.cfMessages(), physKey(phys))
+	if errors.Is(err, ErrNotFound) {
+		return s.commitLogRecord(topic, phys)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +153,42 @@ func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
 		return nil, err
 	}
 	if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != phys {
+		return nil, ErrNotFound
+	}
+	return rec, nil
+}
+
+// commitLogRecord returns a copy of the record the commit log holds at
+// phys if it is a stored message, of topic unless topic is "": its
+// PHYSICALOFFSET is phys and its message key still names it (a reference
+// to phys of its size). Bytes of a batch whose RocksDB write failed, a
+// hole or a removed message answer ErrNotFound. REQUIRES: readGuard held.
+func (s *Store) commitLogRecord(topic string, phys int64) ([]byte, error) {
+	end := s.committedPhys.Load()
+	if phys < 0 || phys+recMinLen > end {
+		return nil, ErrNotFound
+	}
+	var hdr [4]byte
+	if _, err := s.clog.read(hdr[:0], phys, len(hdr)); err != nil {
+		return nil, ErrNotFound
+	}
+	n := int64(int32(binary.BigEndian.Uint32(hdr[:])))
+	if n < recMinLen || phys+n > end {
+		return nil, ErrNotFound
+	}
+	rec, err := s.clog.read(make([]byte, 0, n), phys, int(n))
+	if err != nil {
+		return nil, ErrNotFound
+	}
+	m, _, err := codec.UnsafeDecodeMessage(rec)
+	if err != nil || m.PhysicalOffset != phys || (topic != "" && m.Topic != topic) || checkName("topic", m.Topic) != nil {
+		return nil, ErrNotFound
+	}
+	v, err := s.getCF(s.cfMessages(), messageKey(nil, m.Topic, m.QueueID, m.QueueOffset))
+	if err != nil {
+		return nil, err
+	}
+	if p, size, ok := isRef(v); !ok || p != phys || int64(size) != n {
 		return nil, ErrNotFound
 	}
 	return rec, nil

@@ -195,7 +195,8 @@ func (t *Txn) queue(topic string, queueId int32) *txnQueue {
 // restarts), writes both big-endian into record in place at bytes 20 and 28,
 // and stores a copy of it (in the commit log when it has at least
 // Options.CommitLogMinBytes bytes, a reference in RocksDB) plus a
-// physical-offset index entry and, unless
+// physical-offset index entry (for a commit-log record only when it is the
+// first of the batch or the batch stays inline) and, unless
 // Options.DisableMessageIndex, its key-index entries (index.go). record must be
 // a RocketMQ stored-message record whose TOTALSIZE equals len(record) and
 // whose QUEUEID equals queueId; STORETIMESTAMP (used by retention and
@@ -218,13 +219,20 @@ func (t *Txn) AppendMessage(topic string, queueId int32, record []byte) (queueOf
 	patchOffsets(record, queueOffset, physicalOffset)
 	mk := messageKey(nil, topic, queueId, queueOffset)
 	if len(record) >= t.s.clogMin {
+		// Only the first record bound for the commit log gets a
+		// physical-offset index entry here (the batch's marker); the others
+		// are found in the commit log itself (commitLogRecord), or get
+		// theirs in Commit if the batch stays inline after all.
+		if len(t.clogRecs) == 0 {
+			t.b.put(cfiMessages, physKey(physicalOffset), mk)
+		}
 		t.clogRecs = append(t.clogRecs, clogRec{phys: physicalOffset, off: len(t.clogBuf), n: len(record), rec: t.b.count()})
 		t.clogBuf = append(t.clogBuf, record...)
 		t.b.put(cfiMessages, mk, putRef(&t.ref, physicalOffset, len(record)))
 	} else {
 		t.b.put(cfiMessages, mk, record)
+		t.b.put(cfiMessages, physKey(physicalOffset), mk)
 	}
-	t.b.put(cfiMessages, physKey(physicalOffset), mk)
 	prev := *q
 	prevPhys, prevUsed := t.phys, t.physUsed
 	prevIdx := t.idx

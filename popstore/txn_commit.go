@@ -151,6 +151,7 @@ func (t *Txn) Commit() error {
 		// Too few bytes to pay for a second fsync: the records stay in
 		// the WAL, as inline values.
 		t.b.inlineRecords(t.clogRecs, t.clogBuf)
+		t.indexInlined()
 	} else if len(t.clogRecs) > 0 {
 		// The records are durable before anything references them. A
 		// failure here is a write failure like the WAL's (the writer stops
@@ -170,6 +171,16 @@ func (t *Txn) Commit() error {
 	}
 	t.publish()
 	return nil
+}
+
+// indexInlined adds the physical-offset index entries AppendMessage left
+// out for the records of a batch that stays inline (all but the first: no
+// commit log holds them to find them by).
+func (t *Txn) indexInlined() {
+	for _, r := range t.clogRecs[1:] {
+		t.scratch = append(t.scratch[:0], t.b.key(r.rec)...)
+		t.b.put(cfiMessages, physKey(r.phys), t.scratch)
+	}
 }
 
 // Count returns the number of entries in the WriteBatch so far.

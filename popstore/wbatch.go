@@ -89,6 +89,12 @@ func (b *batchRep) rollback(m repMark) {
 
 func (b *batchRep) count() int { return len(b.recs) }
 
+// key returns the key of entry i; valid until the next add.
+func (b *batchRep) key(i int) []byte {
+	r := &b.recs[i]
+	return b.rep[r.keyOff : r.keyOff+r.keyLen]
+}
+
 func (b *batchRep) add(tag byte, cf uint8, key, value []byte, withValue bool) {
 	if len(b.rep) == 0 {
 		b.rep = append(b.rep, make([]byte, 12)...)
