@@ -18,10 +18,20 @@ import (
 const DefaultCommitLogMinBytes = 1
 
 // DefaultCommitLogBatchMinBytes is Options.CommitLogBatchMinBytes's
-// default, 64 KiB: under sustained produce a batch holds ~200 KiB of
+// default, 32 KiB: under sustained produce a batch holds ~200 KiB of
 // records (16 connections × 32 SENDs of 1 KiB), one producer at a time
-// one record.
-const DefaultCommitLogBatchMinBytes = 64 << 10
+// one record. Store alone, 1 KiB records 32 to a synced write: 8.3
+// against 12.2 µs of CPU per message with the commit log, the same time
+// per write; 16 to a write: 30 against 25–29 µs per message of wall time
+// (the second fdatasync), so smaller batches stay inline.
+const DefaultCommitLogBatchMinBytes = 32 << 10
+
+// DefaultCommitLogBatchMinRecords is Options.CommitLogBatchMinRecords's
+// default: 64 records of 128-byte bodies (~15 KiB) to a synced write cost
+// 4.8–5.3 against 6.3–6.6 µs of CPU per message with the commit log (the
+// memtable, flush and compactions keep 12-byte references, not records),
+// at the same time per write.
+const DefaultCommitLogBatchMinRecords = 64
 
 // openCommitLog opens the commit log Options ask for, after the state is
 // loaded (nextPhys known). REQUIRES: called by Open only.
@@ -38,6 +48,12 @@ func (s *Store) openCommitLog(opts Options) error {
 		s.clogBatchMin = 0
 	case s.clogBatchMin == 0:
 		s.clogBatchMin = DefaultCommitLogBatchMinBytes
+	}
+	switch s.clogBatchMinRecs = opts.CommitLogBatchMinRecords; {
+	case s.clogBatchMinRecs < 0:
+		s.clogBatchMinRecs = math.MaxInt
+	case s.clogBatchMinRecs == 0:
+		s.clogBatchMinRecs = DefaultCommitLogBatchMinRecords
 	}
 	seg := opts.CommitLogSegmentBytes
 	if seg <= 0 {

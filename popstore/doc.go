@@ -37,8 +37,8 @@
 //
 // # The commit log
 //
-// A batch that appends at least Options.CommitLogBatchMinBytes (64 KiB) of
-// records writes them once, at their physical offsets, into segment files
+// A batch that appends at least Options.CommitLogBatchMinBytes (32 KiB) of
+// records, or Options.CommitLogBatchMinRecords (64) records, writes them once, at their physical offsets, into segment files
 // under Dir/commitlog (sparse, 1 GiB each), makes them durable with
 // fdatasync and only then performs the synced RocksDB write, whose values
 // are 12-byte references; smaller batches keep their records inline, in the

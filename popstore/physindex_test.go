@@ -100,3 +100,24 @@ func TestPhysicalOffsetOfFailedBatchNotFound(t *testing.T) {
 	}
 	require.Greater(t, checked, 10, "stale records inside the committed extent")
 }
+
+// A batch of DefaultCommitLogBatchMinRecords small records uses the commit
+// log (one index entry), one record fewer stays inline (one entry each).
+func TestCommitLogBatchByRecordCount(t *testing.T) {
+	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: -1})
+	n := popstore.DefaultCommitLogBatchMinRecords
+	_, err := appendBatch(t, s, "T", n-1, 100, 'a')
+	require.NoError(t, err)
+	require.Equal(t, n-1, s.PhysIndexEntries())
+	phys, err := appendBatch(t, s, "T", n, 100, 'b')
+	require.NoError(t, err)
+	require.Equal(t, n-1+1, s.PhysIndexEntries())
+	lo, _, err := s.CommitLogExtent()
+	require.NoError(t, err)
+	require.LessOrEqual(t, lo, phys[0])
+	for i, p := range phys {
+		got, err := s.MessageByPhysicalOffset(p)
+		require.NoError(t, err, "message %d", i)
+		require.Equal(t, p, popstoretest.PhysicalOffset(got))
+	}
+}

@@ -101,13 +101,18 @@ type Options struct {
 	// segments.
 	CommitLogSegmentBytes int64
 	// CommitLogBatchMinBytes is the smallest total of commit-log records a
-	// batch writes to the commit log, bytes: a batch with fewer keeps them
-	// in RocksDB as inline values, written with the one WAL fsync, since
-	// the commit log's own fdatasync costs about one more fsync (on ext4 a
-	// second journal commit: 1 KiB alone 0.22 against 0.14 ms,
+	// batch writes to the commit log, bytes: a batch with fewer bytes and
+	// fewer than CommitLogBatchMinRecords records keeps them in RocksDB as
+	// inline values, written with the one WAL fsync, since the commit
+	// log's own fdatasync costs about one more fsync (on ext4 a second
+	// journal commit: 1 KiB alone 0.22 against 0.14 ms,
 	// BenchmarkCommitOneMessage). 0: DefaultCommitLogBatchMinBytes;
 	// negative: every batch uses the commit log.
 	CommitLogBatchMinBytes int
+	// CommitLogBatchMinRecords is the number of commit-log records from
+	// which a batch uses the commit log whatever their bytes. 0:
+	// DefaultCommitLogBatchMinRecords; negative: bytes decide alone.
+	CommitLogBatchMinRecords int
 }
 
 // queueKey identifies one message queue.
@@ -206,6 +211,9 @@ type Store struct {
 	clogMin int
 	// clogBatchMin: Options.CommitLogBatchMinBytes (0 when negative).
 	clogBatchMin int
+	// clogBatchMinRecs: Options.CommitLogBatchMinRecords (math.MaxInt
+	// when negative).
+	clogBatchMinRecs int
 }
 
 func (s *Store) cfMessages() *grocksdb.ColumnFamilyHandle { return s.cfs[1] }

@@ -147,9 +147,9 @@ func (t *Txn) Commit() error {
 	if !t.s.readGuard() {
 		return t.s.guardErr()
 	}
-	if len(t.clogRecs) > 0 && len(t.clogBuf) < t.s.clogBatchMin {
-		// Too few bytes to pay for a second fsync: the records stay in
-		// the WAL, as inline values.
+	if len(t.clogRecs) > 0 && len(t.clogBuf) < t.s.clogBatchMin && len(t.clogRecs) < t.s.clogBatchMinRecs {
+		// Too few bytes and records to pay for a second fsync: the
+		// records stay in the WAL, as inline values.
 		t.b.inlineRecords(t.clogRecs, t.clogBuf)
 		t.indexInlined()
 	} else if len(t.clogRecs) > 0 {
