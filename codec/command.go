@@ -50,6 +50,11 @@ type Command struct {
 	// typed holds the header fields instead of ExtFields for the request
 	// codes of typedTable (DecodeFrame only; see typed_ext.go).
 	typed typedExt
+	// rawExt holds the members of the JSON extFields object, already
+	// encoded with their keys in order, for a response whose header was
+	// written by an AppendJSON method (SendMessageResponseHeader) instead
+	// of SetExt; the JSON encoder writes it when ExtFields is empty.
+	rawExt []byte
 }
 
 // IsResponse reports whether flag bit 0 is set.

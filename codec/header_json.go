@@ -259,7 +259,11 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 func appendJSONHeaderAt(dst []byte, c *Command) ([]byte, int) {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(c.Code), 10)
-	if ext := c.ExtMap(); len(ext) > 0 {
+	if ext := c.ExtMap(); len(ext) == 0 && len(c.rawExt) > 0 {
+		dst = append(dst, `,"extFields":{`...)
+		dst = append(dst, c.rawExt...)
+		dst = append(dst, '}')
+	} else if len(ext) > 0 {
 		dst = append(dst, `,"extFields":{`...)
 		var stack [16]string
 		keys := stack[:0]

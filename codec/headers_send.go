@@ -1,5 +1,7 @@
 package codec
 
+import "strconv"
+
 // SendMessageRequestHeader is the header of SEND_MESSAGE (10), SEND_MESSAGE_V2
 // (310), SEND_BATCH_MESSAGE (320) and SEND_REPLY_MESSAGE(_V2) (324/325):
 // remoting/.../protocol/header/SendMessageRequestHeader.java (long names,
@@ -169,6 +171,45 @@ func (h SendMessageResponseHeader) Encode(c *Command) {
 	}
 	w.str(PropertyMsgRegion, region)
 	w.boolean(PropertyTraceSwitch, h.TraceOn)
+}
+
+// EncodeJSON is Encode without the map: it writes the same fields, already
+// JSON-encoded in the order the JSON encoder sorts ExtFields' keys (byte
+// order: MSG_REGION, TRACE_ON, batchUniqId, msgId, queueId, queueOffset,
+// recallHandle, transactionId), into c, so the frame is the same bytes
+// Encode would give. c must have no ExtFields: once SetExt adds one, the
+// encoder writes ExtFields alone. Any goroutine that owns c.
+func (h SendMessageResponseHeader) EncodeJSON(c *Command) {
+	region := h.MsgRegion
+	if region == "" {
+		region = DefaultMsgRegion
+	}
+	b := make([]byte, 0, 128+len(h.MsgID)+len(h.TransactionID)+len(h.RecallHandle)+len(h.BatchUniqID))
+	b = append(b, `"`+PropertyMsgRegion+`":`...)
+	b = appendJSONString(b, region)
+	b = append(b, `,"`+PropertyTraceSwitch+`":"`...)
+	b = strconv.AppendBool(b, h.TraceOn)
+	b = append(b, '"')
+	if h.BatchUniqID != "" {
+		b = append(b, `,"batchUniqId":`...)
+		b = appendJSONString(b, h.BatchUniqID)
+	}
+	b = append(b, `,"msgId":`...)
+	b = appendJSONString(b, h.MsgID)
+	b = append(b, `,"queueId":"`...)
+	b = strconv.AppendInt(b, int64(h.QueueID), 10)
+	b = append(b, `","queueOffset":"`...)
+	b = strconv.AppendInt(b, h.QueueOffset, 10)
+	b = append(b, '"')
+	if h.RecallHandle != "" {
+		b = append(b, `,"recallHandle":`...)
+		b = appendJSONString(b, h.RecallHandle)
+	}
+	if h.TransactionID != "" {
+		b = append(b, `,"transactionId":`...)
+		b = appendJSONString(b, h.TransactionID)
+	}
+	c.rawExt = b
 }
 
 // DecodeSendMessageResponseHeader reads a SEND response header; msgId,

@@ -62,7 +62,7 @@ func replySend(c remoting.Conn, req *codec.Command, r broker.SendResult, err err
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.SendMessageResponseHeader{MsgID: r.OffsetMsgID, QueueID: r.QueueID, QueueOffset: r.QueueOffset,
-		TransactionID: r.TransactionID, RecallHandle: r.RecallHandle}.Encode(resp)
+		TransactionID: r.TransactionID, RecallHandle: r.RecallHandle}.EncodeJSON(resp)
 	reply.Respond(c, req, resp)
 }
 
