@@ -271,12 +271,23 @@ var errGone = errors.New("popstore: commit log segment removed")
 // at returns the mapped n bytes at phys, nil when no segment holds them.
 // REQUIRES: mu held (the bytes are valid while it is).
 func (c *commitLog) at(phys int64, n int) []byte {
+	b := c.from(phys)
+	if n < 0 || n > len(b) {
+		return nil
+	}
+	return b[:n]
+}
+
+// from returns the mapped bytes from phys to the end of the segment
+// holding it, nil when none does. REQUIRES: mu held (the bytes are valid
+// while it is).
+func (c *commitLog) from(phys int64) []byte {
 	i := c.find(phys)
-	if i < 0 || phys+int64(n) > c.segs[i].end() {
+	if i < 0 || phys >= c.segs[i].end() {
 		return nil
 	}
 	g := c.segs[i]
-	return g.data[phys-g.start : phys-g.start+int64(n)]
+	return g.data[phys-g.start:]
 }
 
 // read appends the n bytes at phys to dst. errGone when no segment holds

@@ -159,39 +159,51 @@ func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
 }
 
 // commitLogRecord returns a copy of the record the commit log holds at
-// phys if it is a stored message, of topic unless topic is "": its
-// PHYSICALOFFSET is phys and its message key still names it (a reference
-// to phys of its size). Bytes of a batch whose RocksDB write failed, a
-// hole or a removed message answer ErrNotFound. REQUIRES: readGuard held.
+// phys if it is a stored message, of topic unless topic is "": it decodes
+// in place (no copy, whatever its TOTALSIZE says) within the segment and
+// below the committed end, its PHYSICALOFFSET is phys, and its message key
+// still references phys with its size. Only then is it copied. A hole, an
+// offset inside a record, bytes of a batch whose RocksDB write failed and
+// a removed message answer ErrNotFound. REQUIRES: readGuard held.
 func (s *Store) commitLogRecord(topic string, phys int64) ([]byte, error) {
 	end := s.committedPhys.Load()
-	if phys < 0 || phys+recMinLen > end {
+	if phys < 0 || phys >= end || end-phys < recMinLen {
 		return nil, ErrNotFound
 	}
-	var hdr [4]byte
-	if _, err := s.clog.read(hdr[:0], phys, len(hdr)); err != nil {
+	mk, n, ok := s.commitLogRecordKey(topic, phys, end)
+	if !ok {
 		return nil, ErrNotFound
 	}
-	n := int64(int32(binary.BigEndian.Uint32(hdr[:])))
-	if n < recMinLen || phys+n > end {
-		return nil, ErrNotFound
-	}
-	rec, err := s.clog.read(make([]byte, 0, n), phys, int(n))
-	if err != nil {
-		return nil, ErrNotFound
-	}
-	m, _, err := codec.UnsafeDecodeMessage(rec)
-	if err != nil || m.PhysicalOffset != phys || (topic != "" && m.Topic != topic) || checkName("topic", m.Topic) != nil {
-		return nil, ErrNotFound
-	}
-	v, err := s.getCF(s.cfMessages(), messageKey(nil, m.Topic, m.QueueID, m.QueueOffset))
+	v, err := s.getCF(s.cfMessages(), mk)
 	if err != nil {
 		return nil, err
 	}
-	if p, size, ok := isRef(v); !ok || p != phys || int64(size) != n {
+	if p, size, ok := isRef(v); !ok || p != phys || size != n {
+		return nil, ErrNotFound
+	}
+	rec, err := s.clog.read(make([]byte, 0, n), phys, n)
+	if err != nil {
 		return nil, ErrNotFound
 	}
 	return rec, nil
+}
+
+// commitLogRecordKey decodes the record at phys in the commit log's
+// mapping, bytes below end only, and returns its message key and size;
+// ok=false unless it is a well-formed record stamped with phys (of topic
+// unless topic is ""). REQUIRES: readGuard held.
+func (s *Store) commitLogRecordKey(topic string, phys, end int64) (mk []byte, n int, ok bool) {
+	s.clog.mu.RLock()
+	defer s.clog.mu.RUnlock()
+	b := s.clog.from(phys)
+	if int64(len(b)) > end-phys {
+		b = b[:end-phys]
+	}
+	m, n, err := codec.UnsafeDecodeMessage(b)
+	if err != nil || m.PhysicalOffset != phys || (topic != "" && m.Topic != topic) || checkName("topic", m.Topic) != nil {
+		return nil, 0, false
+	}
+	return messageKey(nil, m.Topic, m.QueueID, m.QueueOffset), n, true
 }
 
 // EarliestMessageTime returns the STORETIMESTAMP (Unix ms) of the oldest
@@ -199,8 +211,11 @@ func (s *Store) commitLogRecord(topic string, phys int64) ([]byte, error) {
 // DefaultMessageStore.getEarliestMessageTime answers from the first
 // CommitLog record. It reads the message at the lowest physical offset that
 // still names a message (the first few entries of the physical-offset
-// index) and, when those all belong to deleted topics, the first message of
-// every queue. Blocks on RocksDB: call from a reader goroutine. Errors:
+// index) and, when there are none or those all belong to deleted topics,
+// the first message of every queue. The index names only the first record
+// of a commit-log batch, so the answer can be one batch late when that
+// record is gone and the rest of its batch is not, as Java's can name a
+// deleted topic's record. Blocks on RocksDB: call from a reader goroutine. Errors:
 // ErrClosed, ErrUnavailable, RocksDB errors.
 func (s *Store) EarliestMessageTime() (int64, error) {
 	if !s.readGuard() {
@@ -233,9 +248,9 @@ func (s *Store) EarliestMessageTime() (int64, error) {
 	if err := it.Err(); err != nil {
 		return -1, fmt.Errorf("popstore: physical index: %w", err)
 	}
-	if tries == 0 {
-		return -1, nil
-	}
+	// No index entry names a live message (the only batch markers left may
+	// have been trimmed by retention while the rest of their batch lives
+	// on): the first message of every queue decides.
 	earliest := int64(-1)
 	var ferr error
 	s.queues.Range(func(k, v any) bool {

@@ -3,6 +3,8 @@ package popstore_test
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -120,4 +122,67 @@ func TestCommitLogBatchByRecordCount(t *testing.T) {
 		require.NoError(t, err, "message %d", i)
 		require.Equal(t, p, popstoretest.PhysicalOffset(got))
 	}
+}
+
+// Offsets near the int64 limits and offsets inside records answer
+// ErrNotFound without a panic, and an offset whose bytes read as a large
+// TOTALSIZE allocates nothing like it (the record is decoded in place).
+func TestMessageByPhysicalOffsetBogus(t *testing.T) {
+	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: -1})
+	// 0x00100000 repeated: read as TOTALSIZE, 1 MiB.
+	body := bytes.Repeat([]byte{0x00, 0x10, 0x00, 0x00}, 1024)
+	var phys []int64
+	tx := s.Begin()
+	require.NoError(t, tx.Do(func(tx *popstore.Txn) error {
+		for range 80 {
+			_, p, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, body))
+			if err != nil {
+				return err
+			}
+			phys = append(phys, p)
+		}
+		return nil
+	}))
+	require.NoError(t, tx.Commit())
+	for range 8 { // committed bytes well past phys + 1 MiB
+		_, err := appendBatch(t, s, "U", 80, 4096, 'u')
+		require.NoError(t, err)
+	}
+	for _, p := range []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt64 - 4, math.MaxInt64 - 60, math.MinInt64, -1} {
+		_, err := s.MessageByPhysicalOffset(p)
+		require.ErrorIs(t, err, popstore.ErrNotFound, "offset %d", p)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	inside := phys[40] + 200 // inside the body: the bytes read as 1 MiB
+	for k := range 20 {
+		_, err := s.MessageByPhysicalOffset(inside + int64(4*k))
+		require.ErrorIs(t, err, popstore.ErrNotFound)
+	}
+	runtime.ReadMemStats(&after)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "20 lookups inside a record allocated")
+	got, err := s.MessageByPhysicalOffset(phys[40])
+	require.NoError(t, err)
+	require.Equal(t, phys[40], popstoretest.PhysicalOffset(got))
+}
+
+// After retention trims the index entry of a commit-log batch whose later
+// records live on, EarliestMessageTime still answers from those records
+// (the first message of each queue), not -1.
+func TestEarliestMessageTimeWithoutIndexEntries(t *testing.T) {
+	s, _ := popstoretest.Open(t, popstore.Options{RetentionMillis: -1})
+	_, err := appendBatch(t, s, "T", 80, 1000, 'e')
+	require.NoError(t, err)
+	require.Equal(t, 1, s.PhysIndexEntries())
+	first, err := s.ReadMessage("T", 0, 0)
+	require.NoError(t, err)
+	tx := s.Begin()
+	require.NoError(t, tx.Do(func(tx *popstore.Txn) error {
+		return tx.TrimPhysicalIndex(popstoretest.PhysicalOffset(first) + 1)
+	}))
+	require.NoError(t, tx.Commit())
+	require.Equal(t, 0, s.PhysIndexEntries())
+	ts, err := s.EarliestMessageTime()
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), ts)
 }
