@@ -23,8 +23,8 @@ const (
 	envChildDir = "POPSHIM_DURABILITY_DIR"
 	envChildRun = "POPSHIM_DURABILITY_RUN"
 	// envChildBatchMin is the child's popstore.Options.CommitLogBatchMinBytes
-	// (empty: the default, under which these small records stay in the WAL;
-	// "-1": every batch's records go to the commit log).
+	// (empty: 1 GiB and no record-count rule, so every batch keeps its
+	// records in the WAL; "-1": every batch's records go to the commit log).
 	envChildBatchMin = "POPSHIM_DURABILITY_CLOG_BATCH_MIN"
 	submitters       = 8
 	window           = 32 // outstanding ops per submitter
@@ -67,7 +67,11 @@ func TestDurabilityChild(t *testing.T) {
 	run, _ := strconv.Atoi(os.Getenv(envChildRun))
 	time.AfterFunc(2*time.Minute, func() { os.Exit(3) }) // never outlive a lost parent
 	batchMin, _ := strconv.Atoi(os.Getenv(envChildBatchMin))
-	store, err := popstore.Open(popstore.Options{Dir: dir, CommitLogBatchMinBytes: batchMin})
+	minRecords := 0
+	if batchMin == 0 {
+		batchMin, minRecords = 1<<30, -1 // inline whatever the batch
+	}
+	store, err := popstore.Open(popstore.Options{Dir: dir, CommitLogBatchMinBytes: batchMin, CommitLogBatchMinRecords: minRecords})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)
@@ -114,9 +118,9 @@ func TestDurabilityChild(t *testing.T) {
 // TestDurabilityUnderKill kill -9s a writing child at several points and
 // checks after each that every op it reported complete is in the reopened
 // database, with contiguous queue offsets. Runs share one directory, so each
-// also recovers from the previous crash. Once with the store's defaults
-// (these small batches keep their records in the WAL) and once with every
-// batch writing its records to the commit log.
+// also recovers from the previous crash. Once with every batch keeping its
+// records in the WAL and once with every batch writing them to the commit
+// log.
 func TestDurabilityUnderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
