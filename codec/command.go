@@ -52,7 +52,7 @@ type Command struct {
 	typed typedExt
 	// rawExt holds the members of the JSON extFields object, already
 	// encoded with their keys in order, for a response whose header was
-	// written by an AppendJSON method (SendMessageResponseHeader) instead
+	// written by an EncodeJSON method (SendMessageResponseHeader) instead
 	// of SetExt; the JSON encoder writes it when ExtFields is empty.
 	rawExt []byte
 }
