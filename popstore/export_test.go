@@ -25,13 +25,20 @@ func (s *Store) FlushMemtables(wait bool) error {
 func (s *Store) LatestSequenceNumber() uint64 { return s.db.GetLatestSequenceNumber() }
 
 // KeyIndexEntries counts the key-index entries on disk. Test-only.
-func (s *Store) KeyIndexEntries() int {
+func (s *Store) KeyIndexEntries() int { return s.countEntries(s.cfIndex(), nil) }
+
+// countEntries counts the keys of cf that start with prefix (all of them
+// when prefix is empty).
+func (s *Store) countEntries(cf *grocksdb.ColumnFamilyHandle, prefix []byte) int {
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()
-	it := s.db.NewIteratorCF(ro, s.cfIndex())
+	if len(prefix) > 0 {
+		ro.SetIterateUpperBound(prefixLimit(prefix))
+	}
+	it := s.db.NewIteratorCF(ro, cf)
 	defer it.Close()
 	n := 0
-	for it.SeekToFirst(); it.Valid(); it.Next() {
+	for it.Seek(prefix); it.Valid(); it.Next() {
 		n++
 	}
 	return n
@@ -121,15 +128,4 @@ func (s *Store) StoredValueLen(topic string, queueId int32, queueOffset int64) (
 
 // PhysIndexEntries counts the physical-offset index entries ('P') of the
 // messages family. Test-only.
-func (s *Store) PhysIndexEntries() int {
-	ro := grocksdb.NewDefaultReadOptions()
-	defer ro.Destroy()
-	ro.SetIterateUpperBound(prefixLimit(physPrefix))
-	it := s.db.NewIteratorCF(ro, s.cfMessages())
-	defer it.Close()
-	n := 0
-	for it.Seek(physPrefix); it.Valid(); it.Next() {
-		n++
-	}
-	return n
-}
+func (s *Store) PhysIndexEntries() int { return s.countEntries(s.cfMessages(), physPrefix) }

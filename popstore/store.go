@@ -100,18 +100,14 @@ type Options struct {
 	// DefaultCommitLogSegmentBytes (1 GiB). Retention removes whole
 	// segments.
 	CommitLogSegmentBytes int64
-	// CommitLogBatchMinBytes is the smallest total of commit-log records a
-	// batch writes to the commit log, bytes: a batch with fewer bytes and
-	// fewer than CommitLogBatchMinRecords records keeps them in RocksDB as
-	// inline values, written with the one WAL fsync, since the commit
-	// log's own fdatasync costs about one more fsync (on ext4 a second
-	// journal commit: 1 KiB alone 0.22 against 0.14 ms,
-	// BenchmarkCommitOneMessage). 0: DefaultCommitLogBatchMinBytes;
-	// negative: every batch uses the commit log.
-	CommitLogBatchMinBytes int
-	// CommitLogBatchMinRecords is the number of commit-log records from
-	// which a batch uses the commit log whatever their bytes. 0:
-	// DefaultCommitLogBatchMinRecords; negative: bytes decide alone.
+	// CommitLogBatchMinBytes (bytes) and CommitLogBatchMinRecords: a batch
+	// with fewer commit-log record bytes and fewer records keeps them in
+	// RocksDB as inline values, in the one WAL fsync, since the commit log's
+	// own fdatasync is a second ext4 journal commit (1 KiB alone 0.22
+	// against 0.14 ms, BenchmarkCommitOneMessage). 0: the Default
+	// constants; negative bytes: every batch uses the commit log; negative
+	// records: bytes decide alone.
+	CommitLogBatchMinBytes   int
 	CommitLogBatchMinRecords int
 }
 
@@ -209,11 +205,9 @@ type Store struct {
 	// (math.MaxInt: none, Options.CommitLogMinBytes < 0).
 	clog    *commitLog
 	clogMin int
-	// clogBatchMin: Options.CommitLogBatchMinBytes (0 when negative).
-	clogBatchMin int
-	// clogBatchMinRecs: Options.CommitLogBatchMinRecords (math.MaxInt
-	// when negative).
-	clogBatchMinRecs int
+	// clogBatchMin, clogBatchMinRecs: Options.CommitLogBatchMinBytes (0
+	// when negative) and CommitLogBatchMinRecords (math.MaxInt when negative).
+	clogBatchMin, clogBatchMinRecs int
 }
 
 func (s *Store) cfMessages() *grocksdb.ColumnFamilyHandle { return s.cfs[1] }

@@ -183,7 +183,7 @@ func (b *batchRep) inlineRecords(recs []clogRec, buf []byte) {
 		r := &b.recs[i]
 		off := int32(len(out))
 		if j < len(recs) && recs[j].rec == i {
-			key := b.rep[r.keyOff : r.keyOff+r.keyLen]
+			key := b.key(i)
 			out = append(out, tagCFValue, b.rep[r.off+1])
 			out = binary.AppendUvarint(out, uint64(len(key)))
 			r.keyOff = int32(len(out))
