@@ -164,3 +164,67 @@ func benchQuery(b *testing.B, spread time.Duration) {
 		}
 	}
 }
+
+// BenchmarkKeyIndexWriteAmp appends b.N SEND-shaped records (128-byte
+// body, a UNIQ_KEY as a client makes them and a TAGS value) round-robin
+// over 8 queues, 256 per synced write, with the key index on and off,
+// then waits for RocksDB's flushes and compactions to end. It reports the
+// process's CPU time per message, every thread (the index family's
+// flushes and compactions included), and its disk bytes and the index
+// family's table-file bytes (flushes and compactions) per message.
+//
+//	go test -run '^$' -bench KeyIndexWriteAmp -benchtime 2000000x ./popstore/
+func BenchmarkKeyIndexWriteAmp(b *testing.B) {
+	for _, on := range []bool{true, false} {
+		b.Run(fmt.Sprintf("index=%v", on), func(b *testing.B) {
+			s, err := popstore.Open(popstore.Options{Dir: b.TempDir(), DisableMessageIndex: !on, Statistics: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			body := make([]byte, 128)
+			host := netip.MustParseAddrPort("127.0.0.1:10911")
+			m := codec.MessageExt{Message: codec.Message{Topic: "BenchTopic", Body: body},
+				BornHost: host, StoreHost: host}
+			var rec []byte
+			const perWrite = 256
+			w0, cpu0 := selfWriteBytes(b), selfCPU(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i += perWrite {
+				tx := s.Begin()
+				err := tx.Do(func(tx *popstore.Txn) error {
+					for k := 0; k < perWrite && i+k < b.N; k++ {
+						n := i + k
+						m.QueueID = int32(n % 8)
+						m.StoreTimestamp = time.Now().UnixMilli()
+						m.BornTimestamp = m.StoreTimestamp
+						m.Properties = fmt.Sprintf("UNIQ_KEY\x017F0000010D2A18B4AAC2%012X\x02TAGS\x01TagA\x02", n)
+						if rec, err = codec.AppendMessage(rec[:0], &m); err != nil {
+							return err
+						}
+						if _, _, err := tx.AppendMessage("BenchTopic", m.QueueID, rec); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.FlushMemtables(true); err != nil {
+				b.Fatal(err)
+			}
+			if !s.WaitCompactions(600, func() { time.Sleep(100 * time.Millisecond) }) {
+				b.Log("compactions still running after 60 s")
+			}
+			b.StopTimer()
+			b.ReportMetric((selfCPU(b)-cpu0).Seconds()*1e6/float64(b.N), "cpu-µs/msg")
+			b.ReportMetric(float64(selfWriteBytes(b)-w0)/float64(b.N), "disk-B/msg")
+			b.ReportMetric(float64(s.StatsTicker("rocksdb.flush.write.bytes")+s.StatsTicker("rocksdb.compact.write.bytes"))/float64(b.N), "tables-B/msg")
+		})
+	}
+}
