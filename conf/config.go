@@ -266,7 +266,7 @@ type Config struct {
 	// (DefaultMaxConns).
 	MaxConns int
 	// EventLoops is the number of gnet event loops per server; 0 means
-	// GOMAXPROCS. --event-loops.
+	// one per CPU (runtime.NumCPU, gnet's count). --event-loops.
 	EventLoops int
 	// MaxHeartbeatGroups bounds the consumerDataSet and, separately, the
 	// producerDataSet of one HEART_BEAT, entries; a larger heartbeat is

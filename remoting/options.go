@@ -27,7 +27,8 @@ type ServerOptions struct {
 	// frame for this long (Java's serverChannelMaxIdleTimeSeconds, 120 s).
 	// Zero means the default 120 s; a negative value disables the check.
 	IdleTimeout time.Duration
-	// EventLoops is the number of gnet event loops. Zero means GOMAXPROCS.
+	// EventLoops is the number of gnet event loops. Zero means one per
+	// CPU (runtime.NumCPU, gnet's count).
 	EventLoops int
 	// MaxConns bounds the connections open at once on this Server (each
 	// Server counts its own). A connection accepted while MaxConns are open

@@ -62,15 +62,16 @@ type Stack struct {
 // returns. main.go calls exactly this. Start-up errors (store, writer,
 // listeners) are returned at once with everything already started undone;
 // shutdown errors are joined into the result. It first applies
-// --gc-percent and --memory-limit (process-wide, so only here and not in
-// StartStack; planMemoryLimit says how --memory-limit and GOMEMLIMIT
-// combine).
+// --gc-percent, --memory-limit and GOMAXPROCS (process-wide, so only here
+// and not in StartStack; planMemoryLimit says how --memory-limit and
+// GOMEMLIMIT combine, serveProcs how many Ps).
 func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 	if cfg.GCPercent > 0 {
 		prev := debug.SetGCPercent(cfg.GCPercent)
 		log.Debug().Int("gc_percent", cfg.GCPercent).Int("previous", prev).Msg("go gc target set")
 	}
 	plan := applyMemoryLimit(cfg, log)
+	applyProcs(cfg, log)
 	st, err := StartStack(cfg, log)
 	if err != nil {
 		return err
