@@ -48,8 +48,11 @@ type Command struct {
 	Body          []byte
 	SerializeType byte
 	// typed holds the header fields instead of ExtFields for the request
-	// codes of typedTable (DecodeFrame only; see typed_ext.go).
-	typed typedExt
+	// codes of typedTable (DecodeFrame only; see typed_ext.go). A pointer,
+	// so that a response (NewResponse) is ~150 bytes and not ~480: a
+	// decoded frame allocates its slots with the Command in one object
+	// (frameCommand).
+	typed *typedExt
 	// rawExt holds the members of the JSON extFields object, already
 	// encoded with their keys in order, for a response whose header was
 	// written by an EncodeJSON method (SendMessageResponseHeader) instead

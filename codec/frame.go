@@ -37,6 +37,13 @@ func PeekFrame(buf []byte, maxFrame int) (int, error) {
 // Errors wrap ErrBadFrame or ErrBadHeader and name the offending offset.
 func DecodeFrame(frame []byte) (*Command, error) { return decodeFrameAs(frame, true) }
 
+// frameCommand is a decoded frame's Command with its header slots, one
+// allocation.
+type frameCommand struct {
+	cmd   Command
+	slots typedExt
+}
+
 // decodeFrameAs is DecodeFrame; typed=false keeps every request's fields
 // in ExtFields (the reference the typed decoding is tested against).
 func decodeFrameAs(frame []byte, typed bool) (*Command, error) {
@@ -54,7 +61,9 @@ func decodeFrameAs(frame []byte, typed bool) (*Command, error) {
 		return nil, fmt.Errorf("%w: header length %d > %d bytes left at offset 8", ErrBadFrame, hlen, length-4)
 	}
 	header := frame[8 : 8+hlen]
-	cmd := &Command{SerializeType: typ}
+	f := &frameCommand{cmd: Command{SerializeType: typ}}
+	cmd := &f.cmd
+	cmd.typed = &f.slots
 	var err error
 	switch typ {
 	case SerializeJSON:
@@ -68,7 +77,7 @@ func decodeFrameAs(frame []byte, typed bool) (*Command, error) {
 	default:
 		err = fmt.Errorf("%w: unknown serialize type %d", ErrBadHeader, typ)
 	}
-	if err == nil && cmd.typed.extra {
+	if err == nil && cmd.typed != nil && cmd.typed.extra {
 		// a key the slots do not keep: every field goes into ExtFields
 		*cmd = Command{SerializeType: typ}
 		if typ == SerializeJSON {

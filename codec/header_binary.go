@@ -68,7 +68,7 @@ func decodeBinaryHeaderAs(b []byte, cmd *Command, typed bool) error {
 	var ext map[string]string
 	typed = typed && typedTable(cmd.Code) != nil
 	if typed {
-		cmd.typed.begin(cmd.Code)
+		cmd.slotsFor(cmd.Code)
 	} else {
 		ext = make(map[string]string, 8)
 	}

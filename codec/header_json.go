@@ -61,7 +61,7 @@ func (s *jsonScanner) internOrKeep(raw []byte, plain bool) string {
 func decodeJSONHeader(b []byte, cmd *Command) error {
 	st := cmd.SerializeType
 	err := decodeJSONHeaderAs(b, cmd, true)
-	if err == nil && cmd.typed.code != 0 && cmd.typed.code != cmd.Code {
+	if err == nil && cmd.typed != nil && cmd.typed.code != 0 && cmd.typed.code != cmd.Code {
 		*cmd = Command{SerializeType: st}
 		err = decodeJSONHeaderAs(b, cmd, false)
 	}
@@ -108,7 +108,9 @@ func decodeJSONHeaderAs(b []byte, cmd *Command, typed bool) error {
 				cmd.Remark = ""
 			case "extFields":
 				cmd.ExtFields = nil
-				cmd.typed.has = 0
+				if cmd.typed != nil {
+					cmd.typed.has = 0
+				}
 			}
 		} else {
 			switch string(key) {
@@ -165,10 +167,12 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 		return err
 	}
 	var ext map[string]string
-	t := &cmd.typed
-	*t = typedExt{}
+	if cmd.typed != nil {
+		*cmd.typed = typedExt{}
+	}
+	var t *typedExt
 	if typed {
-		t.begin(cmd.Code)
+		t = cmd.slotsFor(cmd.Code)
 		cmd.ExtFields = nil
 	} else {
 		ext = make(map[string]string, 8)

@@ -132,6 +132,16 @@ type typedExt struct {
 	extra bool
 }
 
+// slotsFor makes c's slots (allocating them when c has none) the empty
+// slots of a request of code and returns them.
+func (c *Command) slotsFor(code int32) *typedExt {
+	if c.typed == nil {
+		c.typed = new(typedExt)
+	}
+	c.typed.begin(code)
+	return c.typed
+}
+
 // begin makes t the empty slots of a request of code, whose code has a
 // typedTable.
 func (t *typedExt) begin(code int32) {
@@ -183,8 +193,8 @@ func (t *typedExt) get(key string) (string, bool) {
 // fields returns an extReader over c's header: the slots when the frame
 // decoder filled them for c's code, else ExtFields.
 func (c *Command) fields() extReader {
-	if c.typed.code != 0 && c.typed.code == c.Code {
-		return extReader{typed: &c.typed}
+	if c.typed != nil && c.typed.code != 0 && c.typed.code == c.Code {
+		return extReader{typed: c.typed}
 	}
 	return extReader{ext: c.ExtFields}
 }
