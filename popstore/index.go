@@ -3,6 +3,7 @@ package popstore
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -72,12 +73,14 @@ const (
 	indexEntryLen  = indexPrefixLen + 2 + 8
 )
 
-// indexBucket is the bucket of a store timestamp (0 for negative ones).
+// indexBucket is the bucket of a store timestamp: 0 for negative ones,
+// the last bucket for any past it (a query's end of Long.MAX_VALUE; the
+// 32-bit minute ends in the year 10,136).
 func indexBucket(tsMillis int64) uint32 {
 	if tsMillis <= 0 {
 		return 0
 	}
-	return uint32(tsMillis / indexBucketMillis)
+	return uint32(min(tsMillis/indexBucketMillis, math.MaxUint32))
 }
 
 // msOfBucket is tsMillis's offset into bucket, clamped to the bucket.

@@ -140,6 +140,9 @@ func TestKeyIndexQuery(t *testing.T) {
 	require.Equal(t, []string{"U1"}, query(t, s, "T", "b", 32, base+1, base+3*hourMs-1))
 	require.Empty(t, query(t, s, "T", "b", 32, base+4*hourMs, base+29*hourMs))
 	require.Empty(t, query(t, s, "T", "b", 32, base+20, base+10), "end before begin")
+	for _, end := range []int64{1 << 32 * 60000, 1<<32*60000 + base, 1<<63 - 1} {
+		require.Equal(t, []string{"U0", "U1", "U2", "U3"}, query(t, s, "T", "b", 32, 0, end), "end %d, past the last minute", end)
+	}
 
 	require.Equal(t, []string{"U2", "U3"}, query(t, s, "T", "b", 2, 0, 1<<62), "maxNum keeps the newest")
 	one := len(keyedRecord(t, "T", base, "b", "U0"))
