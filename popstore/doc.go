@@ -30,16 +30,10 @@
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
 //	          "o/" group 0x00 topic 0x00 queueId(u32)     → orderly-POP lease (OrderState, order.go)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
-//	index     0xFF minute(u32) hash(u64) msOfMinute(u16) physicalOffset(u64)
+//	index     minute(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64)
 //	                                                      → empty: key index of KEYS and
 //	                                                        UNIQ_KEY (kind 'K') and TAGS
-//	                                                        (kind 'T'), hash = xxHash64 of
-//	                                                        topic 0x00 kind key; vector
-//	                                                        memtable (index.go); entries of
-//	                                                        the layout before 2026-12-06
-//	                                                        (minute topic 0x00 kind key 0x00
-//	                                                        storeTimestamp physicalOffset)
-//	                                                        are still read
+//	                                                        (kind 'T'); vector memtable (index.go)
 //
 // # The commit log
 //
@@ -126,11 +120,10 @@
 // Txn.AppendMessage writes, in the message's own WriteBatch, one key-index
 // entry per UNIQ_KEY, non-empty KEYS element and TAGS value of the record
 // (RocketMQ's IndexService; Options.DisableMessageIndex turns it off).
-// QueryMessagesByKey walks the non-empty minutes of a time range newest first,
-// in both entry layouts, and returns the records that still are the message
-// the entry names and carry the key (an entry names a hash of topic, kind
-// and key), so entries of deleted topics and of other keys of the same hash
-// are skipped.
+// QueryMessagesByKey walks the non-empty minutes of a time range newest first
+// and returns the records whose physical-offset entry still names the same
+// message, so entries of deleted topics are skipped until retention drops
+// them.
 //
 // # C memory
 //

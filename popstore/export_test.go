@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 
 	"github.com/linxGnu/grocksdb"
-
-	"github.com/popshim/popshim/codec"
 )
 
 // FlushMemtables starts (wait=false) or performs (wait=true) a flush of the
@@ -131,55 +129,3 @@ func (s *Store) StoredValueLen(topic string, queueId int32, queueOffset int64) (
 // PhysIndexEntries counts the physical-offset index entries ('P') of the
 // messages family. Test-only.
 func (s *Store) PhysIndexEntries() int { return s.countEntries(s.cfMessages(), physPrefix) }
-
-// SetIndexHash makes key-index entries hash with f (nil: xxHash64); call
-// before the first write. Test-only.
-func (s *Store) SetIndexHash(f func([]byte) uint64) { s.hashIndex = f }
-
-// KeyIndexToLegacy rewrites every key-index entry in the layout written
-// before 2026-12-06 (topic and key spelled out, index.go), as a data
-// directory of an older popshim holds them. Test-only.
-func (s *Store) KeyIndexToLegacy() error {
-	if !s.readGuard() {
-		return s.guardErr()
-	}
-	defer s.readDone()
-	ro := grocksdb.NewDefaultReadOptions()
-	defer ro.Destroy()
-	it := s.db.NewIteratorCF(ro, s.cfIndex())
-	defer it.Close()
-	wb := grocksdb.NewWriteBatch()
-	defer wb.Destroy()
-	var scratch []byte
-	for it.Seek([]byte{indexMarker}); it.Valid(); it.Next() {
-		k := it.Key().Data()
-		if len(k) != indexEntryLen || k[0] != indexMarker {
-			continue
-		}
-		bucket, h := binary.BigEndian.Uint32(k[1:]), binary.BigEndian.Uint64(k[5:])
-		ts := int64(bucket)*indexBucketMillis + int64(binary.BigEndian.Uint16(k[13:]))
-		phys := int64(binary.BigEndian.Uint64(k[15:]))
-		rec, err := s.indexedRecord("", phys)
-		if err != nil {
-			return err
-		}
-		m, _, err := codec.DecodeMessage(rec)
-		if err != nil {
-			return err
-		}
-		props, _ := recordProperties(rec)
-		indexKeys(props, func(kind byte, key []byte) {
-			if s.indexHash(&scratch, m.Topic, kind, key) != h {
-				return
-			}
-			old := appendLegacyIndexPrefix(nil, bucket, m.Topic, kind, key)
-			old = binary.BigEndian.AppendUint64(old, uint64(ts))
-			wb.PutCF(s.cfIndex(), binary.BigEndian.AppendUint64(old, uint64(phys)), nil)
-		})
-		wb.DeleteCF(s.cfIndex(), append([]byte(nil), k...))
-	}
-	if err := it.Err(); err != nil {
-		return err
-	}
-	return s.db.Write(s.wo, wb)
-}

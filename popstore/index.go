@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/popshim/popshim/codec"
 )
 
@@ -18,36 +16,18 @@ import (
 // popshim keeps the same entries as keys of the index column family,
 // written by Txn.AppendMessage in the WriteBatch of the message itself:
 //
-//	0xFF minute(u32) hash(u64) msOfMinute(u16) physicalOffset(u64) → empty (23 bytes)
-//
-// hash is the 64-bit xxHash of topic 0x00 kind key; kind is IndexKeys
-// ('K': KEYS elements and UNIQ_KEY, one space as in Java, whose
-// unique-key queries read the key index) or IndexTags ('T'). minute is
-// STORETIMESTAMP / 60,000 (Unix ms) and msOfMinute the rest, so an entry
-// still gives its message's store time. A query checks every record it
-// reads against topic, kind and key, so two keys of the same hash never
-// mix (as RocketMQ's hash-slot IndexFile checks the topic#key hash and
-// then the message). Leading with the minute keeps the table files of
-// different minutes apart in key space, so RocksDB's compactions move
-// them down the levels instead of merging (and rewriting) everything
-// indexed in a longer period, as the random keys behind a coarser prefix
-// would make it; retention drops whole minutes of entries with one range
-// delete (Txn.TrimKeyIndex); a query walks the non-empty minutes of its
-// time range newest first (72 h: at most 4,320 seeks).
-//
-// Before 2026-12-06 an entry spelled the topic and the key out:
-//
 //	minute(u32) topic 0x00 kind key 0x00 storeTimestamp(u64) physicalOffset(u64) → empty
 //
-// about 70 bytes for a UNIQ_KEY against 23. Under sustained produce the
-// index family's flushes and compactions then took about a quarter of the
-// server's CPU per 128-byte message (2.7–4.2 of 11.9–14.1 µs, with
-// --message-index-enable against without) and its table files 107 bytes
-// per message. Entries of that layout (first byte the minute's, never
-// 0xFF) are still read by queries and trimmed by retention, so a data
-// directory keeps answering across the upgrade; an older popshim does not
-// see the new entries and never trims them. A key containing 0x00 is not
-// indexed (the old layout could not hold it); neither is a message when
+// kind is IndexKeys ('K': KEYS elements and UNIQ_KEY, one space as in
+// Java, whose unique-key queries read the key index) or IndexTags ('T').
+// minute is STORETIMESTAMP / 60,000 (Unix ms). Leading with it keeps the
+// table files of different minutes apart in key space, so RocksDB's
+// compactions move them down the levels instead of merging (and rewriting)
+// everything indexed in a longer period, as the random keys behind a
+// coarser prefix would make it; retention drops whole minutes of entries
+// with one range delete (Txn.TrimKeyIndex); a query walks the non-empty
+// minutes of its time range newest first (72 h: at most 4,320 seeks). A key containing 0x00
+// is not indexed (it would make entries ambiguous); neither is a message when
 // the store was opened with Options.DisableMessageIndex.
 
 // Index kinds: the byte after the topic in a key-index entry, and the
@@ -57,21 +37,9 @@ const (
 	IndexTags byte = 'T' // the TAGS value
 )
 
-// indexBucketMillis is the width of one bucket (the minute field) of the
-// key index: a minute.
+// indexBucketMillis is the width of one bucket (the leading key field) of
+// the key index: a minute.
 const indexBucketMillis = 60 * 1000
-
-// indexMarker is the first byte of every key-index entry of the hashed
-// layout; entries of the older layout start with their minute's high
-// byte, below it for another 8,000 years.
-const indexMarker = 0xFF
-
-// indexEntryLen is the length of a hashed key-index entry, and
-// indexPrefixLen of its marker, minute and hash.
-const (
-	indexPrefixLen = 1 + 4 + 8
-	indexEntryLen  = indexPrefixLen + 2 + 8
-)
 
 // indexBucket is the bucket of a store timestamp: 0 for negative ones,
 // the last bucket for any past it (a query's end of Long.MAX_VALUE; the
@@ -83,34 +51,8 @@ func indexBucket(tsMillis int64) uint32 {
 	return uint32(min(tsMillis/indexBucketMillis, math.MaxUint32))
 }
 
-// msOfBucket is tsMillis's offset into bucket, clamped to the bucket.
-func msOfBucket(bucket uint32, tsMillis int64) uint16 {
-	return uint16(min(max(tsMillis-int64(bucket)*indexBucketMillis, 0), indexBucketMillis-1))
-}
-
-// indexHash hashes topic 0x00 kind key with the store's hash (xxHash64;
-// tests may set another), using *scratch as its buffer.
-func (s *Store) indexHash(scratch *[]byte, topic string, kind byte, key []byte) uint64 {
-	b := append((*scratch)[:0], topic...)
-	b = append(b, 0, kind)
-	b = append(b, key...)
-	*scratch = b
-	if s.hashIndex != nil {
-		return s.hashIndex(b)
-	}
-	return xxhash.Sum64(b)
-}
-
-// appendIndexPrefix appends the marker, bucket and hash of a hashed entry.
-func appendIndexPrefix(dst []byte, bucket uint32, hash uint64) []byte {
-	dst = append(dst, indexMarker)
-	dst = binary.BigEndian.AppendUint32(dst, bucket)
-	return binary.BigEndian.AppendUint64(dst, hash)
-}
-
-// appendLegacyIndexPrefix appends bucket topic 0x00 kind key 0x00: the
-// prefix of an entry of the layout written before 2026-12-06.
-func appendLegacyIndexPrefix(dst []byte, bucket uint32, topic string, kind byte, key []byte) []byte {
+// appendIndexPrefix appends bucket topic 0x00 kind key 0x00.
+func appendIndexPrefix(dst []byte, bucket uint32, topic string, kind byte, key []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, bucket)
 	dst = append(dst, topic...)
 	dst = append(dst, 0, kind)
@@ -118,13 +60,9 @@ func appendLegacyIndexPrefix(dst []byte, bucket uint32, topic string, kind byte,
 	return append(dst, 0)
 }
 
-// keyIndexBucketStart is the first possible entry key of bucket in the
-// hashed layout (legacy false) or the older one.
-func keyIndexBucketStart(bucket uint32, legacy bool) []byte {
-	if legacy {
-		return binary.BigEndian.AppendUint32(nil, bucket)
-	}
-	return binary.BigEndian.AppendUint32([]byte{indexMarker}, bucket)
+// keyIndexBucketStart is the first possible entry key of bucket.
+func keyIndexBucketStart(bucket uint32) []byte {
+	return binary.BigEndian.AppendUint32(nil, bucket)
 }
 
 // recordProperties returns the properties bytes of a stored-message record
@@ -221,38 +159,22 @@ func (t *Txn) indexMessage(topic string, record []byte, phys int64) {
 	}
 	ts, _ := StoreTimestamp(record)
 	bucket := indexBucket(ts)
-	ms := msOfBucket(bucket, ts)
 	indexKeys(props, func(kind byte, key []byte) {
 		if bytes.IndexByte(key, 0) >= 0 {
 			return
 		}
-		h := t.s.indexHash(&t.scratch, topic, kind, key)
-		t.scratch = appendIndexPrefix(t.scratch[:0], bucket, h)
-		t.scratch = binary.BigEndian.AppendUint16(t.scratch, ms)
+		t.scratch = appendIndexPrefix(t.scratch[:0], bucket, topic, kind, key)
+		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(ts))
 		t.scratch = binary.BigEndian.AppendUint64(t.scratch, uint64(phys))
 		t.b.put(cfiIndex, t.scratch, nil)
 		t.idx = indexMark{ts: ts, phys: phys, set: true}
 	})
 }
 
-// recordHasKey reports whether rec (a stored-message record) is indexed
-// under key as kind: what a query checks of every entry it follows.
-func recordHasKey(rec []byte, kind byte, key string) bool {
-	props, ok := recordProperties(rec)
-	if !ok {
-		return false
-	}
-	found := false
-	indexKeys(props, func(k byte, v []byte) {
-		found = found || (k == kind && string(v) == key)
-	})
-	return found
-}
-
-// TrimKeyIndex removes the key-index entries, of both layouts, of every
-// minute that ends at or before cutoffMillis (retention: their messages
-// are older than the cutoff). Entries of the minute holding the cutoff stay
-// until the next pass; a query skips entries whose message is gone.
+// TrimKeyIndex removes the key-index entries of every minute that ends at or
+// before cutoffMillis (retention: their messages are older than the cutoff).
+// Entries of the minute holding the cutoff stay until the next pass; a query
+// skips entries whose message is gone.
 func (t *Txn) TrimKeyIndex(cutoffMillis int64) error {
 	if err := t.check(); err != nil {
 		return err
@@ -261,8 +183,6 @@ func (t *Txn) TrimKeyIndex(cutoffMillis int64) error {
 	if h == 0 {
 		return nil
 	}
-	for _, legacy := range []bool{false, true} {
-		t.b.delRange(cfiIndex, keyIndexBucketStart(0, legacy), keyIndexBucketStart(h, legacy))
-	}
+	t.b.delRange(cfiIndex, keyIndexBucketStart(0), keyIndexBucketStart(h))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -61,59 +62,43 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 	defer ro.Destroy()
 	it := s.db.NewIteratorCF(ro, s.cfIndex())
 	defer it.Close()
-	var scratch []byte
-	hashed := &indexWalker{it: it, hash: s.indexHash(&scratch, topic, kind, []byte(key))}
-	legacy := &indexWalker{it: it, legacy: true, topic: topic, kind: kind, key: []byte(key)}
-	walkers := [2]*indexWalker{hashed, legacy}
-	type head struct {
-		hits   []indexHit
-		minute uint32
-		ok     bool
-	}
-	var heads [2]head
-	advance := func(i int) error {
-		h := &heads[i]
-		var err error
-		h.hits, h.minute, h.ok, err = walkers[i].next(h.hits[:0])
-		if err != nil {
-			return fmt.Errorf("popstore: key index: %w", err)
-		}
-		return nil
-	}
-	for i, w := range walkers {
-		w.begin, w.end = beginMillis, endMillis
-		w.first, w.cur = indexBucket(beginMillis), indexBucket(endMillis)
-		if err := advance(i); err != nil {
-			return res, err
-		}
-	}
-	var hits []indexHit
-	total := 0
-	for len(res.Records) < maxNum {
-		// The newest minute either layout has entries in; both when a
-		// minute has entries of both (the minute of an upgrade).
-		hits = hits[:0]
-		m, both := heads[0].minute, heads[0].ok && heads[1].ok && heads[0].minute == heads[1].minute
-		if !heads[0].ok || (heads[1].ok && heads[1].minute > m) {
-			m = heads[1].minute
-		}
-		for i := range heads {
-			if heads[i].ok && heads[i].minute == m {
-				hits = append(hits, heads[i].hits...)
-				if err := advance(i); err != nil {
-					return res, err
-				}
-			}
-		}
-		if len(hits) == 0 {
+	first := indexBucket(beginMillis)
+	cur := indexBucket(endMillis)
+	var prefix, target []byte
+	type hit struct{ ts, phys int64 }
+	var hits []hit
+	total, full := 0, false
+	for cur >= first && len(res.Records) < maxNum && !full {
+		prefix = appendIndexPrefix(prefix[:0], cur, topic, kind, []byte(key))
+		target = binary.BigEndian.AppendUint64(append(target[:0], prefix...), uint64(max(endMillis, 0)))
+		target = binary.BigEndian.AppendUint64(target, math.MaxUint64)
+		it.SeekForPrev(target)
+		if !it.Valid() {
 			break
 		}
-		if both {
-			sort.Slice(hits, func(i, j int) bool {
-				return hits[i].ts > hits[j].ts || (hits[i].ts == hits[j].ts && hits[i].phys > hits[j].phys)
-			})
+		k := it.Key().Data()
+		if len(k) < 4 {
+			break
 		}
-		full := false
+		if h := binary.BigEndian.Uint32(k); h < cur {
+			cur = h // skip the empty buckets in between
+			continue
+		}
+		hits = hits[:0]
+		for ; it.Valid(); it.Prev() {
+			k = it.Key().Data()
+			if !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+16 {
+				break
+			}
+			ts := int64(binary.BigEndian.Uint64(k[len(prefix):]))
+			if ts < beginMillis {
+				break
+			}
+			hits = append(hits, hit{ts, int64(binary.BigEndian.Uint64(k[len(prefix)+8:]))})
+		}
+		if err := it.Err(); err != nil {
+			return res, fmt.Errorf("popstore: key index: %w", err)
+		}
 		for _, h := range hits {
 			if len(res.Records) >= maxNum {
 				break
@@ -125,9 +110,6 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 			if err != nil {
 				return res, err
 			}
-			if !recordHasKey(rec, kind, key) {
-				continue // another key of the same hash
-			}
 			if len(res.Records) > 0 && total+len(rec) > maxBytes {
 				full = true
 				break
@@ -135,9 +117,13 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 			total += len(rec)
 			res.Records = append(res.Records, rec)
 		}
-		if full {
+		if cur == 0 {
 			break
 		}
+		cur--
+	}
+	if err := it.Err(); err != nil {
+		return res, fmt.Errorf("popstore: key index: %w", err)
 	}
 	sort.Slice(res.Records, func(i, j int) bool {
 		return binary.BigEndian.Uint64(res.Records[i][recPhysOffset:]) < binary.BigEndian.Uint64(res.Records[j][recPhysOffset:])

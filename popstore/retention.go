@@ -110,8 +110,7 @@ func (s *Store) CompactTrimmed(plan RetentionPlan) {
 		})
 	}
 	if h := indexBucket(plan.CutoffMillis); len(plan.Trims) > 0 && h > 0 {
-		s.db.CompactRangeCF(s.cfIndex(), grocksdb.Range{Start: keyIndexBucketStart(0, false), Limit: keyIndexBucketStart(h, false)})
-		s.db.CompactRangeCF(s.cfIndex(), grocksdb.Range{Start: keyIndexBucketStart(0, true), Limit: keyIndexBucketStart(h, true)})
+		s.db.CompactRangeCF(s.cfIndex(), grocksdb.Range{Start: keyIndexBucketStart(0), Limit: keyIndexBucketStart(h)})
 	}
 	if plan.PhysicalFloor > 0 {
 		s.db.CompactRangeCF(s.cfMessages(), grocksdb.Range{Start: physKey(0), Limit: physKey(plan.PhysicalFloor)})

@@ -160,8 +160,6 @@ type Store struct {
 	wseq   atomic.Uint64
 	// noIndex: Options.DisableMessageIndex.
 	noIndex bool
-	// hashIndex replaces xxHash64 in key-index entries (tests only).
-	hashIndex func([]byte) uint64
 	// lastIndexed is the newest key-index entry committed since Open (nil
 	// before one); QueryMessagesByKey reports it.
 	lastIndexed atomic.Pointer[indexMark]
