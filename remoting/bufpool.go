@@ -6,7 +6,8 @@ import "sync"
 // encoded it until it is queued on a conn, then by that conn's flusher, then
 // by gnet until the write callback returns it to the pool.
 type frameBuf struct {
-	b []byte
+	b   []byte
+	off int // bytes of b already sent by a partial direct send (direct.go)
 }
 
 // maxPooledFrame is the largest buffer capacity, in bytes, kept for reuse;
@@ -19,7 +20,7 @@ var framePool = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, 
 // getFrame returns an empty buffer from the pool. Any goroutine may call it.
 func getFrame() *frameBuf {
 	f := framePool.Get().(*frameBuf)
-	f.b = f.b[:0]
+	f.b, f.off = f.b[:0], 0
 	return f
 }
 

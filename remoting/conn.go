@@ -56,6 +56,15 @@ type conn struct {
 	closed   bool        // REQUIRES: mu held
 	flushing bool        // REQUIRES: mu held. One AsyncWritev is outstanding.
 	pending  []*frameBuf // REQUIRES: mu held. Encoded, not yet handed to gnet.
+	// loopHolds is set when gnet's outbound buffer held bytes at the last
+	// write callback: direct replies (direct.go) wait until one finds it
+	// empty. REQUIRES: mu held.
+	loopHolds bool
+	// directFD is the duplicate socket descriptor for direct replies, -1
+	// when there is none (direct.go). REQUIRES: mu held.
+	directFD int
+	// directTried is set (loop) once takeDirectFD ran.
+	directTried bool
 	// readStopped is set (on the loop) when a malformed frame ended the
 	// input: the connection then closes once nothing is owed or being
 	// written (settledLocked), or when grace fires. REQUIRES: mu held.
@@ -115,18 +124,19 @@ type conn struct {
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {
-	c := &conn{srv: s, gc: gc, id: nextConnID.Add(1), remote: gc.RemoteAddr(), epfd: -1}
+	c := &conn{srv: s, gc: gc, id: nextConnID.Add(1), remote: gc.RemoteAddr(), epfd: -1, directFD: -1}
 	c.touch()
 	return c
 }
 
 func (c *conn) touch() { c.lastActive.Store(monoNanos()) }
 
-// reply encodes resp on the caller's goroutine and queues it. If no write is
-// outstanding it hands everything pending to gnet in one AsyncWritev;
-// otherwise the frame leaves with the next flush, started by the write
-// callback. settles marks the answer to an owed request (c.owed drops by
-// one once the frame is queued). Returns net.ErrClosed when the connection
+// reply encodes resp on the caller's goroutine and sends it. When it settles
+// the last owed request and nothing else is queued, it is written to the
+// socket at once (direct.go). Otherwise, if no write is outstanding, it hands
+// everything pending to gnet in one AsyncWritev; else the frame leaves with
+// the next flush, started by the write callback. settles marks the answer
+// to an owed request (c.owed drops by one once the frame is queued). Returns net.ErrClosed when the connection
 // is gone (the frame is dropped) or the error of AsyncWritev when the engine
 // is shutting down.
 //
@@ -146,6 +156,11 @@ func (c *conn) reply(resp *codec.Command, settles bool) error {
 		putFrame(f)
 		return net.ErrClosed
 	}
+	if c.sendDirectLocked(f) {
+		c.touch()
+		c.closeIfSettledLocked()
+		return nil
+	}
 	c.pending = append(c.pending, f)
 	if c.flushing {
 		return nil
@@ -161,7 +176,7 @@ func (c *conn) reply(resp *codec.Command, settles bool) error {
 func (c *conn) flushLocked() error {
 	iov := c.iov[:0]
 	for _, f := range c.inflight {
-		iov = append(iov, f.b)
+		iov = append(iov, f.b[f.off:])
 	}
 	c.iov = iov
 	c.flushAt = monoNanos()
@@ -182,15 +197,17 @@ func (c *conn) flushLocked() error {
 func (c *conn) written(gc gnet.Conn, err error) error {
 	c.srv.opts.Metrics.observeFlush(time.Duration(monoNanos() - c.flushAt))
 	c.releaseInflight()
+	held := gc.OutboundBuffered()
 	if err != nil {
 		c.srv.log.Debug().Uint64("conn", c.id).Err(err).Msg("reply write failed")
-	} else if gc.OutboundBuffered() > maxOutboundBytes {
+	} else if held > maxOutboundBytes {
 		c.srv.log.Warn().Uint64("conn", c.id).Stringer("remote", c.remote).
 			Int("outbound_bytes", gc.OutboundBuffered()).Msg("peer is not reading its replies; closing connection")
 		_ = gc.Close()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.loopHolds = held > 0
 	if c.closed || len(c.pending) == 0 {
 		c.flushing = false
 		c.closeIfSettledLocked()
@@ -238,6 +255,7 @@ func (c *conn) markClosed() {
 // closeLocked is markClosed with mu held.
 func (c *conn) closeLocked() {
 	c.closed = true
+	c.releaseDirectFDLocked()
 	if c.grace != nil {
 		c.grace.Stop()
 		c.grace = nil

@@ -97,6 +97,9 @@ func (s *Server) dispatch(c *conn, req *codec.Command, held int64) {
 		return
 	}
 	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: monoNanos()}
+	if !c.directTried {
+		c.takeDirectFD()
+	}
 	if !r.oneway {
 		r.owes.Store(true)
 		c.owed.Add(1)

@@ -38,8 +38,11 @@ type Server struct {
 	done    chan struct{} // closed when gnet.Run returned
 	runErr  error         // valid after done is closed
 
-	flushes  atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
-	draining atomic.Bool   // set by Drain: GO_AWAY to new clients
+	flushes atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
+	// directReplies counts replies sent (whole or in part) by direct.go's
+	// send, for its tests.
+	directReplies atomic.Uint64
+	draining      atomic.Bool // set by Drain: GO_AWAY to new clients
 
 	// Read budget (readbudget.go, largeframe.go, readpause_linux.go).
 	budget         readBudget
