@@ -98,6 +98,9 @@ func (c *conn) sendDirectLocked(f *frameBuf) bool {
 		return false
 	}
 	c.srv.directReplies.Add(1)
+	if ctr := c.srv.directCtr; ctr != nil {
+		ctr.Inc()
+	}
 	if n < len(f.b) {
 		f.off = n
 		return false

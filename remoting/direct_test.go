@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
@@ -24,7 +25,10 @@ func bigBody(opaque int32) []byte {
 // A request answered while nothing else is owed on its connection is sent
 // by the replying goroutine itself; pipelined requests keep gnet's path.
 func TestReplyWithNothingOwedIsSentDirect(t *testing.T) {
-	s := startServer(t, echoRouter(), ServerOptions{})
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, prometheus.Labels{"node_type": "broker"})
+	require.NoError(t, err)
+	s := startServer(t, echoRouter(), ServerOptions{Metrics: m})
 	nc := dialRaw(t, s)
 	for i := range 5 {
 		_, err := nc.Write(codec.AppendFrame(nil, codec.NewRequest(codeEcho, int32(i), nil, []byte{byte(i)})))
@@ -35,6 +39,7 @@ func TestReplyWithNothingOwedIsSentDirect(t *testing.T) {
 	}
 	require.Equal(t, uint64(5), s.directReplies.Load(), "one request at a time: every reply direct")
 	require.Equal(t, uint64(0), s.flushes.Load(), "no reply went through AsyncWritev")
+	require.Equal(t, 5.0, sumCounter(t, reg, "popshim_remoting_direct_replies_total"))
 }
 
 // A reply larger than the socket takes at once is sent in part directly

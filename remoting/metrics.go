@@ -44,7 +44,9 @@ var resultNames = [...]string{
 //	popshim_remoting_connections_refused_total{server}  counter, connections closed at accept by ServerOptions.MaxConns
 //	popshim_remoting_reply_flush_seconds                histogram, seconds, from handing queued replies to
 //	    gnet (AsyncWritev, any goroutine) until its write callback ran on the event loop: the event loop's
-//	    wake-up and the write(2) of the replies
+//	    wake-up and the write(2) of the replies; replies sent directly are not in it
+//	popshim_remoting_direct_replies_total{server}       counter, replies sent by the replying goroutine on the
+//	    connection's duplicate descriptor, without the event loop (direct.go)
 //	popshim_remoting_tls_connections_total{server,result} counter, connections whose first byte was a TLS
 //	    handshake (result handshake_ok, handshake_failed) or plaintext refused by TLSEnforcing (plaintext_refused)
 //	popshim_remoting_read_inflight_bytes{server}        gauge, bytes, read budget held by large frames being
@@ -69,6 +71,7 @@ type Metrics struct {
 	slowClosed *prometheus.CounterVec
 	refused    *prometheus.CounterVec
 	flush      prometheus.Histogram
+	direct     *prometheus.CounterVec
 	tlsConns   *prometheus.CounterVec
 	readBytes  *prometheus.GaugeVec
 	readPaused *prometheus.GaugeVec
@@ -143,6 +146,9 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 			Help:    "From handing queued replies to the event loop (AsyncWritev) until they were written, seconds: the loop's wake-up and write(2).",
 			Buckets: prometheus.ExponentialBuckets(5e-6, 1.5, 28), // 5 µs … 0.28 s
 		}),
+		direct: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_direct_replies_total", Help: "Replies sent by the replying goroutine on the connection's duplicate descriptor, without waking the event loop (the request was the last one owed on its connection).", ConstLabels: constLabels,
+		}, []string{"server"}),
 		tlsConns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_tls_connections_total", Help: "Connections by TLS outcome: handshake_ok, handshake_failed, plaintext_refused (--tls-mode=enforcing).", ConstLabels: constLabels,
 		}, []string{"server", "result"}),
@@ -167,7 +173,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.slowClosed, m.refused, m.flush, m.tlsConns,
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.slowClosed, m.refused, m.flush, m.direct, m.tlsConns,
 		m.readBytes, m.readPaused, m.readBuffed, m.readPauses} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -255,6 +261,15 @@ func (m *Metrics) addObserver(key uint64, reqCode, respCode int32, longPoll bool
 	next[key] = o
 	m.observers.Store(&next)
 	return o
+}
+
+// directCounter is the direct-reply counter of server, nil without metrics.
+// Called once per Server (NewServer).
+func (m *Metrics) directCounter(server string) prometheus.Counter {
+	if m == nil {
+		return nil
+	}
+	return m.direct.WithLabelValues(server)
 }
 
 // observeFlush records one reply flush that took d.

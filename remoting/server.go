@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -42,7 +43,8 @@ type Server struct {
 	// directReplies counts replies sent (whole or in part) by direct.go's
 	// send, for its tests.
 	directReplies atomic.Uint64
-	draining      atomic.Bool // set by Drain: GO_AWAY to new clients
+	directCtr     prometheus.Counter // popshim_remoting_direct_replies_total; nil without metrics
+	draining      atomic.Bool        // set by Drain: GO_AWAY to new clients
 
 	// Read budget (readbudget.go, largeframe.go, readpause_linux.go).
 	budget         readBudget
@@ -91,6 +93,7 @@ func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 		conns:    make(map[uint64]*conn),
 
 		tlsSessions: make(map[*tlsSession]struct{}),
+		directCtr:   opts.Metrics.directCounter(opts.Name),
 	}
 }
 
