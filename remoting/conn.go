@@ -36,6 +36,9 @@ type conn struct {
 	gc     gnet.Conn // AsyncWritev and Close are safe from any goroutine
 	id     uint64
 	remote net.Addr // copied at OnOpen: gnet clears its own copy on close
+	// fd is the socket's descriptor, copied at OnOpen, for direct replies
+	// (direct.go): written only under mu while !closed.
+	fd int
 
 	// lastActive is the time of the last frame read or reply queued, in
 	// monoNanos; the idle scan reads it from the ticker goroutine.
@@ -60,11 +63,6 @@ type conn struct {
 	// write callback: direct replies (direct.go) wait until one finds it
 	// empty. REQUIRES: mu held.
 	loopHolds bool
-	// directFD is the duplicate socket descriptor for direct replies, -1
-	// when there is none (direct.go). REQUIRES: mu held.
-	directFD int
-	// directTried is set (loop) once takeDirectFD ran.
-	directTried bool
 	// readStopped is set (on the loop) when a malformed frame ended the
 	// input: the connection then closes once nothing is owed or being
 	// written (settledLocked), or when grace fires. REQUIRES: mu held.
@@ -124,7 +122,7 @@ type conn struct {
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {
-	c := &conn{srv: s, gc: gc, id: nextConnID.Add(1), remote: gc.RemoteAddr(), epfd: -1, directFD: -1}
+	c := &conn{srv: s, gc: gc, id: nextConnID.Add(1), remote: gc.RemoteAddr(), epfd: -1, fd: gc.Fd()}
 	c.touch()
 	return c
 }
@@ -255,7 +253,6 @@ func (c *conn) markClosed() {
 // closeLocked is markClosed with mu held.
 func (c *conn) closeLocked() {
 	c.closed = true
-	c.releaseDirectFDLocked()
 	if c.grace != nil {
 		c.grace.Stop()
 		c.grace = nil

@@ -1,8 +1,6 @@
 package remoting
 
 import (
-	"sync/atomic"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -17,72 +15,15 @@ import (
 // once by the replying goroutine with a non-blocking send: nothing could
 // coalesce with it. Replies while others are owed keep the hand-off.
 //
-// The send goes to a duplicate of the socket's descriptor, taken on the
-// event loop when the connection dispatches its first request (take) and
-// closed with the conn (closeLocked). gnet closes its own descriptor before
-// it runs OnClose; writing through gnet's descriptor number from another
-// goroutine in that gap could reach a connection accepted meanwhile under
-// the same number. The duplicate keeps the socket itself alive until the
-// conn is marked closed, under the same mutex as every send.
-//
-// Duplicates are bounded by directFDCap (a quarter of the process's
-// descriptor limit), so they never take the descriptors accept needs;
-// connections past the bound, TLS connections and connections that never
-// send a request use gnet's path only. A send that fails or is partial
-// leaves what is left to gnet's path, which reports the error or waits for
-// the socket to drain.
-
-// directFDs counts the duplicate descriptors held by every Server's conns.
-var directFDs atomic.Int64
-
-// directFDCap bounds directFDs: a quarter of RLIMIT_NOFILE's soft limit
-// as the process started (Go raises it to the hard limit at start-up).
-var directFDCap = func() int64 {
-	var r unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
-		return 0
-	}
-	return int64(min(r.Cur, 1<<30) / 4)
-}()
-
-// takeDirectFD duplicates the connection's socket descriptor for direct
-// replies when the bound allows. Loop goroutine only (gnet cannot be
-// closing the descriptor then), once per connection, before its first
-// request is dispatched.
-func (c *conn) takeDirectFD() {
-	c.directTried = true
-	if c.tls != nil {
-		return
-	}
-	if directFDs.Add(1) > directFDCap {
-		directFDs.Add(-1)
-		return
-	}
-	fd, err := unix.FcntlInt(uintptr(c.gc.Fd()), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		directFDs.Add(-1)
-		return
-	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		_ = unix.Close(fd)
-		directFDs.Add(-1)
-		return
-	}
-	c.directFD = fd
-	c.mu.Unlock()
-}
-
-// releaseDirectFDLocked closes the duplicate descriptor. REQUIRES: mu held.
-func (c *conn) releaseDirectFDLocked() {
-	if c.directFD < 0 {
-		return
-	}
-	_ = unix.Close(c.directFD)
-	c.directFD = -1
-	directFDs.Add(-1)
-}
+// The send goes to the connection's socket descriptor (conn.fd, copied at
+// OnOpen) under conn.mu, and only while the conn is not marked closed.
+// gnet (v2.9.7, eventloop_unix.go close) runs OnClose, which marks the conn
+// closed under that mutex, before it closes the descriptor, so a send never
+// reaches a descriptor number that gnet closed and a new connection may
+// have been given (TestOnCloseRunsBeforeDescriptorCloses holds gnet to
+// that order). TLS connections keep gnet's path. A send that fails or is
+// partial leaves what is left to gnet's path, which reports the error or
+// waits for the socket to drain.
 
 // sendDirectLocked writes f straight to the socket when no other reply is
 // owed, queued or in flight, and reports whether f is done with (written
@@ -90,10 +31,10 @@ func (c *conn) releaseDirectFDLocked() {
 // (f.off) for the caller to queue; a failed one leaves f untouched.
 // REQUIRES: mu held, c not closed.
 func (c *conn) sendDirectLocked(f *frameBuf) bool {
-	if c.directFD < 0 || c.flushing || c.loopHolds || len(c.pending) > 0 || c.owed.Load() != 0 {
+	if c.tls != nil || c.fd < 0 || c.flushing || c.loopHolds || len(c.pending) > 0 || c.owed.Load() != 0 {
 		return false
 	}
-	n, err := unix.SendmsgN(c.directFD, f.b, nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
+	n, err := unix.SendmsgN(c.fd, f.b, nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 	if err != nil || n <= 0 {
 		return false
 	}

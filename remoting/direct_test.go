@@ -2,13 +2,14 @@ package remoting
 
 import (
 	"bytes"
-	"os"
-	"strings"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/popshim/popshim/codec"
 )
@@ -80,61 +81,56 @@ func TestDirectReplyPartialSendFinishesThroughGnet(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 }
 
-// Every duplicate descriptor is closed with its connection: the process's
-// socket descriptors come back to what they were before the connections.
-func TestDirectDescriptorsClosedWithConnections(t *testing.T) {
-	s := startServer(t, echoRouter(), ServerOptions{})
-	sockets := func() int {
-		ents, err := os.ReadDir("/proc/self/fd")
-		require.NoError(t, err)
-		n := 0
-		for _, e := range ents {
-			if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
-				n++
+// Direct replies write to the connection's descriptor from other
+// goroutines while it is not marked closed; that is safe only because gnet
+// runs OnClose (which marks it closed) before it closes the descriptor. A
+// gnet that closed first would fail here: the descriptor would be gone, or
+// another socket, when OnClose runs.
+func TestOnCloseRunsBeforeDescriptorCloses(t *testing.T) {
+	type seen struct {
+		err  error
+		peer string
+	}
+	var s *Server
+	fds := map[uint64]int{} // conn id → descriptor, under mu
+	var mu sync.Mutex
+	got := make(chan seen, 1)
+	s = startServer(t, echoRouter(), ServerOptions{OnClose: func(id uint64) {
+		mu.Lock()
+		fd, ok := fds[id]
+		mu.Unlock()
+		if !ok {
+			return
+		}
+		var r seen
+		if _, r.err = unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); r.err == nil {
+			var sa unix.Sockaddr
+			if sa, r.err = unix.Getpeername(fd); r.err == nil {
+				if in4, ok := sa.(*unix.SockaddrInet4); ok {
+					r.peer = (&net.TCPAddr{IP: in4.Addr[:], Port: in4.Port}).String()
+				}
 			}
 		}
-		return n
-	}
-	baseSockets, baseDups := sockets(), directFDs.Load()
-	for i := range 20 {
-		nc := dialRaw(t, s)
-		_, err := nc.Write(codec.AppendFrame(nil, codec.NewRequest(codeEcho, int32(i), nil, nil)))
-		require.NoError(t, err)
-		require.Equal(t, int32(i), readFrame(t, nc).Opaque)
-		s.mu.Lock()
-		held := 0
-		for _, c := range s.conns {
-			c.mu.Lock()
-			if c.directFD >= 0 {
-				held++
-			}
-			c.mu.Unlock()
-		}
-		s.mu.Unlock()
-		require.Positive(t, held, "the open connection holds a duplicate")
-		require.NoError(t, nc.Close())
-	}
-	require.Eventually(t, func() bool { return s.openConns() == 0 }, 10*time.Second, 10*time.Millisecond)
-	require.Equal(t, uint64(20), s.directReplies.Load())
-	require.Equal(t, baseDups, directFDs.Load(), "every duplicate released")
-	// At most the baseline: sockets of an earlier test may still have been
-	// closing when it was taken.
-	require.Eventually(t, func() bool { return sockets() <= baseSockets }, 10*time.Second, 10*time.Millisecond,
-		"no socket descriptor left open")
-}
-
-// Past the descriptor bound replies take gnet's path only.
-func TestDirectRepliesBoundedByDescriptorCap(t *testing.T) {
-	saved := directFDCap
-	directFDCap = directFDs.Load()
-	t.Cleanup(func() { directFDCap = saved })
-	s := startServer(t, echoRouter(), ServerOptions{})
+		got <- r
+	}})
 	nc := dialRaw(t, s)
-	for i := range 3 {
-		_, err := nc.Write(codec.AppendFrame(nil, codec.NewRequest(codeEcho, int32(i), nil, nil)))
-		require.NoError(t, err)
-		require.Equal(t, int32(i), readFrame(t, nc).Opaque)
+	_, err := nc.Write(codec.AppendFrame(nil, codec.NewRequest(codeEcho, 1, nil, nil)))
+	require.NoError(t, err)
+	require.Equal(t, int32(1), readFrame(t, nc).Opaque)
+	s.mu.Lock()
+	for id, c := range s.conns {
+		mu.Lock()
+		fds[id] = c.fd
+		mu.Unlock()
 	}
-	require.Equal(t, uint64(0), s.directReplies.Load())
-	require.Equal(t, uint64(3), s.flushes.Load())
+	s.mu.Unlock()
+	local := nc.LocalAddr().String()
+	require.NoError(t, nc.Close())
+	select {
+	case r := <-got:
+		require.NoError(t, r.err, "the descriptor is still open in OnClose")
+		require.Equal(t, local, r.peer, "and still the client's socket")
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnClose did not run")
+	}
 }

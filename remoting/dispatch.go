@@ -97,9 +97,6 @@ func (s *Server) dispatch(c *conn, req *codec.Command, held int64) {
 		return
 	}
 	r := &request{c: c, code: req.Code, opaque: req.Opaque, version: req.Version, oneway: req.IsOneway(), start: monoNanos()}
-	if !c.directTried {
-		c.takeDirectFD()
-	}
 	if !r.oneway {
 		r.owes.Store(true)
 		c.owed.Add(1)
@@ -184,10 +181,13 @@ func (r *request) Reply(resp *codec.Command) error {
 		return nil
 	}
 	settles := resp.IsResponse() && r.owes.CompareAndSwap(true, false)
-	err := r.c.reply(resp, settles)
 	if settles {
+		// Before the reply is sent: once it may reach the client (a direct
+		// reply, direct.go, does before reply returns), the client may send
+		// its next large frame against this budget.
 		r.releaseHeld()
 	}
+	err := r.c.reply(resp, settles)
 	result := resultSuccess
 	if err != nil {
 		result = resultWriteChannelFailed

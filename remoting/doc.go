@@ -7,7 +7,7 @@
 //	gnet loop  OnTraffic ─ Peek(4) ─ codec.PeekFrame ─ Peek(frame) ─ codec.DecodeFrame
 //	           (owned *codec.Command) ─ Discard ─ Router.Lookup(code) ─ HandlerFunc
 //	any goroutine  Conn.Reply ─ codec.AppendFrame into a pooled buffer ─ nothing else owed:
-//	           send on the duplicate descriptor (direct.go) ─ else per-connection pending
+//	           non-blocking send from that goroutine (direct.go) ─ else per-connection pending
 //	           list ─ one AsyncWritev per flush ─ write callback returns the buffers
 //
 // Ownership rules:
@@ -19,9 +19,10 @@
 //   - A reply buffer belongs to gnet from AsyncWritev until its write
 //     callback runs; only the callback puts it back into the pool. A reply
 //     sent whole by direct.go goes back at once.
-//   - Only a connection's duplicate descriptor (direct.go) is written
-//     outside the event loop, under the conn's mutex and only while gnet
-//     holds none of its bytes; gnet's own descriptor never is.
+//   - A socket is written outside the event loop only by direct.go: under
+//     the conn's mutex, while the conn is not marked closed (gnet runs
+//     OnClose before it closes the descriptor) and gnet holds none of its
+//     bytes.
 //   - At most one AsyncWritev per connection is outstanding. Replies that
 //     arrive meanwhile wait in the pending list and leave together in the next
 //     writev, so replies completed together (one group-commit batch) coalesce

@@ -45,8 +45,8 @@ var resultNames = [...]string{
 //	popshim_remoting_reply_flush_seconds                histogram, seconds, from handing queued replies to
 //	    gnet (AsyncWritev, any goroutine) until its write callback ran on the event loop: the event loop's
 //	    wake-up and the write(2) of the replies; replies sent directly are not in it
-//	popshim_remoting_direct_replies_total{server}       counter, replies sent by the replying goroutine on the
-//	    connection's duplicate descriptor, without the event loop (direct.go)
+//	popshim_remoting_direct_replies_total{server}       counter, replies sent by the replying goroutine
+//	    itself, without the event loop (direct.go)
 //	popshim_remoting_tls_connections_total{server,result} counter, connections whose first byte was a TLS
 //	    handshake (result handshake_ok, handshake_failed) or plaintext refused by TLSEnforcing (plaintext_refused)
 //	popshim_remoting_read_inflight_bytes{server}        gauge, bytes, read budget held by large frames being
@@ -147,7 +147,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 			Buckets: prometheus.ExponentialBuckets(5e-6, 1.5, 28), // 5 µs … 0.28 s
 		}),
 		direct: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "popshim_remoting_direct_replies_total", Help: "Replies sent by the replying goroutine on the connection's duplicate descriptor, without waking the event loop (the request was the last one owed on its connection).", ConstLabels: constLabels,
+			Name: "popshim_remoting_direct_replies_total", Help: "Replies sent by the replying goroutine itself, without waking the event loop (the request was the last one owed on its connection).", ConstLabels: constLabels,
 		}, []string{"server"}),
 		tlsConns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_tls_connections_total", Help: "Connections by TLS outcome: handshake_ok, handshake_failed, plaintext_refused (--tls-mode=enforcing).", ConstLabels: constLabels,
