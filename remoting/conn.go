@@ -134,9 +134,9 @@ func (c *conn) touch() { c.lastActive.Store(monoNanos()) }
 // socket at once (direct.go). Otherwise, if no write is outstanding, it hands
 // everything pending to gnet in one AsyncWritev; else the frame leaves with
 // the next flush, started by the write callback. settles marks the answer
-// to an owed request (c.owed drops by one once the frame is queued). Returns net.ErrClosed when the connection
-// is gone (the frame is dropped) or the error of AsyncWritev when the engine
-// is shutting down.
+// to an owed request (c.owed drops by one once the frame is queued).
+// Returns net.ErrClosed when the connection is gone (the frame is dropped)
+// or the error of AsyncWritev when the engine is shutting down.
 //
 // AsyncWritev is called with mu held: OnClose (markClosed) then cannot run
 // between the closed check and the hand-off, so no task is ever queued on a
