@@ -32,6 +32,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,15 +79,20 @@ type segment struct {
 
 func (g *segment) end() int64 { return g.start + int64(len(g.data)) }
 
-// clogRec is one record a Txn has queued for the commit log: n bytes at
-// buf[off:] go to physical offset phys; its reference is the batch's
-// entry number rec.
+// clogRec is one record a Txn has queued for the commit log: b (the
+// caller's record, not a copy) goes to physical offset phys; its reference
+// is the batch's entry number rec.
 type clogRec struct {
 	phys int64
-	off  int
-	n    int
+	b    []byte
 	rec  int
 }
+
+// end is the physical offset just past r.
+func (r *clogRec) end() int64 { return r.phys + int64(len(r.b)) }
+
+// maxIovecs bounds the records one pwritev carries (Linux's IOV_MAX).
+const maxIovecs = 1024
 
 // commitLog is the set of segments. Writes come from the goroutine holding
 // the store's serialMu (Txn.Commit); reads from any goroutine.
@@ -191,30 +197,30 @@ func (c *commitLog) find(phys int64) int {
 	return sort.Search(len(c.segs), func(i int) bool { return c.segs[i].start > phys }) - 1
 }
 
-// write stores recs (bytes in buf) and makes them durable: one pwrite per
-// run of consecutive records in one segment, then fdatasync of every
+// write stores recs and makes them durable: one pwritev per run of
+// records contiguous in the log and in one segment (at most maxIovecs
+// each), straight from the records' own buffers, then fdatasync of every
 // segment written, creating segments as records need them (and syncing the
 // directory then). On error some records may be written, none is
 // referenced yet: the caller fails the batch. Caller: the goroutine
 // committing, with serialMu held.
-func (c *commitLog) write(recs []clogRec, buf []byte) error {
+func (c *commitLog) write(recs []clogRec) error {
 	var dirty []*segment
 	created := false
+	iov := make([][]byte, 0, min(len(recs), maxIovecs))
 	for i := 0; i < len(recs); {
-		r := recs[i]
-		g, err := c.segmentFor(r.phys, int64(r.n), &created)
+		r := &recs[i]
+		g, err := c.segmentFor(r.phys, int64(len(r.b)), &created)
 		if err != nil {
 			return err
 		}
-		// Extend the run while the records are contiguous in the log and in
-		// buf, and fit g.
+		iov = append(iov[:0], r.b)
 		j := i + 1
-		for j < len(recs) && recs[j].phys == recs[j-1].phys+int64(recs[j-1].n) &&
-			recs[j].off == recs[j-1].off+recs[j-1].n && recs[j].phys+int64(recs[j].n) <= g.end() {
+		for j < len(recs) && len(iov) < maxIovecs && recs[j].phys == recs[j-1].end() && recs[j].end() <= g.end() {
+			iov = append(iov, recs[j].b)
 			j++
 		}
-		last := recs[j-1]
-		if _, err := g.f.WriteAt(buf[r.off:last.off+last.n], r.phys-g.start); err != nil {
+		if err := pwritevAll(g.f, iov, r.phys-g.start); err != nil {
 			return fmt.Errorf("popstore: commit log write: %w", err)
 		}
 		if len(dirty) == 0 || dirty[len(dirty)-1] != g {
@@ -229,6 +235,37 @@ func (c *commitLog) write(recs []clogRec, buf []byte) error {
 	}
 	if created {
 		return syncDir(c.dir)
+	}
+	return nil
+}
+
+// pwritevAll writes iov at off in f, continuing after short writes and
+// EINTR. iov's slices are consumed (resliced) as they are written.
+func pwritevAll(f *os.File, iov [][]byte, off int64) error {
+	fd := int(f.Fd())
+	for len(iov) > 0 {
+		n, err := unix.Pwritev(fd, iov, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		off += int64(n)
+		for n > 0 {
+			if n < len(iov[0]) {
+				iov[0] = iov[0][n:]
+				break
+			}
+			n -= len(iov[0])
+			iov = iov[1:]
+		}
+		for len(iov) > 0 && len(iov[0]) == 0 {
+			iov = iov[1:]
+		}
 	}
 	return nil
 }

@@ -363,3 +363,27 @@ func TestMessageByPhysicalOffsetAfterTopicRecreated(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(now, got))
 }
+
+// One Txn of 2,500 records: the commit log writes them with pwritev runs of
+// at most 1,024 records, split again where a record starts a new segment;
+// every record reads back from the callers' buffers it was written from,
+// before and after a reopen, and the callers' buffers are not retained by
+// a later Txn.
+func TestCommitLogManyRecordsOneBatch(t *testing.T) {
+	dir := t.TempDir()
+	opts := popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogSegmentBytes: 600_000, CommitLogBatchMinBytes: -1}
+	s, err := popstore.Open(opts)
+	require.NoError(t, err)
+	sizes := make([]int, 2500)
+	for i := range sizes {
+		sizes[i] = 200 + (i*37)%500
+	}
+	appendSized(t, s, 0, sizes...)
+	requireStored(t, s, 0, sizes)
+	require.GreaterOrEqual(t, len(segmentFiles(t, dir)), 2, "the batch crosses a segment")
+	require.NoError(t, s.Close())
+	s, err = popstore.Open(opts)
+	require.NoError(t, err)
+	defer s.Close()
+	requireStored(t, s, 0, sizes)
+}

@@ -45,11 +45,12 @@ type Txn struct {
 	gver    groupsVersion             // valid when gverSet: the group table version after this Txn
 	gverSet bool
 	scratch []byte
-	// clogRecs are the records bound for the commit log, their bytes in
-	// clogBuf (commitlog.go); Commit writes them before the WriteBatch.
-	clogRecs []clogRec
-	clogBuf  []byte
-	ref      [refLen]byte
+	// clogRecs are the records bound for the commit log (commitlog.go),
+	// clogBytes their total length; Commit writes them before the
+	// WriteBatch, from the callers' own record buffers.
+	clogRecs  []clogRec
+	clogBytes int
+	ref       [refLen]byte
 }
 
 type txnQueue struct {
@@ -79,7 +80,7 @@ func (s *Store) Begin() *Txn {
 	if bufs, ok := txnBufPool.Get().(*txnBufs); ok {
 		t.b = batchRep{rep: bufs.rep[:0], recs: bufs.recs[:0], sorted: bufs.sorted[:0], order: bufs.order[:0]}
 		t.ckLog = bufs.ckLog[:0]
-		t.clogRecs, t.clogBuf = bufs.clogRecs[:0], bufs.clogBuf[:0]
+		t.clogRecs = bufs.clogRecs[:0]
 	}
 	return t
 }
@@ -91,7 +92,6 @@ type txnBufs struct {
 	recs, order []recRef
 	ckLog       []ckOverlay
 	clogRecs    []clogRec
-	clogBuf     []byte
 }
 
 var txnBufPool sync.Pool
@@ -101,14 +101,12 @@ const maxPooledRep = 8 << 20
 
 func (t *Txn) recycle() {
 	if cap(t.b.rep) <= maxPooledRep && cap(t.b.sorted) <= maxPooledRep {
-		clear(t.ckLog) // drop string references
+		clear(t.ckLog)    // drop string references
+		clear(t.clogRecs) // and the callers' records
 		bufs := &txnBufs{rep: t.b.rep, sorted: t.b.sorted, recs: t.b.recs, order: t.b.order, ckLog: t.ckLog, clogRecs: t.clogRecs}
-		if cap(t.clogBuf) <= maxPooledRep {
-			bufs.clogBuf = t.clogBuf
-		}
 		txnBufPool.Put(bufs)
 	}
-	t.b, t.ckLog, t.ckIdx, t.clogRecs, t.clogBuf = batchRep{}, nil, nil, nil, nil
+	t.b, t.ckLog, t.ckIdx, t.clogRecs, t.clogBytes = batchRep{}, nil, nil, nil, 0
 }
 
 // Do runs apply as one op: if apply returns an error (or panics, which is
@@ -123,7 +121,7 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 		return fmt.Errorf("popstore: nested Txn.Do")
 	}
 	mark := t.b.mark()
-	clogMark, clogBufMark := len(t.clogRecs), len(t.clogBuf)
+	clogMark, clogBytesMark := len(t.clogRecs), t.clogBytes
 	t.inOp = true
 	t.undo = t.undo[:0]
 	t.ckMark = len(t.ckLog)
@@ -135,7 +133,8 @@ func (t *Txn) Do(apply func(tx *Txn) error) (err error) {
 		t.inOp = false
 		if err != nil {
 			t.b.rollback(mark)
-			t.clogRecs, t.clogBuf = t.clogRecs[:clogMark], t.clogBuf[:clogBufMark]
+			clear(t.clogRecs[clogMark:])
+			t.clogRecs, t.clogBytes = t.clogRecs[:clogMark], clogBytesMark
 			if len(t.ckLog) > t.ckMark {
 				t.ckLog = t.ckLog[:t.ckMark]
 				t.ckIdx = nil // rebuilt on demand
@@ -193,7 +192,7 @@ func (t *Txn) queue(topic string, queueId int32) *txnQueue {
 // this Txn) and physicalOffset (a per-broker byte position: the previous
 // physical offset plus the previous record's length, monotonic across
 // restarts), writes both big-endian into record in place at bytes 20 and 28,
-// and stores a copy of it (in the commit log when it has at least
+// and stores it (in the commit log when it has at least
 // Options.CommitLogMinBytes bytes, a reference in RocksDB) plus a
 // physical-offset index entry (for a commit-log record only when it is the
 // first of the batch or the batch stays inline) and, unless
@@ -201,7 +200,10 @@ func (t *Txn) queue(topic string, queueId int32) *txnQueue {
 // a RocketMQ stored-message record whose TOTALSIZE equals len(record) and
 // whose QUEUEID equals queueId; STORETIMESTAMP (used by retention and
 // SearchOffsetByTimestamp) is taken as given. The offsets become visible to
-// readers (MaxOffset, ReadMessages) only after Commit succeeds.
+// readers (MaxOffset, ReadMessages) only after Commit succeeds. A record
+// bound for the commit log is written from record itself at Commit (no
+// copy is taken), so the caller must not change record's bytes until
+// Commit or Discard has returned.
 // Errors: ErrBadName, ErrBadRecord, ErrTxnDone.
 func (t *Txn) AppendMessage(topic string, queueId int32, record []byte) (queueOffset, physicalOffset int64, err error) {
 	if err := t.check(); err != nil {
@@ -226,8 +228,8 @@ func (t *Txn) AppendMessage(topic string, queueId int32, record []byte) (queueOf
 		if len(t.clogRecs) == 0 {
 			t.b.put(cfiMessages, physKey(physicalOffset), mk)
 		}
-		t.clogRecs = append(t.clogRecs, clogRec{phys: physicalOffset, off: len(t.clogBuf), n: len(record), rec: t.b.count()})
-		t.clogBuf = append(t.clogBuf, record...)
+		t.clogRecs = append(t.clogRecs, clogRec{phys: physicalOffset, b: record, rec: t.b.count()})
+		t.clogBytes += len(record)
 		t.b.put(cfiMessages, mk, putRef(&t.ref, physicalOffset, len(record)))
 	} else {
 		t.b.put(cfiMessages, mk, record)

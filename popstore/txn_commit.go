@@ -147,16 +147,16 @@ func (t *Txn) Commit() error {
 	if !t.s.readGuard() {
 		return t.s.guardErr()
 	}
-	if len(t.clogRecs) > 0 && len(t.clogBuf) < t.s.clogBatchMin && len(t.clogRecs) < t.s.clogBatchMinRecs {
+	if len(t.clogRecs) > 0 && t.clogBytes < t.s.clogBatchMin && len(t.clogRecs) < t.s.clogBatchMinRecs {
 		// Too few bytes and records to pay for a second fsync: the
 		// records stay in the WAL, as inline values.
-		t.b.inlineRecords(t.clogRecs, t.clogBuf)
+		t.b.inlineRecords(t.clogRecs)
 		t.indexInlined()
 	} else if len(t.clogRecs) > 0 {
 		// The records are durable before anything references them. A
 		// failure here is a write failure like the WAL's (the writer stops
 		// and reopens the store): the disk is usually full.
-		if err := t.s.clog.write(t.clogRecs, t.clogBuf); err != nil {
+		if err := t.s.clog.write(t.clogRecs); err != nil {
 			t.s.writeFailed.Store(true)
 			t.s.readDone()
 			return err

@@ -173,10 +173,10 @@ func (b *batchRep) encode(ids *[numCFs]uint32) []byte {
 
 // inlineRecords rebuilds the batch with the reference AppendMessage put for
 // each of recs (entry number rec, in ascending order) replaced by the
-// record itself, buf[off:off+n]: a batch too small for its own commit-log
+// record itself: a batch too small for its own commit-log
 // fdatasync keeps its records in the WAL (Options.CommitLogBatchMinBytes).
 // rep and the scratch buffer trade places.
-func (b *batchRep) inlineRecords(recs []clogRec, buf []byte) {
+func (b *batchRep) inlineRecords(recs []clogRec) {
 	out := append(b.sorted[:0], b.rep[:12]...)
 	j := 0
 	for i := range b.recs {
@@ -188,8 +188,8 @@ func (b *batchRep) inlineRecords(recs []clogRec, buf []byte) {
 			out = binary.AppendUvarint(out, uint64(len(key)))
 			r.keyOff = int32(len(out))
 			out = append(out, key...)
-			out = binary.AppendUvarint(out, uint64(recs[j].n))
-			out = append(out, buf[recs[j].off:recs[j].off+recs[j].n]...)
+			out = binary.AppendUvarint(out, uint64(len(recs[j].b)))
+			out = append(out, recs[j].b...)
 			j++
 		} else {
 			out = append(out, b.rep[r.off:r.end]...)
