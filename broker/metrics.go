@@ -41,6 +41,8 @@ type Metrics struct {
 	// (BrokerStatsManager's transferred-message count, the msgGetTotal*
 	// figures of GET_BROKER_RUNTIME_INFO). Any goroutine.
 	GetNums atomic.Uint64
+
+	inCache inCache // the children of MessagesIn and ThroughputIn (Metrics.in)
 }
 
 // NewMetrics returns unregistered series (see Register).

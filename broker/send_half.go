@@ -41,8 +41,9 @@ func (b *Broker) sendHalf(r *SendRequest, t sendTarget, uniq string, now int64, 
 		b.Metrics.PutNums.Add(1)
 		// Java counts the stored half under the half topic, message type
 		// transaction (handlePutMessageResult after parseHalfMessageInner).
-		b.Metrics.MessagesIn.WithLabelValues(transaction.HalfTopic, "transaction", "true").Inc()
-		b.Metrics.ThroughputIn.WithLabelValues(transaction.HalfTopic, "transaction", "true").Add(float64(bodyBytes))
+		in := b.Metrics.in(transaction.HalfTopic, "transaction", "true")
+		in.msgs.Inc()
+		in.bytes.Add(float64(bodyBytes))
 		b.Transactions.Metrics().Prepared.WithLabelValues(t.topic).Inc()
 		done(SendResult{MsgID: uniq, OffsetMsgID: hr.OffsetMsgID, Topic: t.topic, QueueID: hr.QueueID,
 			QueueOffset: hr.QueueOffset, Count: 1, TransactionID: hr.TransactionID}, nil)

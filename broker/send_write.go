@@ -97,9 +97,9 @@ func (j *sendJob) Done(err error) {
 		res.QueueOffset = j.queueOffset
 	}
 	if !t.dlq && !codec.IsRetryTopic(t.topic) {
-		sys := IsSystemTopic(t.topic)
-		b.Metrics.MessagesIn.WithLabelValues(t.topic, kind, sys).Add(float64(j.n))
-		b.Metrics.ThroughputIn.WithLabelValues(t.topic, kind, sys).Add(float64(j.bodyBytes))
+		in := b.Metrics.in(t.topic, kind, IsSystemTopic(t.topic))
+		in.msgs.Add(float64(j.n))
+		in.bytes.Add(float64(j.bodyBytes))
 	}
 	j.done(res, nil)
 }
