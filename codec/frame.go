@@ -35,7 +35,19 @@ func PeekFrame(buf []byte, maxFrame int) (int, error) {
 // DecodeFrame decodes one whole frame (length prefix included, as sized by
 // PeekFrame). The result owns its memory; frame may be reused afterwards.
 // Errors wrap ErrBadFrame or ErrBadHeader and name the offending offset.
-func DecodeFrame(frame []byte) (*Command, error) { return decodeFrameAs(frame, true) }
+func DecodeFrame(frame []byte) (*Command, error) {
+	cmd, err := decodeFrameAs(frame, true)
+	if err == nil && len(cmd.Body) > 0 {
+		cmd.Body = append([]byte(nil), cmd.Body...)
+	}
+	return cmd, err
+}
+
+// DecodeFrameBorrowing is DecodeFrame except that the Command's Body is
+// not copied: it aliases frame[8+headerLength:] and is valid only while
+// frame's bytes are (remoting borrows it for handlers registered with
+// Router.HandleBorrowing). Header fields are copies, as in DecodeFrame.
+func DecodeFrameBorrowing(frame []byte) (*Command, error) { return decodeFrameAs(frame, true) }
 
 // frameCommand is a decoded frame's Command with its header slots, one
 // allocation.
@@ -44,8 +56,9 @@ type frameCommand struct {
 	slots typedExt
 }
 
-// decodeFrameAs is DecodeFrame; typed=false keeps every request's fields
-// in ExtFields (the reference the typed decoding is tested against).
+// decodeFrameAs is DecodeFrameBorrowing; typed=false keeps every
+// request's fields in ExtFields (the reference the typed decoding is
+// tested against).
 func decodeFrameAs(frame []byte, typed bool) (*Command, error) {
 	if len(frame) < 8 {
 		return nil, fmt.Errorf("%w: %d bytes, need at least 8", ErrBadFrame, len(frame))
@@ -90,7 +103,7 @@ func decodeFrameAs(frame []byte, typed bool) (*Command, error) {
 		return nil, err
 	}
 	if body := frame[8+hlen:]; len(body) > 0 {
-		cmd.Body = append([]byte(nil), body...)
+		cmd.Body = body
 	}
 	return cmd, nil
 }

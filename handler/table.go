@@ -12,9 +12,12 @@ import (
 // REQUEST_CODE_NOT_SUPPORTED by the remoting layer. Call before the server
 // starts.
 func RegisterBroker(r *remoting.Router, b *Broker) {
-	r.Handle(codec.RequestSendMessage, b.handleSendMessage)
-	r.Handle(codec.RequestSendMessageV2, b.handleSendMessage)
-	r.Handle(codec.RequestSendBatchMessage, b.handleSendBatchMessage)
+	// The produce handlers encode the stored record before they return
+	// (broker.SendRequest keeps no part of Body), so they read the body
+	// where the event loop received it.
+	r.HandleBorrowing(codec.RequestSendMessage, b.handleSendMessage)
+	r.HandleBorrowing(codec.RequestSendMessageV2, b.handleSendMessage)
+	r.HandleBorrowing(codec.RequestSendBatchMessage, b.handleSendBatchMessage)
 	r.Handle(codec.RequestSendReplyMessage, b.handleSendReplyMessage)
 	r.Handle(codec.RequestSendReplyMessageV2, b.handleSendReplyMessage)
 	r.Handle(codec.RequestRecallMessage, b.handleRecallMessage)

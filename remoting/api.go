@@ -37,8 +37,9 @@ type Conn interface {
 // HandlerFunc serves one request. It runs on the gnet event loop goroutine
 // that decoded the frame, so it must never block: no RocksDB, no waiting on
 // the writer, no sleeping. It answers through c.Reply, now or later, from any
-// goroutine. req is owned by the handler (nothing aliases gnet's buffers).
-// A large request (over LargeFrameBytes) holds read budget until its first
+// goroutine. req is owned by the handler (nothing aliases gnet's buffers),
+// except the Body of a request whose handler was registered with
+// Router.HandleBorrowing. A large request (over LargeFrameBytes) holds read budget until its first
 // response or until its connection closes.
 type HandlerFunc func(c Conn, req *codec.Command)
 
@@ -46,10 +47,13 @@ type HandlerFunc func(c Conn, req *codec.Command)
 // server starts; it is read-only afterwards and safe for concurrent reads.
 type Router struct {
 	handlers map[int32]HandlerFunc
+	borrow   map[int32]bool // codes registered with HandleBorrowing
 }
 
 // NewRouter returns an empty table.
-func NewRouter() *Router { return &Router{handlers: make(map[int32]HandlerFunc)} }
+func NewRouter() *Router {
+	return &Router{handlers: make(map[int32]HandlerFunc), borrow: make(map[int32]bool)}
+}
 
 // Handle registers h for code. Registering a code twice is a programming
 // error and panics, so two files cannot silently claim one code.
@@ -59,6 +63,23 @@ func (r *Router) Handle(code int32, h HandlerFunc) {
 	}
 	r.handlers[code] = h
 }
+
+// HandleBorrowing registers h for code, as Handle, and lets the server
+// hand h the request's Body without copying it out of the event loop's
+// read buffer: req.Body is valid only until h returns, and h (with
+// everything it calls before returning) must copy whatever part of it
+// outlives the call. A request over LargeFrameBytes and a response frame
+// own their Body as always. Used for the produce codes, whose handler
+// encodes the stored record from the body before it returns (one copy of
+// each body instead of two).
+func (r *Router) HandleBorrowing(code int32, h HandlerFunc) {
+	r.Handle(code, h)
+	r.borrow[code] = true
+}
+
+// borrows reports whether code's handler takes a borrowed Body
+// (HandleBorrowing).
+func (r *Router) borrows(code int32) bool { return r.borrow[code] }
 
 // Lookup returns the handler for code, or nil when none is registered (the
 // server then answers REQUEST_CODE_NOT_SUPPORTED).

@@ -63,13 +63,35 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 		if err != nil {
 			return gnet.None
 		}
-		req, err := codec.DecodeFrame(frame)
+		req, err := codec.DecodeFrameBorrowing(frame)
 		if err != nil {
 			return s.malformed(c, gc, err)
 		}
-		_, _ = gc.Discard(size)
 		c.consumed += int64(size)
+		if body := req.Body; len(body) > 0 && !req.IsResponse() && s.router.borrows(req.Code) {
+			// The handler reads the body where gnet holds it; the bytes are
+			// released only after it returned (gnet's Close is deferred to
+			// a later loop task, so they stay in place until Discard).
+			s.dispatch(c, req, 0)
+			if s.opts.ScribbleBorrowedBodies {
+				scribble(body)
+			}
+			_, _ = gc.Discard(size)
+			continue
+		}
+		if len(req.Body) > 0 {
+			req.Body = append([]byte(nil), req.Body...)
+		}
+		_, _ = gc.Discard(size)
 		s.dispatch(c, req, 0)
+	}
+}
+
+// scribble overwrites a borrowed body whose handler returned
+// (ServerOptions.ScribbleBorrowedBodies).
+func scribble(b []byte) {
+	for i := range b {
+		b[i] = 0xEE
 	}
 }
 

@@ -94,6 +94,11 @@ type ServerOptions struct {
 	// return is sent as the answer and the handler is not called. It must
 	// not block. Nil lets every request through.
 	Guard func(c Conn, req *codec.Command) *codec.Command
+	// ScribbleBorrowedBodies, for tests, overwrites every borrowed Body
+	// (Router.HandleBorrowing) with 0xEE bytes as soon as its handler has
+	// returned, so a handler that keeps a borrowed body past its return
+	// stores or answers garbage that tests see. Off in production.
+	ScribbleBorrowedBodies bool
 }
 
 // Defaults applied by WithDefaults.

@@ -12,6 +12,7 @@ type Option func(*stackOptions)
 type stackOptions struct {
 	writeHook    popstore.WriteHook
 	beforeListen func(*handler.Broker)
+	scribble     bool
 }
 
 // WithWriteHook wraps every synced store write in h
@@ -26,4 +27,13 @@ func WithWriteHook(h popstore.WriteHook) Option {
 // clock (clients.ClientTable.SetClock) there.
 func WithBeforeListen(f func(*handler.Broker)) Option {
 	return func(o *stackOptions) { o.beforeListen = f }
+}
+
+// WithScribbledBodies makes the broker listener overwrite every body it
+// lends to a produce handler as soon as the handler returns
+// (remoting.ServerOptions.ScribbleBorrowedBodies): a handler that keeps a
+// borrowed body then stores garbage, and tests that read messages back
+// fail. stacktest.Start always sets it.
+func WithScribbledBodies() Option {
+	return func(o *stackOptions) { o.scribble = true }
 }

@@ -183,6 +183,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	bopts.OnClose = st.Broker.OnConnClose
 	bopts.TLS = tlsCfg
 	bopts.Guard = guard.New(st.Broker.Auth, log)
+	bopts.ScribbleBorrowedBodies = o.scribble
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
 	if err = st.broker.Start(); err != nil {
 		return nil, err
