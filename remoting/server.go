@@ -133,6 +133,9 @@ func (s *Server) Start() error {
 	if err != nil {
 		return s.failStart(fmt.Errorf("remoting: listen %s: %w", s.opts.Addr, err))
 	}
+	if s.opts.wrapListener != nil {
+		ln = s.opts.wrapListener(ln)
+	}
 	cli, err := gnet.NewClient(s,
 		gnet.WithMulticore(true),
 		gnet.WithNumEventLoop(s.opts.EventLoops),
