@@ -105,8 +105,12 @@ func TestBrokerSurvivesDescriptorExhaustion(t *testing.T) {
 	var logs lockedBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var waitErr error // cmd.Wait's result, set before exited is closed
+	exited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-exited
@@ -124,9 +128,8 @@ func TestBrokerSurvivesDescriptorExhaustion(t *testing.T) {
 	alive := func() {
 		t.Helper()
 		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("the child broker exited (%v):\n%s", err, logs.String())
+		case <-exited:
+			t.Fatalf("the child broker exited (%v):\n%s", waitErr, logs.String())
 		default:
 		}
 	}
@@ -195,9 +198,8 @@ func TestBrokerSurvivesDescriptorExhaustion(t *testing.T) {
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-exited:
-		exited <- err
-		require.NoError(t, err, "the child broker shuts down cleanly:\n%s", out)
+	case <-exited:
+		require.NoError(t, waitErr, "the child broker shuts down cleanly:\n%s", out)
 	case <-time.After(bound):
 		t.Fatal("the child broker did not stop on SIGTERM")
 	}
