@@ -11,7 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// How connections are accepted (docs/DESIGN.md, "Connections").
+// How connections are accepted (docs/DESIGN.md, Faults, "Out of file
+// descriptors").
 //
 // gnet v2.9.7's own acceptor treats every accept(2) error other than
 // EAGAIN, EINTR, ECONNRESET and ECONNABORTED as fatal: its main reactor
