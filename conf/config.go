@@ -262,8 +262,10 @@ type Config struct {
 	// listener (broker and embedded name server, counted separately); a
 	// connection beyond it is closed as soon as it is accepted and counted
 	// in popshim_remoting_connections_refused_total. 0 disables the bound.
-	// RocketMQ has no such bound. --max-conns, default 10000
-	// (DefaultMaxConns).
+	// RocketMQ has no such bound. A bound that, with a reserve for the
+	// store's files and the other listeners, does not fit RLIMIT_NOFILE
+	// is lowered at start with a warning (stack/fdlimit.go). --max-conns,
+	// default 10000 (DefaultMaxConns).
 	MaxConns int
 	// EventLoops is the number of gnet event loops per server; 0 means
 	// one per CPU (runtime.NumCPU, gnet's count). --event-loops.

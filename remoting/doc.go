@@ -10,6 +10,14 @@
 //	           non-blocking send from that goroutine (direct.go) ─ else per-connection pending
 //	           list ─ one AsyncWritev per flush ─ write callback returns the buffers
 //
+// Accepting (accept.go): a Go net.Listener and one accept goroutine, not
+// gnet's acceptor (gnet v2.9.7 stops its whole engine when accept fails
+// with EMFILE). Each accepted socket is enrolled into a gnet engine that
+// has no listener of its own (gnet.Client) and is an ordinary gnet
+// connection from OnOpen on. A failed accept is counted, logged at a
+// bounded rate and retried after a pause of 5 ms doubling to 1 s; the
+// event loops, and so the open connections, never wait on it.
+//
 // Ownership rules:
 //   - Nothing borrowed from gnet (Peek slices, the loop's shared read buffer)
 //     leaves OnTraffic: DecodeFrame copies everything the Command holds. A

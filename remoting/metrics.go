@@ -42,6 +42,8 @@ var resultNames = [...]string{
 //	popshim_remoting_malformed_frames_total{server,reason} counter, connections closed for a bad frame
 //	popshim_remoting_idle_closed_total{server}          counter, connections closed by the idle timeout
 //	popshim_remoting_connections_refused_total{server}  counter, connections closed at accept by ServerOptions.MaxConns
+//	popshim_remoting_accept_errors_total{server,reason} counter, failed accepts (reason emfile, enfile, enobufs,
+//	    enomem, other), each followed by a back-off pause (accept.go)
 //	popshim_remoting_reply_flush_seconds                histogram, seconds, from handing queued replies to
 //	    gnet (AsyncWritev, any goroutine) until its write callback ran on the event loop: the event loop's
 //	    wake-up and the write(2) of the replies; replies sent directly are not in it
@@ -70,6 +72,7 @@ type Metrics struct {
 	idleClosed *prometheus.CounterVec
 	slowClosed *prometheus.CounterVec
 	refused    *prometheus.CounterVec
+	acceptErrs *prometheus.CounterVec
 	flush      prometheus.Histogram
 	direct     *prometheus.CounterVec
 	tlsConns   *prometheus.CounterVec
@@ -141,6 +144,10 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_connections_refused_total", Help: "Connections closed at accept because the server's connection limit (--max-conns) was reached.", ConstLabels: constLabels,
 		}, []string{"server"}),
+		acceptErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "popshim_remoting_accept_errors_total", ConstLabels: constLabels,
+			Help: "Connections that could not be accepted (reason: emfile and enfile = out of file descriptors, enobufs, enomem, other); the listener pauses and retries.",
+		}, []string{"server", "reason"}),
 		flush: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "popshim_remoting_reply_flush_seconds", ConstLabels: constLabels,
 			Help:    "From handing queued replies to the event loop (AsyncWritev) until they were written, seconds: the loop's wake-up and write(2).",
@@ -173,7 +180,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 	for _, e := range codec.ResponseCodes() {
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
-	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.slowClosed, m.refused, m.flush, m.direct, m.tlsConns,
+	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.slowClosed, m.refused, m.acceptErrs, m.flush, m.direct, m.tlsConns,
 		m.readBytes, m.readPaused, m.readBuffed, m.readPauses} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -318,6 +325,14 @@ func (m *Metrics) slowClose(server string) {
 func (m *Metrics) connRefused(server string) {
 	if m != nil {
 		m.refused.WithLabelValues(server).Inc()
+	}
+}
+
+// acceptError counts a failed accept or enrollment; reason is
+// acceptErrReason's label. Accept goroutine.
+func (m *Metrics) acceptError(server, reason string) {
+	if m != nil {
+		m.acceptErrs.WithLabelValues(server, reason).Inc()
 	}
 }
 

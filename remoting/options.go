@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/popshim/popshim/codec"
@@ -68,6 +69,9 @@ type ServerOptions struct {
 	// a short one to see a slow frame closed, a long one where a test
 	// trickles frames on purpose).
 	slowGrace time.Duration
+	// wrapListener, when set, wraps the bound listener before the accept
+	// loop uses it (in-package tests inject accept errors with it).
+	wrapListener func(net.Listener) net.Listener
 	// OnClose, when set, is told the Conn.ID of every connection that
 	// closed (peer left, idle timeout, malformed frame, Stop), after later
 	// Replies on it started failing with net.ErrClosed. It runs on the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,10 +33,20 @@ type Server struct {
 	// flood does not hide malformed-frame lines, nor the reverse).
 	limitLog zerolog.Logger
 
-	started atomic.Bool
-	booted  chan error    // receives the boot outcome once
-	done    chan struct{} // closed when gnet.Run returned
-	runErr  error         // valid after done is closed
+	// acceptLog logs accept errors (accept.go), at most acceptLogBurst
+	// lines per second.
+	acceptLog zerolog.Logger
+
+	started  atomic.Bool
+	startMu  sync.Mutex    // held by Start throughout, so shutdown sees its outcome
+	stopOnce sync.Once     // starts shutdown once
+	done     chan struct{} // closed when the event loops stopped, or when Start failed
+	runErr   error         // valid after done is closed
+
+	// Accepting (accept.go).
+	stopAccept   chan struct{} // closed by shutdown: ends the accept loop's back-off pause
+	acceptDone   chan struct{} // closed when the accept loop returned
+	acceptErrors atomic.Uint64 // accept and enrollment errors, for tests
 
 	flushes atomic.Uint64 // AsyncWritev calls made, for tests of reply coalescing
 	// directReplies counts replies sent (whole or in part) by direct.go's
@@ -55,7 +64,8 @@ type Server struct {
 	epolls         map[gnet.EventLoop]int // REQUIRES: epollMu held. Event loop → its epoll fd, -1 unknown.
 
 	mu   sync.Mutex
-	eng  gnet.Engine
+	ln   net.Listener // set by a successful Start. REQUIRES: startMu or mu held.
+	cli  *gnet.Client // the event loops, no listener; set by a successful Start. REQUIRES: startMu or mu held.
 	addr net.Addr
 	// conns holds every accepted connection from OnOpen to OnClose, for
 	// the idle scan and the MaxConns bound (its length is the open count).
@@ -88,9 +98,12 @@ func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 		log:      l,
 		protoLog: l.Sample(&zerolog.BurstSampler{Burst: malformedLogBurst, Period: time.Second}),
 		limitLog: l.Sample(&zerolog.BurstSampler{Burst: connLimitLogBurst, Period: time.Second}),
-		booted:   make(chan error, 1),
 		done:     make(chan struct{}),
 		conns:    make(map[uint64]*conn),
+
+		acceptLog:  l.Sample(&zerolog.BurstSampler{Burst: acceptLogBurst, Period: time.Second}),
+		stopAccept: make(chan struct{}),
+		acceptDone: make(chan struct{}),
 
 		tlsSessions: make(map[*tlsSession]struct{}),
 		directCtr:   opts.Metrics.directCounter(opts.Name),
@@ -104,44 +117,54 @@ const malformedLogBurst = 10
 // logged per second.
 const connLimitLogBurst = 10
 
-// Start binds the listen address, starts the event loops and returns once
-// the server accepts connections. It returns the bind or option error. Call
-// it once, from any goroutine.
+// Start binds the listen address, starts the event loops and the accept
+// loop (accept.go) and returns once the server accepts connections. It
+// returns the bind or option error. Call it once, from any goroutine.
 func (s *Server) Start() error {
 	if s.started.Swap(true) {
 		return errors.New("remoting: server already started")
 	}
+	s.startMu.Lock()
+	defer s.startMu.Unlock()
 	if err := s.opts.validate(); err != nil {
-		return err
+		return s.failStart(err)
 	}
-	gopts := []gnet.Option{
+	ln, err := s.listen()
+	if err != nil {
+		return s.failStart(fmt.Errorf("remoting: listen %s: %w", s.opts.Addr, err))
+	}
+	if s.opts.wrapListener != nil {
+		ln = s.opts.wrapListener(ln)
+	}
+	cli, err := gnet.NewClient(s,
 		gnet.WithMulticore(true),
 		gnet.WithNumEventLoop(s.opts.EventLoops),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		// SO_REUSEADDR, as Netty-based brokers set it: a restarted popshim
-		// must rebind its port while old connections sit in TIME-WAIT.
-		gnet.WithReuseAddr(true),
 		gnet.WithLogger(gnetLogger{log: s.log.With().Str("component", "gnet").Logger()}),
 		gnet.WithTicker(s.opts.IdleTimeout > 0 || s.budget.enabled()),
-	}
-	go func() {
-		err := gnet.Run(s, "tcp://"+s.opts.Addr, gopts...)
-		s.runErr = err
-		close(s.done)
-		if err == nil {
-			err = errors.New("remoting: server stopped before it booted")
-		}
-		select {
-		case s.booted <- fmt.Errorf("remoting: listen %s: %w", s.opts.Addr, err):
-		default:
-		}
-	}()
-	err := <-s.booted
+	)
 	if err == nil {
-		s.log.Info().Stringer("addr", s.Addr()).Int("max_frame_bytes", s.opts.MaxFrameBytes).
-			Dur("idle_timeout", s.opts.IdleTimeout).Int("max_conns", s.opts.MaxConns).Int64("max_read_bytes", s.opts.MaxReadBytes).
-			Stringer("tls_mode", s.opts.TLSMode).Msg("remoting server listening")
+		err = cli.Start()
 	}
+	if err != nil {
+		_ = ln.Close() // nothing was accepted on it
+		return s.failStart(fmt.Errorf("remoting: start event loops: %w", err))
+	}
+	s.mu.Lock()
+	s.ln, s.cli, s.addr = ln, cli, ln.Addr()
+	s.mu.Unlock()
+	go s.acceptLoop(ln, cli)
+	s.log.Info().Stringer("addr", ln.Addr()).Int("max_frame_bytes", s.opts.MaxFrameBytes).
+		Dur("idle_timeout", s.opts.IdleTimeout).Int("max_conns", s.opts.MaxConns).Int64("max_read_bytes", s.opts.MaxReadBytes).
+		Stringer("tls_mode", s.opts.TLSMode).Msg("remoting server listening")
+	return nil
+}
+
+// failStart records err as the outcome Stop reports and returns it.
+// REQUIRES: startMu held, by Start.
+func (s *Server) failStart(err error) error {
+	s.runErr = err
+	close(s.done)
 	return err
 }
 
@@ -153,36 +176,23 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
-// Stop closes the listener and every connection (OnClose runs for each;
-// bytes already handed to gnet are flushed first), stops the event loops and
-// waits until gnet.Run returned, or until ctx is done (then it returns
-// ctx.Err() and the shutdown continues in the background). Stop on a server
-// that never started returns nil; Stop after a failed Start returns the
-// Start error. Replies queued
-// after Stop fail with net.ErrClosed. Callers that want in-flight work
-// answered drain it (batch writer, parked polls) before calling Stop.
+// Stop closes the listener, ends the accept loop, closes every connection
+// (OnClose runs for each; bytes already handed to gnet are flushed first),
+// stops the event loops and waits until they ended, or until ctx is done
+// (then it returns ctx.Err() and the shutdown continues in the
+// background). Stop on a server that never started returns nil; Stop after
+// a failed Start returns the Start error. Replies queued after Stop fail
+// with net.ErrClosed. Callers that want in-flight work answered drain it
+// (batch writer, parked polls) before calling Stop. Any goroutine; later
+// calls wait for the same shutdown.
 func (s *Server) Stop(ctx context.Context) error {
 	if !s.started.Load() {
 		return nil
 	}
-	s.mu.Lock()
-	eng := s.eng
-	s.mu.Unlock()
+	s.stopOnce.Do(func() { go s.shutdown() })
 	select {
 	case <-s.done:
 		return errors.Join(s.runErr, s.stopSessions(ctx))
-	default:
-	}
-	// Engine.Stop triggers the shutdown, then polls every 500 ms; give it a
-	// context that is already cancelled and wait on Run's return instead.
-	stopCtx, cancel := context.WithCancel(ctx)
-	cancel()
-	_ = eng.Stop(stopCtx)
-	select {
-	case <-s.done:
-		err := errors.Join(s.runErr, s.stopSessions(ctx))
-		s.log.Info().Msg("remoting server stopped")
-		return err
 	case <-ctx.Done():
 		go func() { <-s.done; _ = s.stopSessions(context.Background()) }()
 		return ctx.Err()
@@ -207,38 +217,6 @@ func (s *Server) Drain() {
 
 // Draining reports whether Drain was called. Any goroutine.
 func (s *Server) Draining() bool { return s.draining.Load() }
-
-// OnBoot records the engine and the bound address, then releases Start.
-func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
-	addr, err := boundAddr(eng)
-	if err != nil {
-		s.booted <- fmt.Errorf("remoting: resolve bound address: %w", err)
-		return gnet.Shutdown
-	}
-	s.mu.Lock()
-	s.eng, s.addr = eng, addr
-	s.mu.Unlock()
-	s.booted <- nil
-	return gnet.None
-}
-
-// boundAddr reads the listener's local address from a duplicate of its fd.
-func boundAddr(eng gnet.Engine) (net.Addr, error) {
-	fd, err := eng.Dup()
-	if err != nil {
-		return nil, err
-	}
-	// Both closes release duplicates of a descriptor the engine keeps;
-	// nothing was written through them, so their errors carry nothing.
-	f := os.NewFile(uintptr(fd), "remoting-listener")
-	defer func() { _ = f.Close() }()
-	ln, err := net.FileListener(f)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr(), nil
-}
 
 // OnOpen attaches a conn to the new connection, or closes it at once when
 // MaxConns connections are already open. The check and the insertion into

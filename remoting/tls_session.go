@@ -20,14 +20,15 @@ import (
 //	client ─TLS─▶ raw TCP socket ─ session goroutines (handshake, decrypt, encrypt)
 //	        ─plaintext─▶ one end of a unix socketpair ─▶ other end enrolled in gnet
 //
-// gnet accepts every connection. The first OnTraffic of a connection looks
-// at its first byte (sniff, on the event loop, no waiting): 0x16 hands the
-// socket over to a session (handOff) and gnet closes its own descriptor of
-// it; the session's goroutines do the handshake and all crypto. The
-// plaintext side is an ordinary gnet connection on the same event loop, so
-// decode, dispatch, replies, buffer ownership, idle timeout, malformed
-// frames, GO_AWAY and MaxConns work for it exactly as for a plaintext
-// client. The event loop never waits on a handshake or on crypto.
+// Every accepted connection is enrolled into gnet (accept.go). The first
+// OnTraffic of a connection looks at its first byte (sniff, on the event
+// loop, no waiting): 0x16 hands the socket over to a session (handOff) and
+// gnet closes its own descriptor of it; the session's goroutines do the
+// handshake and all crypto. The plaintext side is an ordinary gnet
+// connection on the same event loop, so decode, dispatch, replies, buffer
+// ownership, idle timeout, malformed frames, GO_AWAY and MaxConns work for
+// it exactly as for a plaintext client. The event loop never waits on a
+// handshake or on crypto.
 
 // tlsPumpBuf is the size of each session pump's copy buffer: four TLS
 // records of plaintext, so a coalesced writev of replies is encrypted and

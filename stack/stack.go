@@ -106,7 +106,8 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 //     --pprof also /debug/pprof/ (net/http/pprof) there;
 //   - REGISTER_BROKER every --register-interval to each --namesrv-addr.
 //
-// On error everything started so far is stopped again.
+// The remoting listeners' --max-conns is first fitted to RLIMIT_NOFILE
+// (fdlimit.go; a warning says when it was lowered). On error everything started so far is stopped again.
 func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack, err error) {
 	var o stackOptions
 	for _, opt := range opts {
@@ -180,6 +181,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	bopts := BrokerServerOptions(cfg, rm)
+	bopts.MaxConns = brokerConnLimit(cfg, bopts.MaxConns, st.namesrvOwnPort(), log)
 	bopts.OnClose = st.Broker.OnConnClose
 	bopts.TLS = tlsCfg
 	bopts.Guard = guard.New(st.Broker.Auth, log)
@@ -201,6 +203,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		nsRouter := remoting.NewRouter()
 		handler.RegisterNameServer(nsRouter, st.Broker)
 		nopts := NamesrvServerOptions(cfg, rm)
+		nopts.MaxConns = bopts.MaxConns // the same fitted share
 		nopts.TLS = tlsCfg
 		nopts.Guard = guard.New(st.Broker.Auth, log)
 		st.namesrv = remoting.NewServer(nopts, nsRouter, log)
