@@ -20,7 +20,11 @@
 //
 // Ownership rules:
 //   - Nothing borrowed from gnet (Peek slices, the loop's shared read buffer)
-//     leaves OnTraffic: DecodeFrame copies everything the Command holds. A
+//     leaves OnTraffic: the decoded Command owns its header fields and its
+//     Body, except the Body of a code registered with
+//     Router.HandleBorrowing, which aliases gnet's buffer while its handler
+//     runs inside OnTraffic and is discarded (scribbled over in tests) once
+//     the handler returned. A
 //     large frame (over LargeFrameBytes) is moved out of gnet as it arrives
 //     into a buffer allocated for it alone, and its Command's Body is the
 //     tail of that buffer (largeframe.go).
