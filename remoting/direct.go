@@ -21,9 +21,11 @@ import (
 // closed under that mutex, before it closes the descriptor, so a send never
 // reaches a descriptor number that gnet closed and a new connection may
 // have been given (TestOnCloseRunsBeforeDescriptorCloses holds gnet to
-// that order). TLS connections keep gnet's path. A send that fails or is
-// partial leaves what is left to gnet's path, which reports the error or
-// waits for the socket to drain.
+// that order). A TLS connection's descriptor is the event loop's end of
+// its socketpair (tls_session.go), so its direct reply goes to the
+// session's pump like any reply. A send that fails or is partial leaves
+// what is left to gnet's path, which reports the error or waits for the
+// socket to drain.
 
 // sendDirectLocked writes f straight to the socket when no other reply is
 // owed, queued or in flight, and reports whether f is done with (written
@@ -31,7 +33,7 @@ import (
 // (f.off) for the caller to queue; a failed one leaves f untouched.
 // REQUIRES: mu held, c not closed.
 func (c *conn) sendDirectLocked(f *frameBuf) bool {
-	if c.tls != nil || c.fd < 0 || c.flushing || c.loopHolds || len(c.pending) > 0 || c.owed.Load() != 0 {
+	if c.flushing || c.loopHolds || len(c.pending) > 0 || c.owed.Load() != 0 {
 		return false
 	}
 	n, err := unix.SendmsgN(c.fd, f.b, nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)

@@ -335,3 +335,24 @@ func TestTLSOptionsValidate(t *testing.T) {
 	_, err := conf.ParseTLSMode("PERMISSIVE")
 	require.Error(t, err)
 }
+
+// A TLS client's reply that settles the last request its connection is
+// owed is sent directly too (to the socketpair end gnet serves); replies
+// larger than the socketpair takes at once are finished by gnet, intact.
+func TestTLSReplyWithNothingOwedIsSentDirect(t *testing.T) {
+	m := tlstest.New(t)
+	s := startTLSServer(t, m, TLSEnforcing, tls.NoClientCert, ServerOptions{})
+	tc, err := dialTLS(t, s, m.ClientConfig(false))
+	require.NoError(t, err)
+	for i := range 8 {
+		echoOnce(t, tc, strings.Repeat("d", 1+i*1000))
+	}
+	require.Eventually(t, func() bool { return s.directReplies.Load() == 8 }, 10*time.Second, time.Millisecond,
+		"one request at a time: every reply direct")
+	require.Equal(t, uint64(0), s.flushes.Load(), "no reply went through AsyncWritev")
+	for i := range 3 {
+		echoOnce(t, tc, strings.Repeat(string(rune('x'+i)), 3<<20))
+	}
+	require.Positive(t, s.flushes.Load(), "a reply larger than the socketpair buffer is finished by gnet")
+	echoOnce(t, tc, "after")
+}
