@@ -28,8 +28,9 @@ import (
 // to a gnet engine that has no listener of its own (gnet.Client, the same
 // event loops, options and EventHandler callbacks as before) with
 // Client.EnrollContext, which duplicates the descriptor, registers the
-// duplicate with the least busy event loop, runs OnOpen there, and closes
-// the Go side. From OnOpen on, a connection is an ordinary gnet connection:
+// duplicate with the event loop holding the fewest connections (gnet.Client
+// balances by connection count whatever WithLoadBalancing says), runs
+// OnOpen there, and closes the Go side. From OnOpen on, a connection is an ordinary gnet connection:
 // OnTraffic, OnClose (still before gnet closes the descriptor), OnTick,
 // AsyncWritev, read pauses and TLS hand-off are unchanged.
 //

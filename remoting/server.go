@@ -278,10 +278,11 @@ func (s *Server) openConns() int {
 }
 
 // loopEpoll returns the epoll descriptor of gc's event loop, found on the
-// loop's first connection (findLoopEpoll) and cached; -1 when the read
-// budget is off or the descriptor cannot be found (then large frames are
-// counted but reads are never paused, and a warning says so once per
-// loop). Loop goroutine, from OnOpen.
+// loop's first connection (findLoopEpoll) and cached once found; -1 when
+// the read budget is off or the descriptor cannot be found (then that
+// connection's large frames are counted but its reads are never paused,
+// a sampled warning says so, and the next connection looks again). Loop
+// goroutine, from OnOpen.
 func (s *Server) loopEpoll(gc gnet.Conn) int {
 	if !s.budget.enabled() {
 		return -1
@@ -292,13 +293,21 @@ func (s *Server) loopEpoll(gc gnet.Conn) int {
 	if fd, ok := s.epolls[el]; ok {
 		return fd
 	}
-	fd, err := findLoopEpoll(gc.Fd())
+	fd, err := findEpoll(gc.Fd())
 	if err != nil {
-		s.log.Warn().Err(err).Msg("reads cannot be paused on this event loop; large frames are counted but not held back")
+		// Not remembered: the lookup reads /proc/self/fd, which fails with
+		// EMFILE while the process is out of descriptors; the next
+		// connection on this loop tries again, and only this one keeps
+		// its reads unpausable.
+		s.limitLog.Warn().Err(err).Msg("reads of this connection cannot be paused; large frames are counted but not held back")
+		return -1
 	}
 	s.epolls[el] = fd
 	return fd
 }
+
+// findEpoll is findLoopEpoll; tests replace it to make the lookup fail.
+var findEpoll = findLoopEpoll
 
 // readStats reports the read budget: bytes reserved, connections queued
 // for it, connections whose reads are paused, bytes gnet holds for them.
