@@ -79,7 +79,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.PopReaderWorkers, "pop-reader-workers", c.PopReaderWorkers, "POP/PULL reader goroutines")
 	fs.IntVar(&c.PopReaderQueue, "pop-reader-queue", c.PopReaderQueue, "requests waiting for a reader; full answers SYSTEM_BUSY")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close connections without traffic for this long; 0 disables")
-	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "most connections open at once on each listener (broker, name server); beyond it a new connection is closed at once; 0 disables; lowered at start, with a warning, to fit the open-file limit (ulimit -n)")
+	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "most connections open at once on each listener (broker, name server; gRPC accepts at most as many, further ones wait); beyond it a new connection is closed at once; 0 disables; lowered at start, with a warning, to fit the open-file limit (ulimit -n)")
 	fs.IntVar(&c.EventLoops, "event-loops", c.EventLoops, "gnet event loops per listener; 0 = one per CPU (runtime.NumCPU, as gnet counts them)")
 	fs.IntVar(&c.MaxHeartbeatGroups, "max-heartbeat-groups", c.MaxHeartbeatGroups, "most consumer groups, and most producer groups, one HEART_BEAT may list; beyond it INVALID_PARAMETER")
 	fs.IntVar(&c.MaxHeartbeatSubscriptions, "max-heartbeat-subscriptions", c.MaxHeartbeatSubscriptions, "most subscriptions one consumer group of a HEART_BEAT may list; beyond it INVALID_PARAMETER")

@@ -24,10 +24,21 @@ import (
 // runtime raises it to the hard limit at start), each remoting listener
 // gets an equal share of what the reserve leaves, and StartStack logs one
 // warning with the numbers. The reserve is an eighth of the limit, at
-// least minFDReserve. A disabled bound (--max-conns=0) stays disabled.
+// least minFDReserve. The gRPC listener counts as one more listener and
+// accepts at most the same share (netutil.LimitListener: connections past
+// it wait in the kernel's queue), and /metrics at most metricsMaxConns,
+// taken from the reserve: a flood of idle connections to either port
+// used to take the descriptors RocksDB needs for its next WAL or table
+// file, and every SEND failed until it ended (found from outside,
+// 2026-12-06). A disabled bound (--max-conns=0) stays disabled, for gRPC
+// too.
 
 // minFDReserve is the fewest descriptors kept out of the listeners' share.
 const minFDReserve = 64
+
+// metricsMaxConns bounds the connections the /metrics listener serves at
+// once (Prometheus scrapes with one or two).
+const metricsMaxConns = 16
 
 // fdReserveDivisor: the reserve is the limit divided by it (or
 // minFDReserve, whichever is more).
@@ -78,13 +89,16 @@ func nofileLimit() uint64 {
 	return rl.Cur
 }
 
-// brokerConnLimit fits the --max-conns of the remoting listeners cfg
-// starts (broker, and the name server's when it has its own port;
-// maxConns in remoting's spelling) to this process's descriptor limit,
-// and logs a warning when it lowered it. StartStack's goroutine.
-func brokerConnLimit(cfg *conf.Config, maxConns int, ownNamesrv bool, log zerolog.Logger) int {
+// brokerConnLimit fits the --max-conns of the listeners cfg starts
+// (broker, the name server's when it has its own port, gRPC when
+// grpc; maxConns in remoting's spelling) to this process's descriptor
+// limit, and logs a warning when it lowered it. StartStack's goroutine.
+func brokerConnLimit(cfg *conf.Config, maxConns int, ownNamesrv, grpc bool, log zerolog.Logger) int {
 	listeners, perConn := 1, 1
 	if ownNamesrv {
+		listeners++
+	}
+	if grpc {
 		listeners++
 	}
 	if cfg.TLS.TLSMode() != remoting.TLSDisabled {

@@ -60,8 +60,8 @@ func TestBrokerConnLimitWarns(t *testing.T) {
 	log := zerolog.New(&buf)
 
 	asked := int(rl.Cur) // one listener of this many connections cannot fit with a reserve
-	got := brokerConnLimit(cfg, asked, true, log)
-	want := fitConnLimit(rl.Cur, asked, 2, 1).effective
+	got := brokerConnLimit(cfg, asked, true, true, log)
+	want := fitConnLimit(rl.Cur, asked, 3, 1).effective // broker, name server, gRPC
 	require.Equal(t, want, got)
 	require.Less(t, got, asked)
 	require.Equal(t, 1, bytes.Count(buf.Bytes(), []byte("--max-conns lowered")), buf.String())
@@ -69,7 +69,7 @@ func TestBrokerConnLimitWarns(t *testing.T) {
 	require.Contains(t, buf.String(), `"rlimit_nofile":`)
 
 	buf.Reset()
-	require.Equal(t, 5, brokerConnLimit(cfg, 5, true, log), "a bound that fits is kept")
-	require.Equal(t, -1, brokerConnLimit(cfg, -1, true, log), "no bound stays none")
+	require.Equal(t, 5, brokerConnLimit(cfg, 5, true, true, log), "a bound that fits is kept")
+	require.Equal(t, -1, brokerConnLimit(cfg, -1, true, true, log), "no bound stays none")
 	require.Empty(t, buf.String(), "and neither warns")
 }

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"golang.org/x/net/netutil"
 	"net"
 	"time"
 
@@ -80,6 +81,9 @@ func (st *Stack) startGRPC(cfg *conf.Config, log zerolog.Logger, reg prometheus.
 	ln, err := net.Listen("tcp", cfg.GRPCListen)
 	if err != nil {
 		return fmt.Errorf("stack: grpc listen %s: %w", cfg.GRPCListen, err)
+	}
+	if st.connLimit > 0 {
+		ln = netutil.LimitListener(ln, st.connLimit) // fdlimit.go
 	}
 	st.grpc = &grpcEndpoint{srv: srv, ln: ln, served: make(chan error, 1)}
 	go func(g *grpcEndpoint) { g.served <- g.srv.Serve(g.ln) }(st.grpc)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/net/netutil"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -26,6 +27,7 @@ func (st *Stack) startHTTP(cfg *conf.Config, log zerolog.Logger) (err error) {
 	if st.metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
 		return fmt.Errorf("stack: metrics listen %s: %w", cfg.MetricsListen, err)
 	}
+	st.metricsLn = netutil.LimitListener(st.metricsLn, metricsMaxConns) // fdlimit.go
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(st.Registry, promhttp.HandlerOpts{Registry: st.Registry}))
 	if cfg.Pprof {

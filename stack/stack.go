@@ -44,6 +44,9 @@ type Stack struct {
 	namesrv   *remoting.Server // nil when the embedded name server is off or shares the broker port
 	metrics   *http.Server     // nil when --metrics-listen is empty
 	metricsLn net.Listener
+	// connLimit is the per-listener connection bound after fitting it to
+	// the descriptor limit (brokerConnLimit); ≤ 0: none.
+	connLimit int
 	metricsWG chan struct{} // closed when the metrics server's Serve returned
 	// metricsStop cancels the context of every in-flight metrics-listener
 	// request at close: a /debug/pprof/ CPU profile or trace otherwise runs
@@ -181,7 +184,8 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	bopts := BrokerServerOptions(cfg, rm)
-	bopts.MaxConns = brokerConnLimit(cfg, bopts.MaxConns, st.namesrvOwnPort(), log)
+	bopts.MaxConns = brokerConnLimit(cfg, bopts.MaxConns, st.namesrvOwnPort(), cfg.GRPCListen != "", log)
+	st.connLimit = bopts.MaxConns
 	bopts.OnClose = st.Broker.OnConnClose
 	bopts.TLS = tlsCfg
 	bopts.Guard = guard.New(st.Broker.Auth, log)
