@@ -166,7 +166,15 @@ func TestDashboardLayout(t *testing.T) {
 func TestDashboardMetricsAreExported(t *testing.T) {
 	st := startBroker(t)
 	drive(t, st)
-	exported := scrape(t, "http://"+st.MetricsAddr()+"/metrics")
+	// A reply can reach the client just before its rocketmq_rpc_latency
+	// observation is recorded (direct replies), so the scrape waits for
+	// the last requests' series.
+	var exported map[string]bool
+	require.Eventually(t, func() bool {
+		exported = scrape(t, "http://"+st.MetricsAddr()+"/metrics")
+		return exported[`rocketmq_rpc_latency_bucket{request_code="ack_message"}`] &&
+			exported[`rocketmq_rpc_latency_bucket{request_code="change_message_invisibletime"}`]
+	}, 10*time.Second, 10*time.Millisecond)
 	names := dashboardMetrics(t, loadDashboard(t))
 	require.GreaterOrEqual(t, len(names), 15, "the extractor found the dashboard's metrics: %v", names)
 	var missing []string

@@ -84,10 +84,17 @@ func TestServeStartsAndStopsCleanly(t *testing.T) {
 	require.Equal(t, codec.Success, resp.Code)
 	require.NoError(t, bc.Close())
 
-	status, text := httpGet(t, "http://"+metricsAddr+"/metrics")
+	// A reply can reach the client before its rocketmq_rpc_latency
+	// observation is recorded (a direct reply is sent inside Reply, the
+	// observation follows it), so the scrape waits for it.
+	var status int
+	var text string
+	require.Eventually(t, func() bool {
+		status, text = httpGet(t, "http://"+metricsAddr+"/metrics")
+		return strings.Contains(text, `request_code="get_routeinfo_by_topic"`)
+	}, 10*time.Second, 10*time.Millisecond, "the GET_ROUTEINFO_BY_TOPIC answered above is observed")
 	assert.Equal(t, http.StatusOK, status)
 	assert.Contains(t, text, "rocketmq_rpc_latency")
-	assert.Contains(t, text, `request_code="get_routeinfo_by_topic"`)
 	assert.Contains(t, text, `node_id="broker-d2"`)
 	assert.Contains(t, text, `rocketmq_topic_number{cluster="ClusterD2",node_id="broker-d2",node_type="broker"}`)
 	status, _ = httpGet(t, "http://"+metricsAddr+"/debug/pprof/cmdline")
