@@ -55,13 +55,7 @@ func TestSlowStore_HeartbeatsOvertakeAcks(t *testing.T) {
 	beat()
 	beat()
 	beats += 2
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(waitFor):
-		t.Fatal("replies missing")
-	}
+	waitGroup(t, &wg)
 	require.Len(t, order, len(ms)+beats)
 	for i, code := range order {
 		if i < beats {

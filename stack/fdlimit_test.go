@@ -47,7 +47,7 @@ func TestFitConnLimit(t *testing.T) {
 	}
 }
 
-// StartStack's helper reads this process's limit and warns once, with
+// brokerConnLimit reads this process's limit and warns once, with
 // the numbers, only when it lowers the bound.
 func TestBrokerConnLimitWarns(t *testing.T) {
 	var rl unix.Rlimit
