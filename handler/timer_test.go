@@ -197,3 +197,48 @@ func TestTimer_PendingAcrossRestart(t *testing.T) {
 	require.EqualValues(t, 2, maxOffsetRemote(t, c, "T"), "nothing delivered twice")
 	require.Equal(t, []string{"r1", "r2"}, bodies(popNow(t, c)))
 }
+
+// TestTimer_ViewByOffsetMsgIDBeforeAndAfterDelivery: the offsetMsgId a
+// SEND of a delayed message answers finds the message with
+// VIEW_MESSAGE_BY_ID (mqadmin queryMsgById) while it waits and after it
+// was delivered (a Java broker reads its SCHEDULE_TOPIC_XXXX record
+// there; popshim answers the message as stored then).
+func TestTimer_ViewByOffsetMsgIDBeforeAndAfterDelivery(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	sent := send(t, c, "T", 0, "later", sendOpts{props: map[string]string{codec.PropertyDelayTimeLevel: "1"}})
+	_, phys, err := codec.DecodeOffsetMsgID(sent.MsgID)
+	require.NoError(t, err)
+	view := func(topic string) (*codec.Command, codec.MessageExt) {
+		ext := map[string]string{"offset": strconv.FormatInt(phys, 10)}
+		if topic != "" {
+			ext["topic"] = topic
+		}
+		resp := call(t, c, codec.NewRequest(codec.RequestViewMessageByID, 0, ext, nil))
+		var m codec.MessageExt
+		if resp.Code == codec.Success {
+			m, _, err = codec.DecodeMessage(resp.Body)
+			require.NoError(t, err)
+		}
+		return resp, m
+	}
+	resp, m := view("")
+	require.Equal(t, codec.Success, resp.Code, "pending: %s", resp.Remark)
+	require.Equal(t, "later", string(m.Body))
+	require.Equal(t, phys, m.PhysicalOffset)
+	resp, _ = view("Other")
+	require.Equal(t, codec.SystemError, resp.Code, "another topic's offset")
+
+	h.advance(1100 * time.Millisecond) // level 1 is 1 s
+	h.timersNow()
+	require.EqualValues(t, 1, maxOffsetRemote(t, c, "T"))
+	for _, topic := range []string{"", "T"} {
+		resp, m = view(topic)
+		require.Equal(t, codec.Success, resp.Code, "delivered: %s", resp.Remark)
+		require.Equal(t, "later", string(m.Body))
+		require.Equal(t, "T", m.Topic)
+		require.EqualValues(t, 0, m.QueueOffset, "the delivered message")
+		require.Greater(t, m.PhysicalOffset, phys)
+	}
+}

@@ -9,7 +9,11 @@
 //	                                                        physicalOffset(u64) size(u32)
 //	          0x00 'P' physicalOffset(u64)                → message key (index): every
 //	                                                        inline record and the first
-//	                                                        record of each commit-log batch
+//	                                                        record of each commit-log batch;
+//	                                                        timer key of a pending timer
+//	                                                        entry; message key + delivered
+//	                                                        physicalOffset(u64) of a
+//	                                                        delivered one (timers.go)
 //	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
 //	                                                        not yet in its queue (timers.go)
 //	          0x00 'H' physicalOffset(u64)                → half message: header + record

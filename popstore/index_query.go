@@ -138,24 +138,63 @@ func (s *Store) QueryMessagesByKey(topic string, kind byte, key string, maxNum, 
 // is read from the commit log (commitLogRecord). ErrNotFound otherwise.
 // REQUIRES: readGuard held.
 func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
-	mk, err := s.getCF(s.cfMessages(), physKey(phys))
+	v, err := s.getCF(s.cfMessages(), physKey(phys))
 	if errors.Is(err, ErrNotFound) {
 		return s.commitLogRecord(topic, phys)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if topic != "" && (!bytes.HasPrefix(mk, []byte(topic)) || len(mk) != len(topic)+1+12 || mk[len(topic)] != 0) {
+	key, want := physEntryTarget(v, phys)
+	if key == nil {
 		return nil, ErrNotFound
 	}
-	rec, err := s.getRecord(mk)
+	rec, err := s.getRecord(key)
 	if err != nil {
 		return nil, err
 	}
-	if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != phys {
+	if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != want {
+		return nil, ErrNotFound
+	}
+	if topic != "" && !recordOfTopic(key, rec, topic) {
 		return nil, ErrNotFound
 	}
 	return rec, nil
+}
+
+// physEntryTarget reads the value v of the physical-offset index entry of
+// phys: the key of the record to read and the PHYSICALOFFSET that record
+// must carry, or nil for a value of no known form. The forms (doc.go):
+// a message key (want phys); a timer key, for an entry not yet delivered
+// (PutTimer; want phys); a message key followed by the delivered message's
+// physical offset (u64 BE), for a delivered timer entry (DeliverTimer).
+func physEntryTarget(v []byte, phys int64) (key []byte, want int64) {
+	if bytes.HasPrefix(v, timerPrefix) {
+		if len(v) != len(timerPrefix)+16 {
+			return nil, 0
+		}
+		return v, phys
+	}
+	i := bytes.IndexByte(v, 0)
+	switch {
+	case i <= 0:
+		return nil, 0
+	case len(v) == i+1+12:
+		return v, phys
+	case len(v) == i+1+12+8:
+		return v[:i+1+12], int64(binary.BigEndian.Uint64(v[i+1+12:]))
+	}
+	return nil, 0
+}
+
+// recordOfTopic reports whether the record rec, read under key, is of
+// topic: a message key names it; a timer entry's record says it.
+func recordOfTopic(key, rec []byte, topic string) bool {
+	if !bytes.HasPrefix(key, timerPrefix) {
+		return len(key) == len(topic)+1+12 && bytes.HasPrefix(key, []byte(topic)) && key[len(topic)] == 0
+	}
+	m, _, err := codec.UnsafeDecodeMessage(rec)
+	return err == nil && m.Topic == topic
 }
 
 // commitLogRecord returns a copy of the record the commit log holds at
@@ -230,15 +269,23 @@ func (s *Store) EarliestMessageTime() (int64, error) {
 	tries := 0
 	for it.Seek(physPrefix); it.Valid() && tries < 16; it.Next() {
 		tries++
-		rec, err := s.getRecord(it.Value().Data())
+		k := it.Key().Data()
+		if len(k) != len(physPrefix)+8 {
+			continue
+		}
+		phys := int64(binary.BigEndian.Uint64(k[len(physPrefix):]))
+		key, want := physEntryTarget(it.Value().Data(), phys)
+		if key == nil || want != phys {
+			continue // unknown, or a delivered timer's: its record is newer than its place
+		}
+		rec, err := s.getRecord(key)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return -1, err
 		}
-		k := it.Key().Data()
-		if len(rec) < recPhysOffset+8 || !bytes.Equal(rec[recPhysOffset:recPhysOffset+8], k[len(k)-8:]) {
+		if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != phys {
 			continue // a re-created topic's message under the deleted one's key
 		}
 		if ts, ok := StoreTimestamp(rec); ok {

@@ -62,7 +62,9 @@ func (t *Txn) PutTimer(dueMillis int64, queueId int32, record []byte) (physicalO
 	t.lockSerial()
 	physicalOffset = t.phys
 	binary.BigEndian.PutUint64(record[recPhysOffset:], uint64(physicalOffset))
-	t.b.put(cfiMessages, timerKey(dueMillis, physicalOffset), record)
+	tk := timerKey(dueMillis, physicalOffset)
+	t.b.put(cfiMessages, tk, record)
+	t.b.put(cfiMessages, physKey(physicalOffset), tk)
 	prevPhys, prevUsed, prevDelta := t.phys, t.physUsed, t.timerDelta
 	t.journal(func() { t.phys, t.physUsed, t.timerDelta = prevPhys, prevUsed, prevDelta })
 	t.phys += int64(len(record))
@@ -72,7 +74,8 @@ func (t *Txn) PutTimer(dueMillis int64, queueId int32, record []byte) (physicalO
 	return physicalOffset, nil
 }
 
-// DeleteTimer removes a timer entry. The caller must know it is present
+// DeleteTimer removes a timer entry (a cancelled or dropped one) and its
+// physical-offset index entry. The caller must know it is present
 // (the single delivery loop deletes only entries its scan returned and
 // waits for each write before scanning again): the pending count is
 // decremented unconditionally. Errors: ErrTxnDone.
@@ -81,12 +84,37 @@ func (t *Txn) DeleteTimer(k TimerKey) error {
 		return err
 	}
 	t.lockSerial()
+	t.b.del(cfiMessages, physKey(k.PhysicalOffset))
+	t.deleteTimer(k)
+	return nil
+}
+
+// DeliverTimer appends record (the delivered form of the timer entry k) to
+// (topic, queueId) as AppendMessage does, removes the entry, and points
+// the entry's physical offset at the delivered message, so the offsetMsgId
+// its SEND answered still finds the message (VIEW_MESSAGE_BY_ID), as a
+// Java broker still finds the SCHEDULE_TOPIC_XXXX record there. Returns
+// the delivered message's queueOffset and physicalOffset. Errors: those
+// of AppendMessage (then nothing is removed), ErrTxnDone.
+func (t *Txn) DeliverTimer(k TimerKey, topic string, queueId int32, record []byte) (queueOffset, physicalOffset int64, err error) {
+	if queueOffset, physicalOffset, err = t.AppendMessage(topic, queueId, record); err != nil {
+		return 0, 0, err
+	}
+	alias := messageKey(nil, topic, queueId, queueOffset)
+	alias = binary.BigEndian.AppendUint64(alias, uint64(physicalOffset))
+	t.b.put(cfiMessages, physKey(k.PhysicalOffset), alias)
+	t.deleteTimer(k)
+	return queueOffset, physicalOffset, nil
+}
+
+// deleteTimer removes the entry k and counts it off. REQUIRES: t checked,
+// lockSerial held.
+func (t *Txn) deleteTimer(k TimerKey) {
 	t.b.del(cfiMessages, timerKey(k.DueMillis, k.PhysicalOffset))
 	prevDelta := t.timerDelta
 	t.journal(func() { t.timerDelta = prevDelta })
 	t.timerDelta--
 	t.timersUsed = true
-	return nil
 }
 
 // PendingTimers returns the number of durable timer entries. Lock-free;

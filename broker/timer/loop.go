@@ -226,12 +226,14 @@ func (l *Loop) commit(items []item) error {
 			for i := range items {
 				it := &items[i]
 				if it.record != nil {
-					if _, _, err := tx.AppendMessage(it.topic, it.queueID, it.record); err != nil {
-						if !errors.Is(err, popstore.ErrBadName) && !errors.Is(err, popstore.ErrBadRecord) {
-							return err
-						}
-						it.record = nil
+					_, _, err := tx.DeliverTimer(it.key, it.topic, it.queueID, it.record)
+					if err == nil {
+						continue
 					}
+					if !errors.Is(err, popstore.ErrBadName) && !errors.Is(err, popstore.ErrBadRecord) {
+						return err
+					}
+					it.record = nil
 				}
 				if err := tx.DeleteTimer(it.key); err != nil {
 					return err
