@@ -16,6 +16,10 @@ import (
 // line is below it, so none is written (Options.InfoLogDir "").
 const silentInfoLogLevel = 5
 
+// keptInfoLogs is how many RocksDB info log files (LOG and LOG.old.*)
+// the store keeps, in Dir or Options.InfoLogDir (keep_log_file_num).
+const keptInfoLogs = 8
+
 // ErrUnavailable is returned by reads, and by Txn.Commit, while the
 // database is closed between a failed synced write and the Reopen that
 // brings it back (the disk was still full, say). Callers answer it like a

@@ -268,6 +268,10 @@ func Open(opts Options) (*Store, error) {
 	// and ACK/s within ±10 % (median a few % higher).
 	s.opts.SetBytesPerSync(1 << 20)
 	setBackgroundThreads(s.opts)
+	// Every open renames the LOG to LOG.old.<µs>, and the writer reopens
+	// the store once a second while a fault lasts (reopen.go): RocksDB's
+	// default of 1,000 kept files let an outage of minutes leave hundreds.
+	s.opts.SetKeepLogFileNum(keptInfoLogs)
 	if opts.InfoLogDir != "" {
 		s.opts.SetDbLogDir(opts.InfoLogDir)
 	} else {

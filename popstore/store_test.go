@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -435,4 +436,19 @@ func TestWALSyncsCountsSyncedWrites(t *testing.T) {
 	s2, _ := popstoretest.Open(t, popstore.Options{})
 	_, ok = s2.WALSyncs()
 	require.False(t, ok)
+}
+
+// Opening a store many times (the writer reopens it once a second while a
+// fault lasts) keeps a bounded number of RocksDB info logs.
+func TestReopensKeepBoundedInfoLogs(t *testing.T) {
+	dir := t.TempDir()
+	for range 14 {
+		s, err := popstore.Open(popstore.Options{Dir: dir})
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	}
+	logs, err := filepath.Glob(filepath.Join(dir, "LOG*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, logs)
+	require.LessOrEqual(t, len(logs), 8, "info logs: %v", logs)
 }
