@@ -79,6 +79,13 @@
 #      in rocketmq-tools 5.5.0; QueryMsgByIdSubCommand.sendMsg queries the message and sends it again with a
 #      producer of group ReSendMsgById) prints "prepare resend msg. originalMsgId=MSGID" and sendStatus=SEND_OK,
 #      and the live consumer consumes the copy (same UNIQ_KEY, so the same msgId) once
+#   M30 adminclient -delay 1 sends one message with DELAY=1 (1 s) to a new topic T30; queryMsgById -t T30 -i
+#      OFFSETMSGID (VIEW_MESSAGE_BY_ID of the offsetMsgId its SEND answered) right away, while it is a pending
+#      timer entry, prints OffsetID: OFFSETMSGID, Topic: T30, CommitLog Offset = the id's offset, DELAY=1, and
+#      mqadmin's body file holds its body; 3 s after the send the same query prints the delivered message:
+#      Topic: T30, the same UNIQ_KEY, its own OffsetID and a larger CommitLog Offset, no DELAY (popshim
+#      answered "can not find message by the offset" for both before 2026-12-06). When mqadmin reached the
+#      broker only after the 1 s (a loaded machine), the pending query is made again on a DELAY=2 (5 s) message
 #
 # Prints one line per check and "mqadmin-interop: P passed, F failed"; exits 1 when a check failed.
 set -uo pipefail
@@ -545,6 +552,58 @@ m29() {
   [ "$(grep -c "^consumed $msgid5 m26-body" "$tmp/live/out")" = $((before + 1)) ] \
     || { echo "    the resent copy of $msgid5 was not consumed once (before: $before, now: $(grep -c "^consumed $msgid5 " "$tmp/live/out"))"; show m29_resend "queryMsgById -t $topic5 -i $msgid5 -s true"; return 1; }
 }
+# M30: a delayed message's offsetMsgId finds it while pending and after delivery.
+topic30=mq_t30_$suffix
+group30=mq_g30_$suffix
+# m30_send LEVEL: sends one message with DELAY=LEVEL to T30 with adminclient; sets off30 (its offsetMsgId)
+m30_send() {
+  [ -x "$tmp/adminclient" ] || (cd "$here/../.." && go build -o "$tmp/adminclient" ./testdata/interop/adminclient) || return 1
+  "$tmp/adminclient" -b "${brokers[0]}" -t "$topic30" -g "$group30" -pg "$pgroup2" -broker-name "${BROKER_NAME:-popshim-a}" \
+    -n 1 -ack 0 -hold 0s -delay "$1" >"$tmp/m30_send$1.out" 2>&1 \
+    || { echo "    adminclient -delay $1 failed:"; sed 's/^/    /' "$tmp/m30_send$1.out"; return 1; }
+  off30=$(sed -n 's/^SEND_OK offsetMsgId=\([0-9A-F]\{32\}\)$/\1/p' "$tmp/m30_send$1.out")
+  [ -n "$off30" ] || { echo "    no offsetMsgId in:"; sed 's/^/    /' "$tmp/m30_send$1.out"; return 1; }
+}
+# m30_pending NAME ID LEVEL: queryMsgById of ID answered the message still waiting as a timer entry
+m30_pending() {
+  local f=$tmp/$1.out body
+  body=$(sed -n 's/^Message Body Path: *//p' "$f")   # mqadmin writes the body to that file
+  [ "$(rc "$1")" = 0 ] && grep -qE "^OffsetID: +$2$" "$f" && grep -qE "^Topic: +$topic30$" "$f" \
+    && grep -qE "^CommitLog Offset: +$((16#${2:16}))$" "$f" && grep -qE "^Properties: .*[{ ]DELAY=$3[,}]" "$f" \
+    && [ -n "$body" ] && [ "$(cat "$body" 2>/dev/null)" = m-0 ]
+}
+m30() {
+  local t0 uniq off1 phys
+  t0=$(date +%s%3N)
+  m30_send 1 || return 1
+  off1=$off30
+  phys=$((16#${off1:16}))
+  mq m30_pending queryMsgById -t "$topic30" -i "$off1"
+  if ! m30_pending m30_pending "$off1" 1; then
+    [ "$(rc m30_pending)" = 0 ] && grep -qE "^Topic: +$topic30$" "$tmp/m30_pending.out" \
+      && grep -qE "^CommitLog Offset: +[0-9]+$" "$tmp/m30_pending.out" && ! grep -qE "^OffsetID: +$off1$" "$tmp/m30_pending.out" \
+      || { echo "    want the pending message: OffsetID $off1, Topic $topic30, CommitLog Offset $phys, DELAY=1, body m-0"
+        show m30_pending "queryMsgById -t $topic30 -i $off1"; return 1; }
+    # found, but delivered already: mqadmin took more than the 1 s to ask
+    echo "    the DELAY=1 message was delivered before mqadmin asked (its query ended $(( $(date +%s%3N) - t0 )) ms after the send); the pending query again with DELAY=2 (5 s)"
+    m30_send 2 || return 1
+    mq m30_pending2 queryMsgById -t "$topic30" -i "$off30"
+    m30_pending m30_pending2 "$off30" 2 \
+      || { echo "    want the pending message: OffsetID $off30, Topic $topic30, CommitLog Offset $((16#${off30:16})), DELAY=2, body m-0"
+        show m30_pending2 "queryMsgById -t $topic30 -i $off30"; return 1; }
+  fi
+  uniq=$(sed -n 's/.*[{ ]UNIQ_KEY=\([0-9A-F]*\)[,}].*/\1/p' "$tmp/m30_pending.out")
+  local wait_ms=$(( t0 + 3000 - $(date +%s%3N) ))   # 3 s after the send (the query above takes about that)
+  if [ "$wait_ms" -gt 0 ]; then sleep "$(printf '%d.%03d' $((wait_ms / 1000)) $((wait_ms % 1000)))"; fi
+  mq m30_delivered queryMsgById -t "$topic30" -i "$off1"
+  local f=$tmp/m30_delivered.out off
+  off=$(sed -n 's/^CommitLog Offset: *\([0-9]*\)$/\1/p' "$f")
+  [ "$(rc m30_delivered)" = 0 ] && grep -qE "^Topic: +$topic30$" "$f" && grep -qE "^Queue ID: +0$" "$f" \
+    && grep -qE "^Properties: .*[{ ]UNIQ_KEY=$uniq[,}]" "$f" && ! grep -q "DELAY=" "$f" \
+    && grep -qE "^OffsetID: +[0-9A-F]{32}$" "$f" && ! grep -qE "^OffsetID: +$off1$" "$f" && [ -n "$off" ] && [ "$off" -gt "$phys" ] \
+    || { echo "    want the delivered message: Topic $topic30, UNIQ_KEY $uniq, no DELAY, its own OffsetID, CommitLog Offset > $phys"
+      show m30_delivered "queryMsgById -t $topic30 -i $off1"; return 1; }
+}
 m25() {
   mq m25_cq queryCq -t "$topic2" -q 0 -i 98 -c 5 -b "${brokers[0]}"
   [ "$(rc m25_cq)" = 0 ] && grep -qF "max: 100, min: 0" "$tmp/m25_cq.out" && grep -q "^idx: 99$" "$tmp/m25_cq.out" \
@@ -574,6 +633,7 @@ check "M14 queryMsgByKey finds the messages by key (QUERY_MESSAGE)" m14
 check "M15 queryMsgByUniqueKey finds the message by msgId (QUERY_MESSAGE _UNIQUE_KEY_QUERY)" m15
 check "M16 queryMsgById finds the message by offsetMsgId and by msgId" m16
 check "M17 statsAll prints the topic/group row with real figures (VIEW_BROKER_STATS_DATA)" m17
+check "M30 queryMsgById finds a DELAY=1 message by its offsetMsgId while pending and after delivery (VIEW_MESSAGE_BY_ID)" m30
 check "M22 cleanExpiredCQ prints success (CLEAN_EXPIRED_CONSUMEQUEUE)" m22
 check "M21 updateBrokerConfig applies autoCreateSubscriptionGroup, refuses maxMessageSize with CODE: 16" m21
 check "M26 consumerStatus shows a live Java consumer's running info (GET_CONSUMER_RUNNING_INFO forwarded)" m26

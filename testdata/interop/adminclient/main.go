@@ -6,7 +6,8 @@
 // consumerConnection and producerConnection see a connected client.
 // M11 runs it with -hold 0s: -n 20 -ack 20 consumes a topic once, -n 0
 // -ack 20 after resetOffsetByTime checks the messages come again (a POP
-// that finds nothing fails with "code 210").
+// that finds nothing fails with "code 210"). M30 runs it with -delay 1: the
+// messages carry DELAY=1 and each SEND prints "SEND_OK offsetMsgId=ID".
 package main
 
 import (
@@ -30,8 +31,9 @@ func main() {
 	n := flag.Int("n", 100, "messages to send")
 	acks := flag.Int("ack", 50, "messages to pop and ack")
 	hold := flag.Duration("hold", 60*time.Second, "how long to stay connected after ready")
+	delay := flag.Int("delay", 0, "DELAY level of the messages sent; with it each SEND prints its offsetMsgId")
 	flag.Parse()
-	if err := run(*addr, *topic, *group, *pg, *brokerName, *n, *acks, *hold); err != nil {
+	if err := run(*addr, *topic, *group, *pg, *brokerName, *n, *acks, *hold, *delay); err != nil {
 		fmt.Fprintln(os.Stderr, "adminclient:", err)
 		os.Exit(1)
 	}
@@ -43,7 +45,7 @@ func call(c *client.Conn, req *codec.Command) (*codec.Command, error) {
 	return c.Invoke(ctx, req)
 }
 
-func run(addr, topic, group, pg, brokerName string, n, acks int, hold time.Duration) error {
+func run(addr, topic, group, pg, brokerName string, n, acks int, hold time.Duration, delay int) error {
 	c, err := client.Dial(addr)
 	if err != nil {
 		return err
@@ -64,7 +66,11 @@ func run(addr, topic, group, pg, brokerName string, n, acks int, hold time.Durat
 	if err := heartbeat(); err != nil {
 		return err
 	}
-	props, _ := codec.EncodeProperties(map[string]string{"WAIT": "true"})
+	pm := map[string]string{"WAIT": "true"}
+	if delay > 0 {
+		pm[codec.PropertyDelayTimeLevel] = strconv.Itoa(delay)
+	}
+	props, _ := codec.EncodeProperties(pm)
 	for i := range n {
 		h := codec.SendMessageRequestHeader{ProducerGroup: pg, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 			BornTimestamp: time.Now().UnixMilli(), Properties: props, BrokerName: brokerName}
@@ -76,6 +82,10 @@ func run(addr, topic, group, pg, brokerName string, n, acks int, hold time.Durat
 		}
 		if resp.Code != codec.Success {
 			return fmt.Errorf("SEND: code %d %s", resp.Code, resp.Remark)
+		}
+		if delay > 0 {
+			id, _ := resp.Ext("msgId")
+			fmt.Println("SEND_OK offsetMsgId=" + id)
 		}
 	}
 	for acked := 0; acked < acks; {
