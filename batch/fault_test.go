@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -167,4 +168,38 @@ func TestDiskGuardRefusesProduce(t *testing.T) {
 	require.NoError(t, os.Remove(ballast))
 	waitFor(t, "disk guard release", w.Writable)
 	require.NoError(t, w.SubmitWait(batch.LaneProduce, func(tx *popstore.Txn) error { return tx.PutMetaValue("p", []byte{3}) }))
+}
+
+// A produce op with a wait limit of its own (Op.MaxWait, as an
+// END_TRANSACTION commit has) is written after MaxProduceWait passed while
+// ordinary produce ops queued beside it are shed; one past its own limit
+// is shed too. Group mode and sync mode with one worker.
+func TestProduceShedRespectsOpMaxWait(t *testing.T) {
+	for _, mode := range []batch.Mode{batch.ModeGroup, batch.ModeSync} {
+		t.Run(string(mode), func(t *testing.T) {
+			f := newFixture(t, batch.Options{Mode: mode, SyncWorkers: 1, MaxProduceWait: 30 * time.Millisecond})
+			release := f.stall(t, 1)
+			rec := newRecorder()
+			waits := []time.Duration{0, time.Hour, -1, 40 * time.Millisecond, 0}
+			for i, wait := range waits {
+				op := putOp(batch.LaneProduce, "p"+strconv.Itoa(i), byte(i), rec.done(i))
+				op.MaxWait = wait
+				require.NoError(t, f.w.Submit(op))
+			}
+			time.Sleep(60 * time.Millisecond) // every op has waited past 30 and 40 ms
+			release()
+			rec.wait()
+			for i, wait := range waits {
+				v, err := f.store.MetaValue("p" + strconv.Itoa(i))
+				if wait == 0 || wait == 40*time.Millisecond {
+					require.ErrorIs(t, rec.err(i), batch.ErrBusy, "op %d (MaxWait %v) shed", i, wait)
+					require.ErrorIs(t, err, popstore.ErrNotFound, "op %d not written", i)
+					continue
+				}
+				require.NoError(t, rec.err(i), "op %d (MaxWait %v) written", i, wait)
+				require.NoError(t, err)
+				require.Equal(t, []byte{byte(i)}, v)
+			}
+		})
+	}
 }

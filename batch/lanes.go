@@ -177,10 +177,18 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 		// Shed produce ops that waited too long (brokerFastFailure's
 		// cleanExpiredRequestInQueue): they are returned with an
 		// *ErrQueueTimeout and not applied; they cost no batch room.
+		// An op with a longer limit of its own (Op.MaxWait) that has not
+		// passed it is taken into this batch instead.
 		q := &l.q[LaneProduce]
 		for q.n > 0 && now-q.peek().queued > l.maxWait {
 			op := q.pop()
 			l.bytes -= int64(op.Bytes)
+			if now-op.queued <= op.shedAfter(time.Duration(l.maxWait)) {
+				taken[LaneProduce] = append(taken[LaneProduce], op)
+				n++
+				bytes += op.Bytes
+				continue
+			}
 			op.err = &QueueTimeoutError{Waited: time.Duration(now - op.queued), Queued: q.n}
 			taken[LaneProduce] = append(taken[LaneProduce], op)
 			l.rejects[LaneProduce]++

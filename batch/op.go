@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -106,10 +107,30 @@ type Op struct {
 	// allocation (a struct that embeds Op and implements Job) instead of an
 	// Op plus two closures; the ACK and CHANGE handlers do this.
 	Job Job
+	// MaxWait, for a LaneProduce op, replaces Options.MaxProduceWait as
+	// the queue wait after which the op is shed (while shedding is on:
+	// MaxProduceWait > 0); negative: never shed; 0: MaxProduceWait. An
+	// END_TRANSACTION commit waits up to --wait-time-mills-in-transaction-queue
+	// (RocketMQ's waitTimeMillsInTransactionQueue, 3 s) where a SEND waits
+	// 200 ms.
+	MaxWait time.Duration
 
 	seq    uint64 // accept order, set by Submit
 	queued int64  // monoNanos at Submit (head-of-line wait metric)
 	err    error  // Apply result
+}
+
+// shedAfter is how long op may wait in the produce lane, ns, before it is
+// shed when shedding is on with def (Options.MaxProduceWait) as the
+// default: Op.MaxWait when set, never (math.MaxInt64) when negative.
+func (op *Op) shedAfter(def time.Duration) int64 {
+	switch {
+	case op.MaxWait < 0:
+		return math.MaxInt64
+	case op.MaxWait > 0:
+		return int64(op.MaxWait)
+	}
+	return int64(def)
 }
 
 // Job is the method form of Op.Apply and Op.Done; see Op.Job. Apply runs on

@@ -23,7 +23,7 @@ func (w *Writer) syncWorker() {
 
 func (w *Writer) writeOne(op *Op) {
 	if op.Lane == LaneProduce && w.opts.MaxProduceWait > 0 {
-		if waited := time.Duration(monoNanos() - op.queued); waited > w.opts.MaxProduceWait {
+		if waited := time.Duration(monoNanos() - op.queued); int64(waited) > op.shedAfter(w.opts.MaxProduceWait) {
 			w.lanes.addReject(op.Lane)
 			w.m.rejects[op.Lane].Inc()
 			w.complete(op, &QueueTimeoutError{Waited: waited, Queued: w.lanes.depth(LaneProduce)})

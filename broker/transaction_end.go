@@ -31,8 +31,11 @@ package broker
 //     rules refuse → MESSAGE_ILLEGAL (13), half kept.
 //   - Rollback deletes the half and its due entry.
 //   - Lanes: a commit is an append of a message, so it goes on the produce
-//     lane with SEND (the disk guard and the send-queue shedding apply; a
-//     shed or refused commit leaves the half for the check); a rollback
+//     lane with SEND (the disk guard applies; a refused commit leaves the
+//     half for the check). It is shed only after
+//     --wait-time-mills-in-transaction-queue (3 s, as BrokerFastFailure
+//     cleans Java's end-transaction queue), not after the SENDs' 200 ms: a
+//     producer sends it oneway and never again. A rollback
 //     only deletes and goes on the foreground lane, so it is not queued
 //     behind a produce flood and is accepted when the disk is full.
 //
@@ -101,7 +104,16 @@ func (b *Broker) EndTransaction(r EndTransactionRequest, done func(error)) {
 		return
 	}
 	j := &endJob{b: b, r: r, done: done}
-	if err := b.Writer.Submit(&batch.Op{Lane: lane, Bytes: 256, Job: j}); err != nil {
+	op := &batch.Op{Lane: lane, Bytes: 256, Job: j}
+	if lane == batch.LaneProduce {
+		// Shed after waitTimeMillsInTransactionQueue, not the send queue's
+		// wait: the producer sent it oneway and will not send it again.
+		op.MaxWait = -1
+		if ms := b.Cfg.WaitTimeMillsInTransactionQueue; ms > 0 {
+			op.MaxWait = time.Duration(ms) * time.Millisecond
+		}
+	}
+	if err := b.Writer.Submit(op); err != nil {
 		done(produceError("end transaction", err))
 	}
 }

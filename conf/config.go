@@ -183,6 +183,13 @@ type Config struct {
 	// being written (RocketMQ's waitTimeMillsInSendQueue, 200, with
 	// brokerFastFailureEnable). 0 disables. --wait-time-mills-in-send-queue.
 	WaitTimeMillsInSendQueue int
+	// WaitTimeMillsInTransactionQueue: an END_TRANSACTION commit still
+	// queued for the writer after this many ms is dropped unwritten, the
+	// half left for its check (RocketMQ's waitTimeMillsInTransactionQueue,
+	// 3000: BrokerFastFailure cleans its end-transaction queue with it, not
+	// with the send queue's 200 ms). Only while --wait-time-mills-in-send-queue
+	// is on; 0: never dropped. --wait-time-mills-in-transaction-queue.
+	WaitTimeMillsInTransactionQueue int
 	// DiskSpaceWarningLevelRatio: above this used fraction of the data
 	// directory's filesystem (used / (used + available), df's Use%,
 	// popstore.Store.DiskUsage) SENDs answer SERVICE_NOT_AVAILABLE, as a
@@ -355,28 +362,29 @@ func Default() *Config {
 		QueueCapacity:               100000,
 		QueueMaxBytes:               256 << 20,
 
-		WaitTimeMillsInSendQueue:   200,
-		DiskSpaceWarningLevelRatio: 0.90,
-		WriterProbeInterval:        time.Second,
-		BackgroundShare:            0.25,
-		BatchMaxBulkOps:            16,
-		MaxParkedPolls:             100000,
-		ReviveInterval:             500 * time.Millisecond,
-		MaxReconsumeTimes:          16,
-		MessageDelayLevel:          "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
-		TimerMaxDelaySec:           3 * 24 * 3600,
-		TimerDrainShare:            0.25,
-		TransactionTimeout:         6 * time.Second,
-		TransactionCheckInterval:   30 * time.Second,
-		TransactionCheckMax:        15,
-		StoreReplyMessageEnable:    true,
-		RebalanceLockMaxLiveTime:   60 * time.Second,
-		PopReaderWorkers:           4,
-		PopReaderQueue:             10000,
-		IdleTimeout:                120 * time.Second,
-		MaxConns:                   DefaultMaxConns,
-		ShutdownTimeout:            10 * time.Second,
-		TLS:                        TLS{HandshakeTimeout: DefaultTLSHandshakeTimeout},
+		WaitTimeMillsInSendQueue:        200,
+		WaitTimeMillsInTransactionQueue: 3000,
+		DiskSpaceWarningLevelRatio:      0.90,
+		WriterProbeInterval:             time.Second,
+		BackgroundShare:                 0.25,
+		BatchMaxBulkOps:                 16,
+		MaxParkedPolls:                  100000,
+		ReviveInterval:                  500 * time.Millisecond,
+		MaxReconsumeTimes:               16,
+		MessageDelayLevel:               "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
+		TimerMaxDelaySec:                3 * 24 * 3600,
+		TimerDrainShare:                 0.25,
+		TransactionTimeout:              6 * time.Second,
+		TransactionCheckInterval:        30 * time.Second,
+		TransactionCheckMax:             15,
+		StoreReplyMessageEnable:         true,
+		RebalanceLockMaxLiveTime:        60 * time.Second,
+		PopReaderWorkers:                4,
+		PopReaderQueue:                  10000,
+		IdleTimeout:                     120 * time.Second,
+		MaxConns:                        DefaultMaxConns,
+		ShutdownTimeout:                 10 * time.Second,
+		TLS:                             TLS{HandshakeTimeout: DefaultTLSHandshakeTimeout},
 
 		MaxHeartbeatGroups:        1000,
 		MaxHeartbeatSubscriptions: 1000,

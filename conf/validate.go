@@ -83,6 +83,7 @@ func (c *Config) Validate() error {
 		v.errf("--memory-limit must be 0 (auto), negative (none) or ≥ 16 MiB (%d), got %d", int64(minMemoryLimit), c.MemoryLimit)
 	}
 	v.intRange("wait-time-mills-in-send-queue", c.WaitTimeMillsInSendQueue, 0, 3600000)
+	v.intRange("wait-time-mills-in-transaction-queue", c.WaitTimeMillsInTransactionQueue, 0, 3600000)
 	if !(c.DiskSpaceWarningLevelRatio >= 0 && c.DiskSpaceWarningLevelRatio <= 1) {
 		v.errf("--disk-space-warning-level-ratio must be in [0, 1] (0 disables), got %g", c.DiskSpaceWarningLevelRatio)
 	}
