@@ -203,3 +203,56 @@ func TestProduceShedRespectsOpMaxWait(t *testing.T) {
 		})
 	}
 }
+
+// An op's own wait limit below MaxProduceWait sheds it earlier, while an
+// ordinary produce op queued beside it is written (group and sync mode).
+func TestProduceShedOpLimitBelowDefault(t *testing.T) {
+	for _, mode := range []batch.Mode{batch.ModeGroup, batch.ModeSync} {
+		t.Run(string(mode), func(t *testing.T) {
+			f := newFixture(t, batch.Options{Mode: mode, SyncWorkers: 1, MaxProduceWait: time.Hour})
+			release := f.stall(t, 1)
+			rec := newRecorder()
+			plain := putOp(batch.LaneProduce, "plain", 1, rec.done(0))
+			short := putOp(batch.LaneProduce, "short", 2, rec.done(1))
+			short.MaxWait = 20 * time.Millisecond
+			require.NoError(t, f.w.Submit(plain))
+			require.NoError(t, f.w.Submit(short))
+			time.Sleep(60 * time.Millisecond) // past 20 ms, far below an hour
+			release()
+			rec.wait()
+			require.NoError(t, rec.err(0))
+			require.ErrorIs(t, rec.err(1), batch.ErrBusy)
+			_, err := f.store.MetaValue("short")
+			require.ErrorIs(t, err, popstore.ErrNotFound)
+		})
+	}
+}
+
+// Submit refuses an op that would pass MaxQueuedBytes, but not one marked
+// PastByteBound; both queued ones are written.
+func TestPastByteBoundAccepted(t *testing.T) {
+	f := newFixture(t, batch.Options{MaxQueuedBytes: 1000})
+	release := f.stall(t, 1)
+	rec := newRecorder()
+	big := putOp(batch.LaneProduce, "big", 1, rec.done(0))
+	big.Bytes = 900
+	require.NoError(t, f.w.Submit(big))
+	over := putOp(batch.LaneProduce, "over", 2, nil)
+	over.Bytes = 200
+	require.ErrorIs(t, f.w.Submit(over), batch.ErrBusy, "past the byte bound")
+	end := putOp(batch.LaneProduce, "end", 3, rec.done(1))
+	end.Bytes = 200
+	end.PastByteBound = true
+	require.NoError(t, f.w.Submit(end))
+	rb := putOp(batch.LaneForeground, "rollback", 4, rec.done(2))
+	rb.Bytes = 200
+	rb.PastByteBound = true
+	require.NoError(t, f.w.Submit(rb), "any lane")
+	release()
+	rec.wait()
+	for i, name := range []string{"big", "end", "rollback"} {
+		require.NoError(t, rec.err(i), name)
+		_, err := f.store.MetaValue(name)
+		require.NoError(t, err, name)
+	}
+}

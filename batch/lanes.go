@@ -92,7 +92,7 @@ func (l *lanes) push(op *Op) error {
 	case op.Lane == LaneProduce && l.diskFull:
 		l.mu.Unlock()
 		return ErrDiskFull
-	case l.q[op.Lane].n >= l.cap, l.bytes > 0 && l.bytes+int64(op.Bytes) > l.maxBytes:
+	case l.q[op.Lane].n >= l.cap, !op.PastByteBound && l.bytes > 0 && l.bytes+int64(op.Bytes) > l.maxBytes:
 		l.rejects[op.Lane]++
 		l.mu.Unlock()
 		return ErrBusy
@@ -157,6 +157,7 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 		taken[i] = taken[i][:0]
 	}
 	n, bytes := 0, 0
+	now := monoNanos()
 	takeFrom := func(lane Lane, limit int) {
 		q := &l.q[lane]
 		start := n
@@ -167,23 +168,35 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 			}
 			q.pop()
 			l.bytes -= int64(op.Bytes)
+			if lane == LaneProduce && l.maxWait > 0 && now-op.queued > op.shedAfter(time.Duration(l.maxWait)) {
+				// past a limit of its own shorter than maxWait, behind
+				// ops within theirs (the scan below stopped before it)
+				op.err = &QueueTimeoutError{Waited: time.Duration(now - op.queued), Queued: q.n}
+				l.rejects[LaneProduce]++
+			}
 			taken[lane] = append(taken[lane], op)
 			n++
 			bytes += op.Bytes
 		}
 	}
-	now := monoNanos()
 	if l.maxWait > 0 {
 		// Shed produce ops that waited too long (brokerFastFailure's
 		// cleanExpiredRequestInQueue): they are returned with an
 		// *ErrQueueTimeout and not applied; they cost no batch room.
-		// An op with a longer limit of its own (Op.MaxWait) that has not
-		// passed it is taken into this batch instead.
+		// An op with a limit of its own (Op.MaxWait) is shed past that
+		// one; past maxWait but within a longer one of its own it is taken
+		// into this batch. The queue is in accept order: the scan stops at
+		// the first op within both limits.
 		q := &l.q[LaneProduce]
-		for q.n > 0 && now-q.peek().queued > l.maxWait {
+		for q.n > 0 {
+			waited := now - q.peek().queued
+			within := waited <= q.peek().shedAfter(time.Duration(l.maxWait))
+			if within && waited <= l.maxWait {
+				break
+			}
 			op := q.pop()
 			l.bytes -= int64(op.Bytes)
-			if now-op.queued <= op.shedAfter(time.Duration(l.maxWait)) {
+			if within {
 				taken[LaneProduce] = append(taken[LaneProduce], op)
 				n++
 				bytes += op.Bytes

@@ -114,6 +114,13 @@ type Op struct {
 	// (RocketMQ's waitTimeMillsInTransactionQueue, 3 s) where a SEND waits
 	// 200 ms.
 	MaxWait time.Duration
+	// PastByteBound lets Submit accept the op while Options.MaxQueuedBytes
+	// are queued (the lane's QueueCapacity still applies; its Bytes still
+	// count): for a small op its client sends once and never again, a
+	// oneway END_TRANSACTION, which the bound would drop unseen under a
+	// flood of large SENDs. Java queues those apart from SENDs
+	// (endTransactionPoolQueueCapacity).
+	PastByteBound bool
 
 	seq    uint64 // accept order, set by Submit
 	queued int64  // monoNanos at Submit (head-of-line wait metric)

@@ -104,7 +104,9 @@ func (b *Broker) EndTransaction(r EndTransactionRequest, done func(error)) {
 		return
 	}
 	j := &endJob{b: b, r: r, done: done}
-	op := &batch.Op{Lane: lane, Bytes: 256, Job: j}
+	// Past --queue-max-bytes too: a flood of large SENDs must not drop a
+	// decision the producer sent oneway (the lane's capacity still holds).
+	op := &batch.Op{Lane: lane, Bytes: 256, Job: j, PastByteBound: true}
 	if lane == batch.LaneProduce {
 		// Shed after waitTimeMillsInTransactionQueue, not the send queue's
 		// wait: the producer sent it oneway and will not send it again.
@@ -114,8 +116,21 @@ func (b *Broker) EndTransaction(r EndTransactionRequest, done func(error)) {
 		}
 	}
 	if err := b.Writer.Submit(op); err != nil {
+		b.notWritten(&r, err)
 		done(produceError("end transaction", err))
 	}
+}
+
+// notWritten counts and logs a decision the writer refused or dropped:
+// the producer sent it oneway and never learns, so the log and
+// popshim_end_transaction_refused_total{reason="not_written"} are the
+// only trace; the half waits for its check.
+func (b *Broker) notWritten(r *EndTransactionRequest, err error) {
+	b.Transactions.Metrics().Refused.WithLabelValues(transaction.ReasonNotWritten).Inc()
+	b.Log.Warn().Err(err).Str("peer", r.Peer).Str("producerGroup", r.ProducerGroup).Int64("commitLogOffset", r.CommitLogOffset).
+		Int64("tranStateTableOffset", r.TranStateTableOffset).Str("msgId", r.MsgID).
+		Bool("commit", r.CommitOrRollback == codec.SysFlagTransactionCommit).
+		Msg("end transaction not written; the half waits for its check")
 }
 
 // warnEnd logs a request at warn level, as EndTransactionProcessor does
@@ -240,6 +255,7 @@ func (j *endJob) Done(err error) {
 		j.done(err)
 		return
 	default:
+		b.notWritten(r, err)
 		j.done(produceError("end transaction", err))
 		return
 	}

@@ -8,6 +8,7 @@ package handler_test
 // waitTimeMillsInTransactionQueue, 3 s, the send queue after 200 ms).
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -30,10 +31,12 @@ func TestEndTransaction_CommitOutlivesSendShedding(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gate := newGateHook()
+			release := sync.OnceFunc(func() { close(gate.release) })
 			h := startHarnessHooked(t, gate.hook, func(c *conf.Config) {
 				c.WaitTimeMillsInSendQueue = int(sendWait.Milliseconds())
 				c.WaitTimeMillsInTransactionQueue = tc.txnWaitMs
 			})
+			t.Cleanup(release) // before the stack stops, also when the test fails
 			h.createTopic("T", 1)
 			c := h.dial()
 			r := storeHalf(t, h, "T", "PG", "txn")
@@ -54,7 +57,7 @@ func TestEndTransaction_CommitOutlivesSendShedding(t *testing.T) {
 			// precondition, not a timing assertion: any longer wait gives
 			// the same outcome below 3 s).
 			time.Sleep(300 * time.Millisecond)
-			close(gate.release)
+			release()
 
 			require.Equal(t, codec.Success, await(t, held, "held SEND").Code)
 			require.Equal(t, codec.SystemBusy, await(t, shed, "shed SEND").Code)
@@ -64,8 +67,46 @@ func TestEndTransaction_CommitOutlivesSendShedding(t *testing.T) {
 				return
 			}
 			eventually(t, func() bool { return h.b().Writer.Stats().Rejects[batch.LaneProduce] == 2 }, "commit not shed")
+			eventually(t, func() bool {
+				return metricValue(t, h.b().Transactions.Metrics().Refused.WithLabelValues("not_written")) == 1
+			}, "the dropped commit is counted")
 			require.EqualValues(t, 1, h.b().Store.PendingHalves(), "the half waits for its check")
 			require.EqualValues(t, 1, h.b().Store.MaxOffset("T", 0), "only the held SEND")
 		})
 	}
+}
+
+// With --queue-max-bytes reached by a large SEND (a later SEND answers
+// SYSTEM_BUSY at once), a oneway commit is still queued and written, where
+// it used to be refused unseen.
+func TestEndTransaction_CommitPastQueueByteBound(t *testing.T) {
+	gate := newGateHook()
+	release := sync.OnceFunc(func() { close(gate.release) })
+	h := startHarnessHooked(t, gate.hook, func(c *conf.Config) { c.QueueMaxBytes = 1 << 20 })
+	t.Cleanup(release) // before the stack stops, also when the test fails
+	h.createTopic("T", 1)
+	h.createTopic("Big", 1)
+	c := h.dial()
+	r := storeHalf(t, h, "T", "PG", "txn")
+
+	gate.armed.Store(true)
+	held := invokeAsync(c, sendReq("Big", 0, []byte("held"), sendOpts{}))
+	select {
+	case <-gate.held:
+	case <-time.After(waitFor):
+		t.Fatal("the first SEND's write did not reach the store")
+	}
+	big := invokeAsync(h.dial(), sendReq("Big", 0, make([]byte, 1100<<10), sendOpts{}))
+	eventually(t, func() bool { return laneDepth(t, h, batch.LaneProduce.String()) == 1 }, "large SEND queued")
+	busy := call(t, c, sendReq("Big", 0, []byte("small"), sendOpts{}))
+	require.Equal(t, codec.SystemBusy, busy.Code, "past --queue-max-bytes: %s", busy.Remark)
+	require.NoError(t, c.InvokeOneway(endTxn("PG", r, codec.SysFlagTransactionCommit, true)))
+	eventually(t, func() bool { return laneDepth(t, h, batch.LaneProduce.String()) == 2 }, "commit queued past the byte bound")
+	release()
+
+	require.Equal(t, codec.Success, await(t, held, "held SEND").Code)
+	require.Equal(t, codec.Success, await(t, big, "large SEND").Code)
+	eventually(t, func() bool { return h.b().Store.PendingHalves() == 0 }, "commit not applied")
+	require.EqualValues(t, 1, h.b().Store.MaxOffset("T", 0))
+	require.Zero(t, metricValue(t, h.b().Transactions.Metrics().Refused.WithLabelValues("not_written")))
 }

@@ -15,6 +15,10 @@ const (
 	ReasonImmunity = "immunity"       // decided by the producer after CHECK_IMMUNITY_TIME_IN_SECONDS
 	ReasonTopic    = "topic"          // the real topic no longer exists
 	ReasonIllegal  = "illegal"        // the committed message cannot be stored (bad record, timer rules)
+	// ReasonNotWritten: the writer refused or dropped the decision (lane
+	// full, shed after --wait-time-mills-in-transaction-queue, disk full,
+	// a failed write): the half waits for its check.
+	ReasonNotWritten = "not_written"
 )
 
 // Metrics are the transaction series. Names reuse RocketMQ's
