@@ -42,13 +42,7 @@ func TestEndTransaction_CommitOutlivesSendShedding(t *testing.T) {
 			r := storeHalf(t, h, "T", "PG", "txn")
 			require.EqualValues(t, 1, h.b().Store.PendingHalves())
 
-			gate.armed.Store(true)
-			held := invokeAsync(c, sendReq("T", 0, []byte("held"), sendOpts{}))
-			select {
-			case <-gate.held:
-			case <-time.After(waitFor):
-				t.Fatal("the first SEND's write did not reach the store")
-			}
+			held := holdWriterOnSend(t, gate, c, "T")
 			shed := invokeAsync(c, sendReq("T", 0, []byte("shed"), sendOpts{}))
 			eventually(t, func() bool { return laneDepth(t, h, batch.LaneProduce.String()) == 1 }, "SEND queued")
 			require.NoError(t, c.InvokeOneway(endTxn("PG", r, codec.SysFlagTransactionCommit, true)))
@@ -89,13 +83,7 @@ func TestEndTransaction_CommitPastQueueByteBound(t *testing.T) {
 	c := h.dial()
 	r := storeHalf(t, h, "T", "PG", "txn")
 
-	gate.armed.Store(true)
-	held := invokeAsync(c, sendReq("Big", 0, []byte("held"), sendOpts{}))
-	select {
-	case <-gate.held:
-	case <-time.After(waitFor):
-		t.Fatal("the first SEND's write did not reach the store")
-	}
+	held := holdWriterOnSend(t, gate, c, "Big")
 	big := invokeAsync(h.dial(), sendReq("Big", 0, make([]byte, 1100<<10), sendOpts{}))
 	eventually(t, func() bool { return laneDepth(t, h, batch.LaneProduce.String()) == 1 }, "large SEND queued")
 	busy := call(t, c, sendReq("Big", 0, []byte("small"), sendOpts{}))

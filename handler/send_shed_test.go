@@ -51,6 +51,21 @@ func await(t *testing.T, ch <-chan asyncReply, what string) *codec.Command {
 	return r.resp
 }
 
+// holdWriterOnSend arms gate and sends a SEND of "held" to topic/0 on c,
+// returning once the writer is held on that SEND's synced write; the reply
+// comes on the returned channel after the gate is released.
+func holdWriterOnSend(t *testing.T, gate *gateHook, c *client.Conn, topic string) <-chan asyncReply {
+	t.Helper()
+	gate.armed.Store(true)
+	held := invokeAsync(c, sendReq(topic, 0, []byte("held"), sendOpts{}))
+	select {
+	case <-gate.held:
+	case <-time.After(waitFor):
+		t.Fatal("the first SEND's write did not reach the store")
+	}
+	return held
+}
+
 func TestSendShed_TimeoutCleanQueueOverTCP(t *testing.T) {
 	const maxWait = 100 * time.Millisecond
 	const nShed, nAck = 6, 4
@@ -67,14 +82,7 @@ func TestSendShed_TimeoutCleanQueueOverTCP(t *testing.T) {
 		ms = append(ms, got...)
 	}
 
-	// Hold the writer on the next synced write: the first SEND's batch.
-	gate.armed.Store(true)
-	held := invokeAsync(c, sendReq("T", 0, []byte("held"), sendOpts{}))
-	select {
-	case <-gate.held:
-	case <-time.After(waitFor):
-		t.Fatal("the first SEND's write did not reach the store")
-	}
+	held := holdWriterOnSend(t, gate, c, "T")
 	var sheds, acks []<-chan asyncReply
 	for i := range nShed {
 		sheds = append(sheds, invokeAsync(c, sendReq("T", 0, []byte("shed-"+strconv.Itoa(i)), sendOpts{})))
