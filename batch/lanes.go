@@ -110,6 +110,14 @@ func (l *lanes) push(op *Op) error {
 	return nil
 }
 
+// shed marks produce op, already popped, as shed at now (its
+// *QueueTimeoutError names the ops still queued) and counts it.
+// REQUIRES: l.mu held.
+func (l *lanes) shed(op *Op, now int64) {
+	op.err = &QueueTimeoutError{Waited: time.Duration(now - op.queued), Queued: l.q[LaneProduce].n}
+	l.rejects[LaneProduce]++
+}
+
 // depth returns the queued ops of one lane.
 func (l *lanes) depth(lane Lane) int {
 	l.mu.Lock()
@@ -171,8 +179,7 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 			if lane == LaneProduce && l.maxWait > 0 && now-op.queued > op.shedAfter(time.Duration(l.maxWait)) {
 				// past a limit of its own shorter than maxWait, behind
 				// ops within theirs (the scan below stopped before it)
-				op.err = &QueueTimeoutError{Waited: time.Duration(now - op.queued), Queued: q.n}
-				l.rejects[LaneProduce]++
+				l.shed(op, now)
 			}
 			taken[lane] = append(taken[lane], op)
 			n++
@@ -182,11 +189,12 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 	if l.maxWait > 0 {
 		// Shed produce ops that waited too long (brokerFastFailure's
 		// cleanExpiredRequestInQueue): they are returned with an
-		// *ErrQueueTimeout and not applied; they cost no batch room.
-		// An op with a limit of its own (Op.MaxWait) is shed past that
-		// one; past maxWait but within a longer one of its own it is taken
-		// into this batch. The queue is in accept order: the scan stops at
-		// the first op within both limits.
+		// *ErrQueueTimeout and not applied; shed here, from the head,
+		// they cost no batch room. An op with a limit of its own
+		// (Op.MaxWait) is shed past that one; past maxWait but within a
+		// longer one of its own it is taken into this batch. The queue is
+		// in accept order: the scan stops at the first op within both
+		// limits (takeFrom sheds one with a shorter limit behind it).
 		q := &l.q[LaneProduce]
 		for q.n > 0 {
 			waited := now - q.peek().queued
@@ -202,9 +210,8 @@ func (l *lanes) takeBatch(dst []*Op, maxOps, maxBytes, bgMax, bulkMax int, headW
 				bytes += op.Bytes
 				continue
 			}
-			op.err = &QueueTimeoutError{Waited: time.Duration(now - op.queued), Queued: q.n}
+			l.shed(op, now)
 			taken[LaneProduce] = append(taken[LaneProduce], op)
-			l.rejects[LaneProduce]++
 		}
 	}
 	takeFrom(LaneBackground, bgMax)
