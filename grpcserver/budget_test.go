@@ -96,7 +96,7 @@ func TestSendBudgetRefuses(t *testing.T) {
 		senders = 8
 		each    = 8 // requests per sender, one after another
 	)
-	gate := newGateHook()
+	gate := newGateHook(t)
 	core := brokertest.Start(t, brokertest.Config(t.TempDir()), popstore.WriteHook(gate.hook))
 	cfg := DefaultConfig()
 	cfg.Core = core.Broker
@@ -112,9 +112,7 @@ func TestSendBudgetRefuses(t *testing.T) {
 		return &v2.SendMessageRequest{Messages: []*v2.Message{m}}
 	}
 	gate.armed.Store(true)
-	var releaseOnce sync.Once
-	release := func() { releaseOnce.Do(func() { gate.armed.Store(false); close(gate.release) }) }
-	t.Cleanup(release) // a failure must not leave the writer held
+	release := gate.open
 
 	// Fill the budget: budget/body requests are admitted and wait for the store.
 	size := int64(proto.Size(msg()))

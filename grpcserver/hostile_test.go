@@ -3,6 +3,7 @@ package grpcserver
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,15 +45,24 @@ func TestReceiveCancelledWhileParked(t *testing.T) {
 	}
 }
 
-// gateHook blocks every synced store write while armed, until released.
+// gateHook blocks every synced store write while armed, until opened or
+// the test ends (t.Context is cancelled before the cleanups stop the core,
+// so a failing test does not leave the writer held).
 type gateHook struct {
 	armed   atomic.Bool
 	entered chan struct{}
 	release chan struct{}
+	once    sync.Once
+	ended   <-chan struct{}
 }
 
-func newGateHook() *gateHook {
-	return &gateHook{entered: make(chan struct{}, 64), release: make(chan struct{})}
+func newGateHook(t *testing.T) *gateHook {
+	return &gateHook{entered: make(chan struct{}, 64), release: make(chan struct{}), ended: t.Context().Done()}
+}
+
+// open disarms the gate and lets every held write go on; idempotent.
+func (g *gateHook) open() {
+	g.once.Do(func() { g.armed.Store(false); close(g.release) })
 }
 
 func (g *gateHook) hook(_ uint64, write func() error) error {
@@ -61,7 +71,10 @@ func (g *gateHook) hook(_ uint64, write func() error) error {
 		case g.entered <- struct{}{}:
 		default:
 		}
-		<-g.release
+		select {
+		case <-g.release:
+		case <-g.ended:
+		}
 	}
 	return write()
 }
@@ -70,7 +83,7 @@ func (g *gateHook) hook(_ uint64, write func() error) error {
 // answers after the client left) loses nothing: the popped message is
 // made visible again at once and the next receive gets it.
 func TestReceiveAbandonedMidPop(t *testing.T) {
-	gate := newGateHook()
+	gate := newGateHook(t)
 	ccfg := brokertest.Config(t.TempDir())
 	core := brokertest.Start(t, ccfg, popstore.WriteHook(gate.hook))
 	cfg := DefaultConfig()
@@ -101,8 +114,7 @@ func TestReceiveAbandonedMidPop(t *testing.T) {
 	if !waitFor(500, func() bool { return f.srv.svc.abandoned.Load() == 1 }) {
 		t.Fatal("the handler did not see the cancellation")
 	}
-	gate.armed.Store(false)
-	close(gate.release)
+	gate.open()
 	got := f.receiveN("c@1", simpleReceive(group, topic, 5*time.Second), 1, 10)
 	if string(got[0].GetBody()) != "m0" {
 		t.Fatalf("%v", got[0])

@@ -8,7 +8,6 @@ package handler_test
 // waitTimeMillsInTransactionQueue, 3 s, the send queue after 200 ms).
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -30,13 +29,11 @@ func TestEndTransaction_CommitOutlivesSendShedding(t *testing.T) {
 		{"100 ms: dropped, the half waits for its check", 100, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gate := newGateHook()
-			release := sync.OnceFunc(func() { close(gate.release) })
+			gate := newGateHook(t)
 			h := startHarnessHooked(t, gate.hook, func(c *conf.Config) {
 				c.WaitTimeMillsInSendQueue = int(sendWait.Milliseconds())
 				c.WaitTimeMillsInTransactionQueue = tc.txnWaitMs
 			})
-			t.Cleanup(release) // before the stack stops, also when the test fails
 			h.createTopic("T", 1)
 			c := h.dial()
 			r := storeHalf(t, h, "T", "PG", "txn")
@@ -51,7 +48,7 @@ func TestEndTransaction_CommitOutlivesSendShedding(t *testing.T) {
 			// precondition, not a timing assertion: any longer wait gives
 			// the same outcome below 3 s).
 			time.Sleep(300 * time.Millisecond)
-			release()
+			gate.open()
 
 			require.Equal(t, codec.Success, await(t, held, "held SEND").Code)
 			require.Equal(t, codec.SystemBusy, await(t, shed, "shed SEND").Code)
@@ -74,10 +71,8 @@ func TestEndTransaction_CommitOutlivesSendShedding(t *testing.T) {
 // SYSTEM_BUSY at once), a oneway commit is still queued and written, where
 // it used to be refused unseen.
 func TestEndTransaction_CommitPastQueueByteBound(t *testing.T) {
-	gate := newGateHook()
-	release := sync.OnceFunc(func() { close(gate.release) })
+	gate := newGateHook(t)
 	h := startHarnessHooked(t, gate.hook, func(c *conf.Config) { c.QueueMaxBytes = 1 << 20 })
-	t.Cleanup(release) // before the stack stops, also when the test fails
 	h.createTopic("T", 1)
 	h.createTopic("Big", 1)
 	c := h.dial()
@@ -90,7 +85,7 @@ func TestEndTransaction_CommitPastQueueByteBound(t *testing.T) {
 	require.Equal(t, codec.SystemBusy, busy.Code, "past --queue-max-bytes: %s", busy.Remark)
 	require.NoError(t, c.InvokeOneway(endTxn("PG", r, codec.SysFlagTransactionCommit, true)))
 	eventually(t, func() bool { return laneDepth(t, h, batch.LaneProduce.String()) == 2 }, "commit queued past the byte bound")
-	release()
+	gate.open()
 
 	require.Equal(t, codec.Success, await(t, held, "held SEND").Code)
 	require.Equal(t, codec.Success, await(t, big, "large SEND").Code)

@@ -23,7 +23,7 @@ func TestShutdownFlushesRepliesAfterDeadline(t *testing.T) {
 	closed := make(chan error, 1)
 	go func() { closed <- h.st.Close(ctx) }()
 	<-ctx.Done() // the whole shutdown budget is gone before the write completes
-	close(g.release)
+	g.open()
 	r := inflight.wait(t)
 	require.Equal(t, codec.Success, r.Code, "the durable SEND's reply was flushed: %s", r.Remark)
 	select {

@@ -18,10 +18,10 @@ import (
 // startHeldSend starts a harness with topic T, stores "warm-up" at offset
 // 0, and sends SEND "in-flight" whose write (one writer batch) is held in
 // the store; it returns once the write is held. Release it with
-// close(g.release).
+// g.open().
 func startHeldSend(t *testing.T) (h *harness, c *client.Conn, g *gateHook, inflight pending) {
 	t.Helper()
-	g = newGateHook()
+	g = newGateHook(t)
 	h = startHookedHarness(t, g.hook)
 	h.createTopic("T", 1)
 	c = h.dial()
@@ -31,7 +31,7 @@ func startHeldSend(t *testing.T) (h *harness, c *client.Conn, g *gateHook, infli
 	select {
 	case <-g.held:
 	case <-time.After(waitFor):
-		close(g.release)
+		g.open()
 		t.Fatal("the SEND's write never reached the store")
 	}
 	return h, c, g, inflight
@@ -51,12 +51,7 @@ func withVersion(req *codec.Command, v int32) *codec.Command {
 // alone is durable.
 func TestGoAway_ShutdownAnswersByClientVersion(t *testing.T) {
 	h, c, g, inflight := startHeldSend(t)
-	released := false
-	defer func() {
-		if !released {
-			close(g.release)
-		}
-	}()
+	defer g.open()
 
 	st := h.st
 	closed := make(chan error, 1)
@@ -88,8 +83,7 @@ func TestGoAway_ShutdownAnswersByClientVersion(t *testing.T) {
 
 	_, done := inflight.answered()
 	require.False(t, done, "the held SEND must not be answered before its batch is durable")
-	close(g.release)
-	released = true
+	g.open()
 	r := inflight.wait(t)
 	require.Equal(t, codec.Success, r.Code, "the in-flight SEND keeps its durable result: %s", r.Remark)
 	hdr, err := codec.DecodeSendMessageResponseHeader(r.ExtFields)

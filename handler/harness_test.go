@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -296,24 +297,34 @@ func (f *faultHook) hook(_ uint64, write func() error) error {
 }
 
 // gateHook is a store WriteHook that, once armed, holds the next synced
-// write until released.
+// write until opened. A held write is also let go when the test ends
+// (t.Context is cancelled before the harness's cleanups stop the stack),
+// so a test that fails while holding it does not hang the package.
 type gateHook struct {
 	armed   atomic.Bool
 	held    chan struct{} // closed when a write is being held
-	release chan struct{}
+	release chan struct{} // closed by open
+	once    sync.Once
+	ended   <-chan struct{}
 }
 
 func (g *gateHook) hook(_ uint64, write func() error) error {
 	if g.armed.CompareAndSwap(true, false) {
 		close(g.held)
-		<-g.release
+		select {
+		case <-g.release:
+		case <-g.ended:
+		}
 	}
 	return write()
 }
 
-// newGateHook returns an unarmed gateHook.
-func newGateHook() *gateHook {
-	return &gateHook{held: make(chan struct{}), release: make(chan struct{})}
+// open lets a held write (and every later one) go on; idempotent.
+func (g *gateHook) open() { g.once.Do(func() { close(g.release) }) }
+
+// newGateHook returns an unarmed gateHook bound to t's lifetime.
+func newGateHook(t *testing.T) *gateHook {
+	return &gateHook{held: make(chan struct{}), release: make(chan struct{}), ended: t.Context().Done()}
 }
 
 // startHookedHarness starts a stack with a WriteHook on the store, for

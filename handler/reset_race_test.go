@@ -124,7 +124,7 @@ func laneDepth(t *testing.T, h *harness, lane string) float64 {
 // and both land in one group-commit batch (the writer is held meanwhile);
 // the POP's compare sees the reset through the batch's pending writes.
 func TestRESET_SameBatchAsPop(t *testing.T) {
-	g := newGateHook()
+	g := newGateHook(t)
 	h := startHookedHarness(t, g.hook)
 	c := resetSetup(t, h)
 	h.createTopic("U", 1)
@@ -137,7 +137,7 @@ func TestRESET_SameBatchAsPop(t *testing.T) {
 	held := false
 	t.Cleanup(func() {
 		if !held {
-			close(g.release)
+			g.open()
 		}
 	})
 	s := asyncCall(t, h.dial(), sendReq("U", 0, []byte("x"), sendOpts{}))
@@ -147,7 +147,7 @@ func TestRESET_SameBatchAsPop(t *testing.T) {
 	release()
 	eventually(t, func() bool { return laneDepth(t, h, "foreground") == 1 }, "POP write not queued")
 	held = true
-	close(g.release)
+	g.open()
 
 	require.Equal(t, codec.Success, s.wait(t).Code)
 	r := rs.wait(t)

@@ -30,7 +30,7 @@ func liveHeap() uint64 {
 // the live heap grows by far less than the 80 MiB the whole pass would
 // take. Then every message comes back exactly once.
 func TestREV_PassMemoryBoundedByChunk(t *testing.T) {
-	gate := newGateHook()
+	gate := newGateHook(t)
 	h := startHookedHarness(t, gate.hook)
 	h.createTopic("T", 1)
 	c := h.dial()
@@ -75,7 +75,7 @@ func TestREV_PassMemoryBoundedByChunk(t *testing.T) {
 		t.Fatal("no revive write reached the store")
 	}
 	grown := int64(liveHeap()) - int64(base)
-	close(gate.release)
+	gate.open()
 	t.Logf("live heap grew by %d MiB while the first revive chunk was being written", grown>>20)
 	require.Less(t, grown, int64(n*size/2), "the reviver built the retry copies of the whole pass before writing any")
 

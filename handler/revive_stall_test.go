@@ -15,7 +15,7 @@ import (
 // stalls while the clock runs far past its deadline (revive passes keep
 // moving the cursor meanwhile) is still revived by a later pass.
 func TestREV_StalledCheckpointWriteStillRevived(t *testing.T) {
-	g := newGateHook()
+	g := newGateHook(t)
 	h := startHookedHarness(t, g.hook)
 	h.createTopic("T", 1)
 	c := h.dial()
@@ -32,13 +32,13 @@ func TestREV_StalledCheckpointWriteStillRevived(t *testing.T) {
 	select {
 	case <-g.held:
 	case <-time.After(waitFor):
-		close(g.release)
+		g.open()
 		t.Fatal("the POP's checkpoint write never reached the store")
 	}
 	// Passes run while the write is held: the cursor moves 20 s ahead.
 	h.advance(20 * time.Second)
 	h.reviveNow()
-	close(g.release)
+	g.open()
 	r := p.wait(t)
 	require.Equal(t, codec.Success, r.Code, r.Remark)
 	require.Equal(t, []string{"m"}, bodies(parsePop(t, r)))

@@ -69,7 +69,7 @@ func holdWriterOnSend(t *testing.T, gate *gateHook, c *client.Conn, topic string
 func TestSendShed_TimeoutCleanQueueOverTCP(t *testing.T) {
 	const maxWait = 100 * time.Millisecond
 	const nShed, nAck = 6, 4
-	gate := newGateHook()
+	gate := newGateHook(t)
 	h := startShedHarness(t, gate.hook, maxWait)
 	h.createTopic("T", 1)
 	c := h.dial()
@@ -96,7 +96,7 @@ func TestSendShed_TimeoutCleanQueueOverTCP(t *testing.T) {
 	// Let every queued SEND pass the limit (a precondition, not a timing
 	// assertion: any longer wait gives the same outcome).
 	time.Sleep(2 * maxWait)
-	close(gate.release)
+	gate.open()
 
 	require.Equal(t, codec.Success, await(t, held, "held SEND").Code, "the SEND being written when the writer was held")
 	for i, ch := range sheds {
