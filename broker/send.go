@@ -240,12 +240,14 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 		StoreHost:      b.StoreHost(),
 		ReconsumeTimes: r.ReconsumeTimes,
 	}
-	rec, err := codec.AppendMessage(make([]byte, 0, codec.MessageRecordSize(&m)), &m)
+	buf := getRecordBuf(codec.MessageRecordSize(&m))
+	rec, err := codec.AppendMessage(buf.b, &m)
 	if err != nil {
+		putRecordBuf(buf)
 		done(SendResult{}, &Error{Code: codec.MessageIllegal, Remark: err.Error()})
 		return
 	}
-	b.submitSend(&sendJob{b: b, t: t, recs: rec, n: 1, due: due, uniq: uniq, host: m.StoreHost,
+	b.submitSend(&sendJob{b: b, t: t, recs: rec, buf: buf, n: 1, due: due, uniq: uniq, host: m.StoreHost,
 		bodyBytes: len(r.Body), done: done})
 }
 

@@ -58,15 +58,17 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 		m.Message = msgs[i]
 		size += codec.MessageRecordSize(&m)
 	}
-	recs := make([]byte, 0, size)
+	buf := getRecordBuf(size)
+	recs := buf.b
 	for i := range msgs {
 		m.Message = msgs[i]
 		if recs, err = codec.AppendMessage(recs, &m); err != nil {
+			putRecordBuf(buf)
 			done(SendResult{}, Errorf(codec.MessageIllegal, "batch entry %d: %v", i, err))
 			return
 		}
 	}
-	b.submitSend(&sendJob{b: b, t: t, recs: recs, n: len(msgs), host: m.StoreHost, bodyBytes: len(r.Body), done: done})
+	b.submitSend(&sendJob{b: b, t: t, recs: recs, buf: buf, n: len(msgs), host: m.StoreHost, bodyBytes: len(r.Body), done: done})
 }
 
 // atoiPositive reports whether v is a decimal integer ≥ 1.

@@ -18,6 +18,9 @@ type sendJob struct {
 	b    *Broker
 	t    sendTarget
 	recs []byte // the records back to back, each starting with its TOTALSIZE
+	// buf holds recs' bytes (getRecordBuf); returned to its pool when the
+	// job completes. nil: recs is not pooled.
+	buf  *recBuf
 	n    int    // number of records in recs
 	due  int64  // > 0: one record, stored as a timer entry due then (Unix ms)
 	uniq string // UNIQ_KEY of a single message ("" for a batch)
@@ -37,7 +40,17 @@ type sendJob struct {
 func (b *Broker) submitSend(j *sendJob) {
 	j.op = batch.Op{Lane: batch.LaneProduce, Bytes: len(j.recs), Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
+		j.releaseRecords()
 		j.done(SendResult{}, sendWriteError(err))
+	}
+}
+
+// releaseRecords returns the records' buffer to its pool; the store holds
+// no reference to them once the op is written, shed or refused.
+func (j *sendJob) releaseRecords() {
+	if j.buf != nil {
+		putRecordBuf(j.buf)
+		j.buf, j.recs = nil, nil
 	}
 }
 
@@ -75,6 +88,7 @@ func (j *sendJob) Apply(tx *popstore.Txn) (err error) {
 // Done counts the stored messages and completes the Send. Writer's
 // completer goroutine.
 func (j *sendJob) Done(err error) {
+	j.releaseRecords()
 	if err != nil {
 		j.done(SendResult{}, sendWriteError(err))
 		return
