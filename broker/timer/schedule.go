@@ -91,6 +91,9 @@ type Schedule struct {
 //
 // Any goroutine; no I/O.
 func (s *Settings) Resolve(props, topic string, queueID int32, nowMillis int64) (Schedule, error) {
+	if !mayHaveSchedule(props) {
+		return Schedule{Props: props}, nil
+	}
 	if v, ok := codec.PropertyValue(props, codec.PropertyDelayTimeLevel); ok {
 		if level, err := strconv.Atoi(v); err == nil && level > 0 {
 			level = min(level, len(s.LevelMillis))
@@ -165,4 +168,13 @@ func (s *Settings) delayed(props, topic string, queueID int32, due int64, timerM
 func (s *Settings) LevelDelay(level int32) time.Duration {
 	l := min(max(int(level), 1), len(s.LevelMillis))
 	return time.Duration(s.LevelMillis[l-1]) * time.Millisecond
+}
+
+// mayHaveSchedule reports whether props may hold DELAY or a TIMER_*
+// property: false when neither "DELAY\x01" (the key and its separator) nor
+// "TIMER_" occurs anywhere in them, so an ordinary message costs two
+// substring searches instead of one key lookup per property Resolve reads.
+func mayHaveSchedule(props string) bool {
+	return strings.Contains(props, codec.PropertyDelayTimeLevel+string(codec.PropertyNameValueSeparator)) ||
+		strings.Contains(props, "TIMER_")
 }

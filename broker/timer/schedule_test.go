@@ -105,3 +105,45 @@ func TestSlotOf(t *testing.T) {
 	}
 	require.Equal(t, "T+U", DeleteKeyOf("T", "U"))
 }
+
+// The pre-check never hides a property Resolve reads, wherever it sits
+// among others, and lets ordinary properties (also ones whose values
+// merely contain the names) skip the lookups. A longer key ending in DELAY
+// takes the full path, with the same result.
+func TestMayHaveSchedule(t *testing.T) {
+	keys := []string{codec.PropertyDelayTimeLevel, codec.PropertyTimerOutMS, codec.PropertyTimerDelaySec,
+		codec.PropertyTimerDelayMS, codec.PropertyTimerDeliverMS, codec.PropertyTimerDelUniqKey}
+	for _, k := range keys {
+		for _, others := range []map[string]string{nil, {"TAGS": "a", "KEYS": "k1 k2", "UNIQ_KEY": "ABC"}} {
+			m := map[string]string{k: "3"}
+			for ok, ov := range others {
+				m[ok] = ov
+			}
+			props, err := codec.EncodeProperties(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !mayHaveSchedule(props) {
+				t.Errorf("%q not seen in %q", k, props)
+			}
+		}
+	}
+	plain, err := codec.EncodeProperties(map[string]string{"TAGS": "DELAY", "KEYS": "TIMER", "UNIQ_KEY": "ABC", "WAIT": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mayHaveSchedule(plain) {
+		t.Errorf("ordinary properties %q took the slow path", plain)
+	}
+	suffix, err := codec.EncodeProperties(map[string]string{"NODELAY": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Settings{LevelMillis: []int64{1000}, MaxDelayMillis: 3600_000}
+	for _, p := range []string{plain, suffix} {
+		sch, err := s.Resolve(p, "T", 0, 1000)
+		if err != nil || sch.Props != p || sch.DueMillis != 0 {
+			t.Errorf("Resolve of %q: %+v, %v", p, sch, err)
+		}
+	}
+}
