@@ -160,7 +160,7 @@ func (b *Broker) storeReply(r *ReplyRequest, t sendTarget, now int64, j *replyJo
 		return
 	}
 	uniq, _ := codec.PropertyValue(t.props, codec.PropertyUniqClientMessageIDKeyIdx)
-	b.submitSend(&sendJob{b: b, t: t, recs: rec, n: 1, uniq: uniq, host: m.StoreHost, bodyBytes: len(r.Body), done: stored})
+	b.submitSend(sendJob{b: b, t: t, recs: rec, n: 1, uniq: uniq, host: m.StoreHost, bodyBytes: len(r.Body), done: stored})
 }
 
 // pushReply finds the requester and hands the push to the ReplyPusher.

@@ -247,7 +247,7 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 		done(SendResult{}, &Error{Code: codec.MessageIllegal, Remark: err.Error()})
 		return
 	}
-	b.submitSend(&sendJob{b: b, t: t, recs: rec, buf: buf, n: 1, due: due, uniq: uniq, host: m.StoreHost,
+	b.submitSend(sendJob{b: b, t: t, recs: rec, buf: buf, n: 1, due: due, uniq: uniq, host: m.StoreHost,
 		bodyBytes: len(r.Body), done: done})
 }
 

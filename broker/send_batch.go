@@ -68,7 +68,7 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 			return
 		}
 	}
-	b.submitSend(&sendJob{b: b, t: t, recs: recs, buf: buf, n: len(msgs), host: m.StoreHost, bodyBytes: len(r.Body), done: done})
+	b.submitSend(sendJob{b: b, t: t, recs: recs, buf: buf, n: len(msgs), host: m.StoreHost, bodyBytes: len(r.Body), done: done})
 }
 
 // atoiPositive reports whether v is a decimal integer ≥ 1.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"sync"
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/codec"
@@ -35,23 +36,33 @@ type sendJob struct {
 	ids         []byte // a batch's offsetMsgIds joined with ","
 }
 
-// submitSend hands j to the writer's produce lane; a refusal completes j
-// on the caller's goroutine.
-func (b *Broker) submitSend(j *sendJob) {
+// sendJobs recycles sendJobs: a SEND costs no allocation for its writer op.
+var sendJobs = sync.Pool{New: func() any { return new(sendJob) }}
+
+// submitSend copies spec into a pooled sendJob and hands it to the writer's
+// produce lane; a refusal completes it on the caller's goroutine. The job
+// belongs to the writer from Submit until Done, then goes back to
+// sendJobs with its records' buffer.
+func (b *Broker) submitSend(spec sendJob) {
+	j := sendJobs.Get().(*sendJob)
+	*j = spec
 	j.op = batch.Op{Lane: batch.LaneProduce, Bytes: len(j.recs), Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
-		j.releaseRecords()
-		j.done(SendResult{}, sendWriteError(err))
+		done := j.done
+		j.release()
+		done(SendResult{}, sendWriteError(err))
 	}
 }
 
-// releaseRecords returns the records' buffer to its pool; the store holds
-// no reference to them once the op is written, shed or refused.
-func (j *sendJob) releaseRecords() {
+// release returns the records' buffer to its pool (the store holds no
+// reference to them once the op is written, shed or refused), clears j and
+// returns it to sendJobs.
+func (j *sendJob) release() {
 	if j.buf != nil {
 		putRecordBuf(j.buf)
-		j.buf, j.recs = nil, nil
 	}
+	*j = sendJob{}
+	sendJobs.Put(j)
 }
 
 // Apply appends the records to the target queue (or stores the timer
@@ -88,9 +99,10 @@ func (j *sendJob) Apply(tx *popstore.Txn) (err error) {
 // Done counts the stored messages and completes the Send. Writer's
 // completer goroutine.
 func (j *sendJob) Done(err error) {
-	j.releaseRecords()
 	if err != nil {
-		j.done(SendResult{}, sendWriteError(err))
+		done := j.done
+		j.release()
+		done(SendResult{}, sendWriteError(err))
 		return
 	}
 	b, t := j.b, j.t
@@ -115,7 +127,9 @@ func (j *sendJob) Done(err error) {
 		in.msgs.Add(float64(j.n))
 		in.bytes.Add(float64(j.bodyBytes))
 	}
-	j.done(res, nil)
+	done := j.done
+	j.release()
+	done(res, nil)
 }
 
 // sendWriteError maps the writer error of a send (a Submit refusal or the
