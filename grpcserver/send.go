@@ -22,10 +22,13 @@ import (
 // → timer, one durable write per message), all at once:
 //   - NORMAL and DELAY: a queue the core picks (the client's queue_id is
 //     ignored, as by the proxy);
-//   - FIFO (message_group set): the queue at hash(message group) mod the
-//     topic's write queue count (Java's String.hashCode, as the proxy's
-//     selectByMessageGroup), so one group always lands in one queue and
-//     stays in send order;
+//   - FIFO (message_group set): the queue the proxy picks for the group
+//     (fifoQueueID: Guava's consistent hash of the group's String.hashCode
+//     over the topic's write queue count), so one group always lands in one
+//     queue and stays in send order, with or without a proxy in front. The
+//     proxy does so only for a request of one message and sends a batch to
+//     a round-robin queue; popshim places a batch's messages by their
+//     groups too;
 //   - TRANSACTION: a half message (broker/transaction.go), its producer
 //     group (header and PGROUP) the topic name, as the proxy's; it stays
 //     invisible until EndTransaction or a check's answer commits it.
@@ -83,10 +86,7 @@ func (s *service) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (
 		in := &ins[i]
 		qid := int32(-1)
 		if in.MessageGroup != "" && known && meta.WriteQueueNums > 0 {
-			qid = javaStringHash(in.MessageGroup) % meta.WriteQueueNums
-			if qid < 0 {
-				qid += meta.WriteQueueNums // Guava's IntMath.mod
-			}
+			qid = fifoQueueID(in.MessageGroup, meta.WriteQueueNums)
 		}
 		h := &in.Header
 		s.core.Send(broker.SendRequest{ProducerGroup: h.ProducerGroup, Topic: h.Topic, QueueID: qid,
@@ -156,20 +156,4 @@ func storedType(in SendInput) v2.MessageType {
 		return v2.MessageType_FIFO
 	}
 	return v2.MessageType_NORMAL
-}
-
-// javaStringHash is java.lang.String.hashCode over the UTF-16 code units
-// of s.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
 }
