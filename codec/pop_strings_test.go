@@ -159,3 +159,22 @@ func TestParseExtraInfoQuotesLongInputShort(t *testing.T) {
 		t.Fatalf("short input not quoted whole: %v", err)
 	}
 }
+
+// The refusal names the offending character whole: a non-ASCII name shows
+// its first character, not the lead byte of its UTF-8 encoding, and a byte
+// that starts no valid sequence shows as a \x escape.
+func TestNameErrorQuotesWholeCharacter(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{ValidateTopic("主题"), `illegal character '主' at 0`},
+		{ValidateGroup("g组"), `illegal character '组' at 1`},
+		{ValidateTopic("a\xffb"), `illegal character '\xff' at 1`},
+		{ValidateTopic("a b"), `illegal character ' ' at 1`},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("error %v, want it to contain %s", tc.err, tc.want)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package codec
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Topic and group name prefixes and well-known names
@@ -139,7 +141,7 @@ func ValidateTopic(topic string) error {
 		return fmt.Errorf("%w: topic %q longer than %d", ErrBadName, topic, limit)
 	}
 	if i := validName(topic); i >= 0 {
-		return fmt.Errorf("%w: topic %q has illegal character %q at %d", ErrBadName, topic, topic[i], i)
+		return fmt.Errorf("%w: topic %q has illegal character %s at %d", ErrBadName, topic, charAt(topic, i), i)
 	}
 	return nil
 }
@@ -154,7 +156,18 @@ func ValidateGroup(group string) error {
 		return fmt.Errorf("%w: group %q longer than %d", ErrBadName, group, MaxGroupLength)
 	}
 	if i := validName(group); i >= 0 {
-		return fmt.Errorf("%w: group %q has illegal character %q at %d", ErrBadName, group, group[i], i)
+		return fmt.Errorf("%w: group %q has illegal character %s at %d", ErrBadName, group, charAt(group, i), i)
 	}
 	return nil
+}
+
+// charAt quotes the character that starts at byte i of s for an error
+// message: the whole UTF-8 sequence ('主', not the lead byte 'ä'), or the
+// byte as a \x escape when it starts no valid sequence.
+func charAt(s string, i int) string {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && n <= 1 {
+		return fmt.Sprintf("'\\x%02x'", s[i])
+	}
+	return strconv.QuoteRune(r)
 }

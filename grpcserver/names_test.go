@@ -1,9 +1,13 @@
 package grpcserver
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/popshim/popshim/codec"
 )
 
 // System topics and system consumer groups are refused by every RPC that
@@ -87,5 +91,34 @@ func TestSystemNamesRefused(t *testing.T) {
 		if st.GetCode() == v2.Code_ILLEGAL_TOPIC || st.GetCode() == v2.Code_ILLEGAL_CONSUMER_GROUP {
 			t.Errorf("%s on %s: %v", c.name, topic, st)
 		}
+	}
+}
+
+// Bad names are refused with the texts of the proxy's checks
+// (Validators.checkTopic / checkGroup), and still wrap codec.ErrBadName.
+func TestNameErrorsWordedAsProxy(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{validateTopic(""), "The specified topic is blank"},
+		{validateTopic("   "), "The specified topic is blank"},
+		{validateTopic(strings.Repeat("t", 128)), "The specified topic is longer than topic max length 127."},
+		{validateTopic("主题"), "The specified topic[主题] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
+		{validateTopic("a b"), "The specified topic[a b] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
+		{validateGroup(""), "the specified group is blank"},
+		{validateGroup(strings.Repeat("g", codec.MaxGroupLength+1)), "the specified group is longer than group max length 120."},
+		{validateGroup("组"), "the specified group[组] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
+		{validateTopic("TBW102"), "cannot access system topic"},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("got %v, want %q", tc.err, tc.want)
+		}
+	}
+	if err := validateTopic("a b"); !errors.Is(err, codec.ErrBadName) {
+		t.Errorf("%v does not wrap codec.ErrBadName", err)
+	}
+	if validateTopic("ok_Topic-1") != nil || validateGroup("ok_Group-1") != nil {
+		t.Error("a legal name was refused")
 	}
 }
