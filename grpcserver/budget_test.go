@@ -138,7 +138,7 @@ func TestSendBudgetRefuses(t *testing.T) {
 	base := ms.HeapInuse
 	stop := make(chan struct{})
 	peakc := heapPeak(stop)
-	var refused atomic.Int64
+	var refused, unread atomic.Int64
 	var wg sync.WaitGroup
 	for range senders {
 		c := bigClient(t, addr) // a connection each
@@ -150,11 +150,17 @@ func TestSendBudgetRefuses(t *testing.T) {
 				switch {
 				case err != nil:
 					t.Error(err)
-				case r.GetStatus().GetCode() != v2.Code_TOO_MANY_REQUESTS ||
-					!strings.Contains(r.GetStatus().GetMessage(), "in flight on the gRPC port"):
-					t.Errorf("not refused by the budget: %v", r.GetStatus())
-				default:
+				case r.GetStatus().GetCode() == v2.Code_TOO_MANY_REQUESTS &&
+					strings.Contains(r.GetStatus().GetMessage(), "in flight on the gRPC port"):
 					refused.Add(1)
+				case r.GetStatus().GetCode() == v2.Code_TOO_MANY_REQUESTS &&
+					strings.Contains(r.GetStatus().GetMessage(), "being read on the gRPC port"):
+					// Refused before it was read: no read slot within
+					// readGateWait (a slow, loaded machine: seen in CI
+					// with 5 of 64). Also never admitted.
+					unread.Add(1)
+				default:
+					t.Errorf("not refused by the budget: %v", r.GetStatus())
 				}
 			}
 		}()
@@ -162,10 +168,10 @@ func TestSendBudgetRefuses(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	peak := <-peakc
-	t.Logf("refused %d of %d with %d MiB held; heap in use %d MiB before, peak %d MiB",
-		refused.Load(), senders*each, budget>>20, base>>20, peak>>20)
-	if refused.Load() != senders*each {
-		t.Fatalf("refused %d of %d", refused.Load(), senders*each)
+	t.Logf("refused %d of %d with %d MiB held (%d more before they were read); heap in use %d MiB before, peak %d MiB",
+		refused.Load(), senders*each, budget>>20, unread.Load(), base>>20, peak>>20)
+	if refused.Load()+unread.Load() != senders*each || refused.Load() == 0 {
+		t.Fatalf("refused %d of %d by the budget, %d before they were read", refused.Load(), senders*each, unread.Load())
 	}
 	// A sender has one request in flight: the client's encoding, the
 	// server's read buffer and decoded copy, each soon garbage (measured
