@@ -23,6 +23,10 @@ func SettingsFromConfig(cfg *conf.Config) (Settings, error) {
 	if cfg.ClusterName != "" {
 		s.ClusterName = cfg.ClusterName
 	}
+	if cfg.RegionID != "" {
+		s.RegionID = cfg.RegionID
+	}
+	s.TraceOn = cfg.TraceOn
 	if hp, err := ParseHostPort(cfg.BrokerAddr()); err == nil {
 		s.StoreHost = hp
 	}

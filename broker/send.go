@@ -80,6 +80,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/popshim/popshim/batch"
@@ -201,7 +202,7 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 		t.props, _ = codec.SetProperty(t.props, codec.PropertyUniqClientMessageIDKeyIdx, uniq)
 	}
 	var err error
-	if t.props, err = codec.SetProperty(t.props, codec.PropertyCluster, b.Settings.ClusterName); err != nil {
+	if t.props, err = b.stampProperties(t.props); err != nil {
 		done(SendResult{}, &Error{Code: codec.MessageIllegal, Remark: err.Error()})
 		return
 	}
@@ -320,4 +321,20 @@ func retryTopicGroup(topic string) string {
 		return g
 	}
 	return strings.TrimPrefix(topic, codec.RetryGroupTopicPrefix)
+}
+
+// stampProperties sets the properties a Java broker adds to every message
+// it stores: CLUSTER (SendMessageProcessor), MSG_REGION and TRACE_ON
+// (AbstractSendMessageProcessor.buildMsgContext; a client's consumer-side
+// message trace drops messages without MSG_REGION). Errors: a setting that
+// cannot be a property value (conf validation keeps them out).
+func (b *Broker) stampProperties(props string) (string, error) {
+	var err error
+	if props, err = codec.SetProperty(props, codec.PropertyCluster, b.Settings.ClusterName); err != nil {
+		return props, err
+	}
+	if props, err = codec.SetProperty(props, codec.PropertyMsgRegion, b.Settings.RegionID); err != nil {
+		return props, err
+	}
+	return codec.SetProperty(props, codec.PropertyTraceSwitch, strconv.FormatBool(b.Settings.TraceOn))
 }

@@ -49,6 +49,13 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 	for i := range msgs {
 		msgs[i].Topic = t.topic
 		msgs[i].Properties = codec.DeleteProperty(msgs[i].Properties, codec.PropertyPopCK)
+		// A Java broker appends the batch's own properties (CLUSTER,
+		// MSG_REGION, TRACE_ON among them) to each entry's (MessageExtEncoder
+		// .encodeBatch).
+		if msgs[i].Properties, err = b.stampProperties(msgs[i].Properties); err != nil {
+			done(SendResult{}, Errorf(codec.MessageIllegal, "batch entry %d: %v", i, err))
+			return
+		}
 		if n := len(msgs[i].Properties); n > codec.MaxSendPropertiesLen {
 			e := propertiesTooLong(n)
 			e.Remark = fmt.Sprintf("batch entry %d: %s", i, e.Remark)

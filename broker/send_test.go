@@ -332,9 +332,16 @@ func TestCoreSendBatch(t *testing.T) {
 		if v, _ := m.Property(codec.PropertyTags); v != "TB" {
 			t.Fatalf("entry %d TAGS %q", i, v)
 		}
-		for _, k := range []string{codec.PropertyPopCK, codec.PropertyUniqClientMessageIDKeyIdx, codec.PropertyCluster} {
+		for _, k := range []string{codec.PropertyPopCK, codec.PropertyUniqClientMessageIDKeyIdx} {
 			if _, ok := m.Property(k); ok {
 				t.Fatalf("entry %d has %s", i, k)
+			}
+		}
+		// The batch's own properties a Java broker appends to each entry
+		// (MessageExtEncoder.encodeBatch): CLUSTER, MSG_REGION, TRACE_ON.
+		for k, want := range map[string]string{codec.PropertyCluster: "ClusterPop", codec.PropertyMsgRegion: "DefaultRegion", codec.PropertyTraceSwitch: "true"} {
+			if v, _ := m.Property(k); v != want {
+				t.Fatalf("entry %d %s = %q, want %q", i, k, v, want)
 			}
 		}
 	}

@@ -18,6 +18,11 @@ type Settings struct {
 	BrokerName string
 	// ClusterName is stamped into the CLUSTER property of sent messages.
 	ClusterName string
+	// RegionID and TraceOn are stamped into the MSG_REGION and TRACE_ON
+	// properties of sent messages and reported in SEND results
+	// (BrokerConfig.regionId, traceOn; AbstractSendMessageProcessor).
+	RegionID string
+	TraceOn  bool
 	// StoreHost is the advertised broker address written as storeHost into
 	// every stored record; with physicalOffset it forms the offsetMsgId.
 	StoreHost netip.AddrPort
@@ -84,6 +89,8 @@ func DefaultSettings() Settings {
 	return Settings{
 		BrokerName:        "popshim",
 		ClusterName:       "DefaultCluster",
+		RegionID:          "DefaultRegion",
+		TraceOn:           true,
 		StoreHost:         netip.MustParseAddrPort("127.0.0.1:10911"),
 		MaxParkedPolls:    100000,
 		Readers:           4,

@@ -82,6 +82,16 @@ type Config struct {
 	// ClusterName is the cluster (brokerClusterName). --cluster-name,
 	// default "DefaultCluster".
 	ClusterName string
+	// RegionID is the region every stored message carries in MSG_REGION and
+	// every SEND reply reports (BrokerConfig.regionId); a client's message
+	// trace needs it on consumed messages. --region-id, default
+	// "DefaultRegion".
+	RegionID string
+	// TraceOn is BrokerConfig.traceOn: stored in each message's TRACE_ON
+	// property and reported in SEND replies; a producer with message trace
+	// enabled skips tracing when a reply says false. --trace-on, default
+	// true.
+	TraceOn bool
 	// BrokerIP is the address clients are told to connect to (brokerIP1).
 	// Empty: the --listen host when it is one IP address (ListenBrokerIP),
 	// else the first non-loopback IPv4 address of this host, else
@@ -347,6 +357,8 @@ func Default() *Config {
 		MaxMessageSize:              4 << 20,
 		BrokerName:                  "popshim-a",
 		ClusterName:                 "DefaultCluster",
+		RegionID:                    "DefaultRegion",
+		TraceOn:                     true,
 		AutoCreateTopic:             true,
 		AutoCreateSubscriptionGroup: true,
 		DefaultTopicQueueNums:       8,

@@ -41,6 +41,8 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", c.MaxMessageSize, "largest message body accepted on SEND, bytes")
 	fs.StringVar(&c.BrokerName, "broker-name", c.BrokerName, "broker name (brokerName), part of every receipt handle")
 	fs.StringVar(&c.ClusterName, "cluster-name", c.ClusterName, "cluster name (brokerClusterName)")
+	fs.StringVar(&c.RegionID, "region-id", c.RegionID, "region stored in every message's MSG_REGION property and reported in SEND replies (regionId)")
+	fs.BoolVar(&c.TraceOn, "trace-on", c.TraceOn, "TRACE_ON of stored messages and SEND replies; false makes producers with message trace skip it (traceOn)")
 	fs.StringVar(&c.BrokerIP, "broker-ip", c.BrokerIP, "advertised broker IP (brokerIP1); empty = the --listen host when it is one IP address, else the first non-loopback IPv4, else 127.0.0.1")
 	fs.BoolVar(&c.AutoCreateTopic, "auto-create-topic", c.AutoCreateTopic, "create unknown topics on first SEND (autoCreateTopicEnable)")
 	fs.BoolVar(&c.AutoCreateSubscriptionGroup, "auto-create-subscription-group", c.AutoCreateSubscriptionGroup, "create unknown consumer groups on HEART_BEAT, POP, PULL and GET_SUBSCRIPTIONGROUP_CONFIG (autoCreateSubscriptionGroup); off: unknown groups get SUBSCRIPTION_GROUP_NOT_EXIST (26)")

@@ -58,6 +58,7 @@ func (c *Config) Validate() error {
 	v.intRange("grpc-max-concurrent-streams", c.GRPCMaxConcurrentStreams, 1, 1<<20)
 	v.name("broker-name", c.BrokerName)
 	v.name("cluster-name", c.ClusterName)
+	v.name("region-id", c.RegionID)
 	if c.BrokerIP != "" && net.ParseIP(c.BrokerIP) == nil {
 		v.errf("--broker-ip must be an IP address, got %q", c.BrokerIP)
 	}

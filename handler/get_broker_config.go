@@ -44,6 +44,8 @@ var brokerConfigJavaNames = map[string]struct {
 }{
 	"broker-name":                          {"brokerName", nil},
 	"cluster-name":                         {"brokerClusterName", nil},
+	"region-id":                            {"regionId", nil},
+	"trace-on":                             {"traceOn", nil},
 	"broker-ip":                            {"brokerIP1", nil},
 	"namesrv-addr":                         {"namesrvAddr", nil},
 	"data-dir":                             {"storePathRootDir", nil},

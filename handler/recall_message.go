@@ -33,7 +33,7 @@ func (b *Broker) handleRecallMessage(c remoting.Conn, req *codec.Command) {
 			} else {
 				resp.SetExt("msgId", res.MsgID)
 			}
-			resp.SetExt(codec.PropertyMsgRegion, codec.DefaultMsgRegion)
+			resp.SetExt(codec.PropertyMsgRegion, b.Settings.RegionID)
 			reply.Respond(c, req, resp)
 		})
 }

@@ -25,5 +25,5 @@ func (b *Broker) handleSendBatchMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	b.Send(sendRequestOf(c, req, &h, true), func(r broker.SendResult, err error) { replySend(c, req, r, err) })
+	b.Send(sendRequestOf(c, req, &h, true), func(r broker.SendResult, err error) { b.replySend(c, req, r, err) })
 }

@@ -16,7 +16,7 @@ package handler
 //
 // Reply: SUCCESS (0) with SendMessageResponseHeader: msgId (the
 // offsetMsgId; comma-joined for a batch), queueId, queueOffset, MSG_REGION
-// (DefaultRegion), TRACE_ON (false), recallHandle for a timer message;
+// (--region-id), TRACE_ON (--trace-on), recallHandle for a timer message;
 // otherwise the error's code and remark. A oneway send gets no reply.
 
 import (
@@ -35,7 +35,7 @@ func (b *Broker) handleSendMessage(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	b.Send(sendRequestOf(c, req, &h, false), func(r broker.SendResult, err error) { replySend(c, req, r, err) })
+	b.Send(sendRequestOf(c, req, &h, false), func(r broker.SendResult, err error) { b.replySend(c, req, r, err) })
 }
 
 // sendRequestOf builds the core request of a SEND frame. It takes the body
@@ -55,14 +55,15 @@ func sendRequestOf(c remoting.Conn, req *codec.Command, h *codec.SendMessageRequ
 
 // replySend encodes a SEND answer: SUCCESS with the SEND response header,
 // or the error's code and remark. Any goroutine.
-func replySend(c remoting.Conn, req *codec.Command, r broker.SendResult, err error) {
+func (b *Broker) replySend(c remoting.Conn, req *codec.Command, r broker.SendResult, err error) {
 	if err != nil {
 		reply.Err(c, req, err)
 		return
 	}
 	resp := codec.NewResponse(req, codec.Success, "")
 	codec.SendMessageResponseHeader{MsgID: r.OffsetMsgID, QueueID: r.QueueID, QueueOffset: r.QueueOffset,
-		TransactionID: r.TransactionID, RecallHandle: r.RecallHandle}.EncodeJSON(resp)
+		TransactionID: r.TransactionID, RecallHandle: r.RecallHandle,
+		MsgRegion: b.Settings.RegionID, TraceOn: b.Settings.TraceOn}.EncodeJSON(resp)
 	reply.Respond(c, req, resp)
 }
 

@@ -37,7 +37,8 @@ func (b *Broker) handleSendReplyMessage(c remoting.Conn, req *codec.Command) {
 			return
 		}
 		resp := codec.NewResponse(req, codec.Success, "")
-		codec.SendMessageResponseHeader{MsgID: res.OffsetMsgID, QueueID: res.QueueID, QueueOffset: res.QueueOffset}.EncodeJSON(resp)
+		codec.SendMessageResponseHeader{MsgID: res.OffsetMsgID, QueueID: res.QueueID, QueueOffset: res.QueueOffset,
+			MsgRegion: b.Settings.RegionID, TraceOn: b.Settings.TraceOn}.EncodeJSON(resp)
 		reply.Respond(c, req, resp)
 	})
 }
