@@ -123,6 +123,11 @@ type SendRequest struct {
 	// BornHost is the producer's address (the peer of the connection),
 	// written into the record's bornHost.
 	BornHost netip.AddrPort
+	// DefaultTopicQueueNums is the producer's defaultTopicQueueNums (d): a
+	// topic this SEND auto-creates gets min(it, --default-topic-queue-nums)
+	// queues, as TopicConfigManager.createTopicInSendMessageMethod; ≤ 0
+	// (gRPC, an old client): --default-topic-queue-nums.
+	DefaultTopicQueueNums int32
 	// Batch says Body is a batch body (SEND_BATCH_MESSAGE: entries built
 	// with codec.AppendBatchEntry), each entry a message of its own.
 	Batch bool
@@ -274,7 +279,7 @@ func (b *Broker) sendTargetOf(r *SendRequest) (sendTarget, *Error) {
 	if meta.IsSendForbidden(r.Topic) {
 		return sendTarget{}, Errorf(codec.NoPermission, "Sending message to topic[%s] is forbidden.", r.Topic)
 	}
-	tm, err := b.Topics.GetOrCreate(r.Topic)
+	tm, err := b.Topics.GetOrCreateForSend(r.Topic, r.DefaultTopicQueueNums)
 	switch {
 	case errors.Is(err, meta.ErrTopicNotExist):
 		return sendTarget{}, Errorf(codec.TopicNotExist, "topic[%s] not exist, apply first please!", r.Topic)

@@ -46,7 +46,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.BrokerIP, "broker-ip", c.BrokerIP, "advertised broker IP (brokerIP1); empty = the --listen host when it is one IP address, else the first non-loopback IPv4, else 127.0.0.1")
 	fs.BoolVar(&c.AutoCreateTopic, "auto-create-topic", c.AutoCreateTopic, "create unknown topics on first SEND (autoCreateTopicEnable)")
 	fs.BoolVar(&c.AutoCreateSubscriptionGroup, "auto-create-subscription-group", c.AutoCreateSubscriptionGroup, "create unknown consumer groups on HEART_BEAT, POP, PULL and GET_SUBSCRIPTIONGROUP_CONFIG (autoCreateSubscriptionGroup); off: unknown groups get SUBSCRIPTION_GROUP_NOT_EXIST (26)")
-	fs.IntVar(&c.DefaultTopicQueueNums, "default-topic-queue-nums", c.DefaultTopicQueueNums, "queue count of auto-created topics (defaultTopicQueueNums)")
+	fs.IntVar(&c.DefaultTopicQueueNums, "default-topic-queue-nums", c.DefaultTopicQueueNums, "queue count of auto-created topics (defaultTopicQueueNums); a SEND that creates one gets at most its producer's defaultTopicQueueNums")
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long messages are kept (fileReservedTime)")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired messages are deleted")
 	fs.BoolVar(&c.EnablePropertyFilter, "enable-property-filter", c.EnablePropertyFilter, "serve SQL92 property filters (MessageSelector.bySql): POP and PULL evaluate them, CHECK_CLIENT_CONFIG accepts them (enablePropertyFilter; default true, Java's false: popshim evaluates selectors only while such a request scans, nothing per stored message); off: SQL92 subscriptions get SYSTEM_ERROR (1)")

@@ -49,13 +49,14 @@ func TestRouteUnknownTopicAutoCreateOn(t *testing.T) {
 		assert.Equal(t, int32(7), r.QueueDatas[0].Perm, name)
 	}
 	// The producer's fallback: SEND with defaultTopic TBW102 creates the
-	// topic with TBW102's defaults; from then on it is routed to us.
+	// topic with min(the producer's defaultTopicQueueNums 4, TBW102's 6)
+	// queues; from then on it is routed to us.
 	d2Send(t, bc, "TopicA", 0, "first")
 	r := routeOK(t, d2Call(t, ns, codec.RequestGetRouteInfoByTopic, map[string]string{"topic": "TopicA"}, nil))
 	assert.Equal(t, map[int64]string{0: st.BrokerAddr()}, r.BrokerDatas[0].BrokerAddrs)
 	assert.Equal(t, "broker-d2", r.BrokerDatas[0].BrokerName)
 	assert.Equal(t, "ClusterD2", r.BrokerDatas[0].Cluster)
-	assert.Equal(t, codec.QueueData{BrokerName: "broker-d2", Perm: 6, ReadQueueNums: 6, WriteQueueNums: 6}, r.QueueDatas[0])
+	assert.Equal(t, codec.QueueData{BrokerName: "broker-d2", Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4}, r.QueueDatas[0])
 
 	// Deleted: 17 again, and it stays deleted (M4).
 	require.Equal(t, codec.Success, d2Call(t, bc, codec.RequestDeleteTopicInBroker, map[string]string{"topic": "TopicA"}, nil).Code)

@@ -49,7 +49,8 @@ func sendRequestOf(c remoting.Conn, req *codec.Command, h *codec.SendMessageRequ
 		ProducerGroup: h.ProducerGroup, Topic: h.Topic, QueueID: h.QueueID, SysFlag: h.SysFlag,
 		BornTimestamp: h.BornTimestamp, Flag: h.Flag, Properties: h.Properties, ReconsumeTimes: h.ReconsumeTimes,
 		MaxReconsumeTimes: h.MaxReconsumeTimes, HasMaxReconsumeTimes: h.HasMaxReconsumeTimes,
-		ClientVersion: req.Version, BornHost: addrPortOf(c.RemoteAddr()), Batch: isBatch, Body: body,
+		ClientVersion: req.Version, BornHost: addrPortOf(c.RemoteAddr()), DefaultTopicQueueNums: h.DefaultTopicQueueNums,
+		Batch: isBatch, Body: body,
 	}
 }
 

@@ -247,6 +247,18 @@ func ValidateTopicName(topic string) error {
 // Errors: ErrTopicNotExist, codec.ErrBadName (wrapped), batch.ErrBusy,
 // batch.ErrClosed, batch.ErrFailed.
 func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
+	return t.GetOrCreateForSend(topic, 0)
+}
+
+// GetOrCreateForSend is GetOrCreate for a SEND whose producer asked for
+// clientQueues queues (the header's defaultTopicQueueNums): an ordinary
+// topic it creates gets min(clientQueues, --default-topic-queue-nums)
+// queues, as a Java broker creates it from TBW102's write queue count and
+// the client's (TopicConfigManager.createTopicInSendMessageMethod), so
+// the producer, which publishes to min(its defaultTopicQueueNums, TBW102's
+// queues) from TBW102's route, finds the same count when it reads the new
+// topic's route. clientQueues ≤ 0 is GetOrCreate. Errors as GetOrCreate.
+func (t *TopicTable) GetOrCreateForSend(topic string, clientQueues int32) (popstore.TopicMeta, error) {
 	if m, ok := t.Get(topic); ok {
 		return m, nil
 	}
@@ -258,6 +270,9 @@ func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
 		queues = dlqQueueNums
 	case t.autoCreate.Load() && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey:
 		queues = t.set.DefaultQueueNums
+		if clientQueues > 0 {
+			queues = min(queues, clientQueues)
+		}
 	default:
 		return popstore.TopicMeta{}, ErrTopicNotExist
 	}
