@@ -313,6 +313,10 @@ func (b *Broker) sendTargetOf(r *SendRequest) (sendTarget, *Error) {
 				return sendTarget{}, SubmitError("topic["+codec.DLQTopic(group)+"] not exist", err)
 			}
 			t.topic, t.queueID, t.dlq = dlq.TopicName, 0, true
+			// The DLQ copy's delay level reads -1, as SendMessageProcessor
+			// .handleRetryAndDLQ writes it: a copy resent with its
+			// properties (mqadmin, a DLQ re-drive) is not delayed again.
+			t.props, _ = codec.SetProperty(t.props, codec.PropertyDelayTimeLevel, "-1")
 		}
 	}
 	return t, nil

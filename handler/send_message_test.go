@@ -71,10 +71,19 @@ func TestSendMessage_Refusals(t *testing.T) {
 func TestSendMessage_RetryTopicOverLimitGoesToDLQ(t *testing.T) {
 	h := startHarness(t, nil)
 	c := h.dial()
-	r := send(t, c, "%RETRY%G", 0, "again", sendOpts{reconsume: 3, maxRetries: 2})
+	// An orderly consumer's resend carries DELAY 3 + reconsumeTimes; the
+	// DLQ copy's reads -1 (handleRetryAndDLQ) and it is stored at once.
+	r := send(t, c, "%RETRY%G", 0, "again", sendOpts{reconsume: 3, maxRetries: 2, props: map[string]string{codec.PropertyDelayTimeLevel: "6"}})
 	require.EqualValues(t, 0, r.QueueOffset)
 	require.EqualValues(t, 1, h.b().Store.MaxOffset("%DLQ%G", 0))
 	require.Zero(t, h.b().Store.MaxOffset("%RETRY%G", 0))
+	recs, _, err := h.b().Store.ReadMessages("%DLQ%G", 0, 0, 1, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	m, _, err := codec.DecodeMessage(recs[0])
+	require.NoError(t, err)
+	delay, _ := m.Property(codec.PropertyDelayTimeLevel)
+	require.Equal(t, "-1", delay, "DELAY of the DLQ copy")
 	send(t, c, "%RETRY%G", 0, "retry", sendOpts{reconsume: 1, maxRetries: 2})
 	require.EqualValues(t, 1, h.b().Store.MaxOffset("%RETRY%G", 0))
 }
