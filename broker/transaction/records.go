@@ -156,17 +156,18 @@ type Final struct {
 // log: the real topic and queue, body, flag, born host and time, store
 // host and reconsume times of the half; the sysFlag's transaction bits
 // set to commit (8); PREPAREDTRANSACTIONOFFSET the half's physical
-// offset; store time nowMillis; the half's properties as they are (Java
-// stores the properties string computed before it clears REAL_TOPIC,
-// REAL_QID and TRAN_MSG from the map, so all three stay), with
-// TRANSACTION_CHECK_TIMES when it was checked. Errors: ErrBadHalf, codec
-// encoding errors.
+// offset; store time nowMillis; the half's properties without REAL_TOPIC
+// and REAL_QID (endMessageTransaction clears them and a 5.5.1 broker's
+// committed message, seen from a consumer, has neither; TRAN_MSG, PGROUP
+// and __transactionId__ stay), with TRANSACTION_CHECK_TIMES when it was
+// checked. Errors: ErrBadHalf, codec encoding errors.
 func CommitRecord(h *popstore.Half, nowMillis int64) (Final, error) {
 	m, topic, qid, err := decodeHalf(h)
 	if err != nil {
 		return Final{}, err
 	}
 	m.Topic, m.QueueID = topic, qid
+	m.Properties = codec.DeleteProperty(codec.DeleteProperty(m.Properties, codec.PropertyRealTopic), codec.PropertyRealQueueID)
 	m.SysFlag = codec.SetTransactionType(m.SysFlag, codec.SysFlagTransactionCommit)
 	m.PreparedTransactionOffset = h.PhysicalOffset
 	m.StoreTimestamp = nowMillis
