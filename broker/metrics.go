@@ -3,12 +3,11 @@ package broker
 import (
 	"errors"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/broker/meta"
 )
 
 // Metrics are the Prometheus series of the POP machinery. Names reuse
@@ -117,8 +116,11 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 // BoolLabel is the label value of b ("true" or "false").
 func BoolLabel(b bool) string { return strconv.FormatBool(b) }
 
-// IsSystemTopic returns the is_system label of a topic: "true" for
-// rmq_sys_ topics and TBW102.
+// IsSystemTopic returns the is_system label of a topic: "true" for the
+// names TopicValidator.isSystemTopic calls system topics (TBW102,
+// RMQ_SYS_TRACE_TOPIC, SCHEDULE_TOPIC_XXXX, the transaction topics, every
+// rmq_sys_ name; meta.IsReservedSystemTopic), as BrokerMetricsManager
+// .isSystem labels them.
 func IsSystemTopic(topic string) string {
-	return BoolLabel(strings.HasPrefix(topic, codec.SystemTopicPrefix) || topic == codec.AutoCreateTopicKey)
+	return BoolLabel(meta.IsReservedSystemTopic(topic))
 }
