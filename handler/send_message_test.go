@@ -77,11 +77,7 @@ func TestSendMessage_RetryTopicOverLimitGoesToDLQ(t *testing.T) {
 	require.EqualValues(t, 0, r.QueueOffset)
 	require.EqualValues(t, 1, h.b().Store.MaxOffset("%DLQ%G", 0))
 	require.Zero(t, h.b().Store.MaxOffset("%RETRY%G", 0))
-	recs, _, err := h.b().Store.ReadMessages("%DLQ%G", 0, 0, 1, 1<<20)
-	require.NoError(t, err)
-	require.Len(t, recs, 1)
-	m, _, err := codec.DecodeMessage(recs[0])
-	require.NoError(t, err)
+	m := storedMessages(t, h, "%DLQ%G", 0)[0]
 	delay, _ := m.Property(codec.PropertyDelayTimeLevel)
 	require.Equal(t, "-1", delay, "DELAY of the DLQ copy")
 	send(t, c, "%RETRY%G", 0, "retry", sendOpts{reconsume: 1, maxRetries: 2})

@@ -31,11 +31,9 @@ func TestSendMessage_TraceSwitchAndRegion(t *testing.T) {
 			r := send(t, c, "T", 0, "traced", sendOpts{props: map[string]string{codec.PropertyTraceSwitch: "maybe"}})
 			require.Equal(t, tc.trace, r.TraceOn, "TRACE_ON of the reply")
 			require.Equal(t, tc.region, r.MsgRegion, "MSG_REGION of the reply")
-			recs, _, err := h.b().Store.ReadMessages("T", 0, 0, 10, 1<<20)
-			require.NoError(t, err)
-			require.Len(t, recs, 1)
-			m, _, err := codec.DecodeMessage(recs[0])
-			require.NoError(t, err)
+			ms := storedMessages(t, h, "T", 0)
+			require.Len(t, ms, 1)
+			m := ms[0]
 			region, _ := m.Property(codec.PropertyMsgRegion)
 			trace, _ := m.Property(codec.PropertyTraceSwitch)
 			require.Equal(t, tc.region, region, "stored MSG_REGION")
@@ -52,15 +50,28 @@ func TestSendBatch_EntriesStamped(t *testing.T) {
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendBatch(t, c, "T", 0, "b", 0, 3, "")
-	recs, _, err := h.b().Store.ReadMessages("T", 0, 0, 10, 1<<20)
-	require.NoError(t, err)
-	require.Len(t, recs, 3)
-	for i, rec := range recs {
-		m, _, err := codec.DecodeMessage(rec)
-		require.NoError(t, err)
+	ms := storedMessages(t, h, "T", 0)
+	require.Len(t, ms, 3)
+	for i, m := range ms {
 		for k, want := range map[string]string{codec.PropertyCluster: "ClusterPop", codec.PropertyMsgRegion: "DefaultRegion", codec.PropertyTraceSwitch: "true"} {
 			got, _ := m.Property(k)
 			require.Equal(t, want, got, "entry %d %s", i, k)
 		}
 	}
+}
+
+// storedMessages decodes the first messages (up to 100) stored in
+// (topic, queueID), read straight from the store; at least one must be
+// there.
+func storedMessages(t *testing.T, h *harness, topic string, queueID int32) []codec.MessageExt {
+	t.Helper()
+	recs, _, err := h.b().Store.ReadMessages(topic, queueID, 0, 100, 1<<20)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs, "nothing stored in %s/%d", topic, queueID)
+	out := make([]codec.MessageExt, len(recs))
+	for i, rec := range recs {
+		out[i], _, err = codec.DecodeMessage(rec)
+		require.NoError(t, err)
+	}
+	return out
 }
