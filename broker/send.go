@@ -78,6 +78,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
@@ -335,29 +336,35 @@ func retryTopicGroup(topic string) string {
 // stampProperties sets the properties a Java broker adds to every message
 // it stores: CLUSTER (SendMessageProcessor), MSG_REGION and TRACE_ON
 // (AbstractSendMessageProcessor.buildMsgContext; a client's consumer-side
-// message trace drops messages without MSG_REGION). Errors: a setting that
-// cannot be a property value (conf validation keeps them out).
+// message trace drops messages without MSG_REGION). Errors: an empty
+// setting (conf validation keeps separators and control bytes out).
 //
 // A producer's message holds none of the three: then they are appended in
 // one concatenation (one allocation) instead of three SetProperty calls.
 func (b *Broker) stampProperties(props string) (string, error) {
-	s := b.Settings
-	if !strings.Contains(props, codec.PropertyCluster+"\x01") && !strings.Contains(props, codec.PropertyMsgRegion+"\x01") &&
-		!strings.Contains(props, codec.PropertyTraceSwitch+"\x01") && s.ClusterName != "" && s.RegionID != "" &&
-		!strings.ContainsAny(s.ClusterName, "\x01\x02") && !strings.ContainsAny(s.RegionID, "\x01\x02") {
-		sep := ""
-		if len(props) > 0 && props[len(props)-1] != codec.PropertySeparator {
-			sep = "\x02"
+	s, trace := b.Settings, strconv.FormatBool(b.Settings.TraceOn)
+	for _, k := range [...]string{codec.PropertyCluster, codec.PropertyMsgRegion, codec.PropertyTraceSwitch} {
+		if strings.Contains(props, k+"\x01") {
+			return setProperties(props, codec.PropertyCluster, s.ClusterName, codec.PropertyMsgRegion, s.RegionID,
+				codec.PropertyTraceSwitch, trace)
 		}
-		return props + sep + codec.PropertyCluster + "\x01" + s.ClusterName + "\x02" + codec.PropertyMsgRegion + "\x01" +
-			s.RegionID + "\x02" + codec.PropertyTraceSwitch + "\x01" + strconv.FormatBool(s.TraceOn) + "\x02", nil
 	}
+	if s.ClusterName == "" || s.RegionID == "" {
+		return props, fmt.Errorf("%w: empty cluster or region name", codec.ErrInvalidProperty)
+	}
+	if len(props) > 0 && props[len(props)-1] != codec.PropertySeparator {
+		props += "\x02"
+	}
+	return props + codec.PropertyCluster + "\x01" + s.ClusterName + "\x02" + codec.PropertyMsgRegion + "\x01" +
+		s.RegionID + "\x02" + codec.PropertyTraceSwitch + "\x01" + trace + "\x02", nil
+}
+
+// setProperties is codec.SetProperty for each key/value pair in kv, in
+// order; the first error ends it.
+func setProperties(props string, kv ...string) (string, error) {
 	var err error
-	if props, err = codec.SetProperty(props, codec.PropertyCluster, b.Settings.ClusterName); err != nil {
-		return props, err
+	for i := 0; i+1 < len(kv) && err == nil; i += 2 {
+		props, err = codec.SetProperty(props, kv[i], kv[i+1])
 	}
-	if props, err = codec.SetProperty(props, codec.PropertyMsgRegion, b.Settings.RegionID); err != nil {
-		return props, err
-	}
-	return codec.SetProperty(props, codec.PropertyTraceSwitch, strconv.FormatBool(b.Settings.TraceOn))
+	return props, err
 }

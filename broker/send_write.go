@@ -48,21 +48,22 @@ func (b *Broker) submitSend(spec sendJob) {
 	*j = spec
 	j.op = batch.Op{Lane: batch.LaneProduce, Bytes: len(j.recs), Job: j}
 	if err := b.Writer.Submit(&j.op); err != nil {
-		done := j.done
-		j.release()
-		done(SendResult{}, sendWriteError(err))
+		j.finish(SendResult{}, sendWriteError(err))
 	}
 }
 
-// release returns the records' buffer to its pool (the store holds no
+// finish returns the records' buffer to its pool (the store holds no
 // reference to them once the op is written, shed or refused), clears j and
-// returns it to sendJobs.
-func (j *sendJob) release() {
+// returns it to sendJobs, then completes the Send with res or err: j must
+// not be read once finish starts.
+func (j *sendJob) finish(res SendResult, err error) {
+	done := j.done
 	if j.buf != nil {
 		putRecordBuf(j.buf)
 	}
 	*j = sendJob{}
 	sendJobs.Put(j)
+	done(res, err)
 }
 
 // Apply appends the records to the target queue (or stores the timer
@@ -100,9 +101,7 @@ func (j *sendJob) Apply(tx *popstore.Txn) (err error) {
 // completer goroutine.
 func (j *sendJob) Done(err error) {
 	if err != nil {
-		done := j.done
-		j.release()
-		done(SendResult{}, sendWriteError(err))
+		j.finish(SendResult{}, sendWriteError(err))
 		return
 	}
 	b, t := j.b, j.t
@@ -127,9 +126,7 @@ func (j *sendJob) Done(err error) {
 		in.msgs.Add(float64(j.n))
 		in.bytes.Add(float64(j.bodyBytes))
 	}
-	done := j.done
-	j.release()
-	done(res, nil)
+	j.finish(res, nil)
 }
 
 // sendWriteError maps the writer error of a send (a Submit refusal or the

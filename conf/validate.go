@@ -197,6 +197,11 @@ func (v *validator) name(flag, s string) {
 	if strings.ContainsAny(s, " \t\r\n@%") {
 		v.errf("--%s %q must not contain whitespace, '@' or '%%'", flag, s)
 	}
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		// also keeps the property separators 0x01 and 0x02 out of the
+		// CLUSTER and MSG_REGION values stamped on every message
+		v.errf("--%s %q must not contain control characters", flag, s)
+	}
 }
 
 // samePort reports whether two listen addresses name the same non-zero
