@@ -136,6 +136,9 @@ func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 		}
 		failures++
 		delay = nextAcceptDelay(delay)
+		if s.opts.acceptPause > 0 {
+			delay = s.opts.acceptPause
+		}
 		reason := acceptErrReason(err)
 		s.acceptErrors.Add(1)
 		s.opts.Metrics.acceptError(s.opts.Name, reason)

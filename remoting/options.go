@@ -72,6 +72,10 @@ type ServerOptions struct {
 	// wrapListener, when set, wraps the bound listener before the accept
 	// loop uses it (in-package tests inject accept errors with it).
 	wrapListener func(net.Listener) net.Listener
+	// acceptPause, when positive, replaces every accept back-off pause
+	// (in-package tests hold the loop inside one pause for as long as
+	// they need).
+	acceptPause time.Duration
 	// OnClose, when set, is told the Conn.ID of every connection that
 	// closed (peer left, idle timeout, malformed frame, Stop), after later
 	// Replies on it started failing with net.ErrClosed. It runs on the
