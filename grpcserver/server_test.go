@@ -1,7 +1,6 @@
 package grpcserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -14,7 +13,6 @@ import (
 	"math/big"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +27,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/popshim/popshim/broker/brokertest"
+	"github.com/popshim/popshim/remoting/logtest"
 )
 
 // callBound turns a hang into a failure; no assertion depends on it.
@@ -316,24 +315,6 @@ func TestUnimplementedAndLargeRequest(t *testing.T) {
 
 // Each TLS mode on real loopback connections: permissive serves plaintext
 // and TLS on one port, enforcing only TLS, disabled only plaintext.
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Each mode serves what it should; a connection refused for speaking the
 // wrong protocol leaves a warn line naming --tls-mode.
 func TestTLSModes(t *testing.T) {
@@ -354,7 +335,7 @@ func TestTLSModes(t *testing.T) {
 			if tc.mode != TLSDisabled {
 				cfg.TLSConfig = cert
 			}
-			logs := &lockedBuffer{}
+			logs := &logtest.Buffer{}
 			lg := zerolog.New(logs)
 			cfg.Logger = &lg
 			_, addr := startServer(t, cfg)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting/logtest"
 )
 
 // echoOnce runs one request round trip on c.
@@ -62,7 +63,7 @@ func TestMaxConnsRefusesBeyondTheBound(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg, nil)
 	require.NoError(t, err)
-	var out lockedBuffer
+	var out logtest.Buffer
 	s := NewServer(ServerOptions{Addr: "127.0.0.1:0", EventLoops: 2, MaxConns: 2, Metrics: m}, echoRouter(), zerolog.New(&out))
 	require.NoError(t, s.Start())
 	defer func() {

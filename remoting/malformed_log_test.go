@@ -1,38 +1,21 @@
 package remoting
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/remoting/logtest"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestMalformedFrameLogIsRateLimited: 40 connections sending garbage are all
 // closed, but at most malformedLogBurst lines per second reach the log.
 func TestMalformedFrameLogIsRateLimited(t *testing.T) {
-	var out lockedBuffer
+	var out logtest.Buffer
 	s := NewServer(ServerOptions{Addr: "127.0.0.1:0", EventLoops: 1}, NewRouter(), zerolog.New(&out))
 	require.NoError(t, s.Start())
 	defer func() {

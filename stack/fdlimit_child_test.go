@@ -1,7 +1,6 @@
 package stack_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting/logtest"
 	"github.com/popshim/popshim/stack"
 	"github.com/popshim/popshim/stack/stacktest"
 )
@@ -73,24 +72,6 @@ func TestChildUnderFDLimit(t *testing.T) {
 	require.NoError(t, st.Close(cctx))
 }
 
-// lockedBuffer is a goroutine-safe sink for the child's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A burst of connections past RLIMIT_NOFILE must not take the broker
 // down (gnet v2.9.7's own acceptor stopped the engine on EMFILE, closing
 // the port and every connection): the process stays up, an open
@@ -102,7 +83,7 @@ func TestBrokerSurvivesDescriptorExhaustion(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildUnderFDLimit$", "-test.count=1")
 	cmd.Env = append(os.Environ(), fdChildDirEnv+"="+dir)
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
 	var waitErr error // cmd.Wait's result, set before exited is closed
