@@ -48,14 +48,10 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 	size := 0
 	for i := range msgs {
 		msgs[i].Topic = t.topic
+		// Each entry keeps only its own properties: a 5.5 broker no longer
+		// appends the batch's (CLUSTER, MSG_REGION, TRACE_ON) to them
+		// (MessageExtEncoder.encodeBatch since apache/rocketmq #9417).
 		msgs[i].Properties = codec.DeleteProperty(msgs[i].Properties, codec.PropertyPopCK)
-		// A Java broker appends the batch's own properties (CLUSTER,
-		// MSG_REGION, TRACE_ON among them) to each entry's (MessageExtEncoder
-		// .encodeBatch).
-		if msgs[i].Properties, err = b.stampProperties(msgs[i].Properties); err != nil {
-			done(SendResult{}, Errorf(codec.MessageIllegal, "batch entry %d: %v", i, err))
-			return
-		}
 		if n := len(msgs[i].Properties); n > codec.MaxSendPropertiesLen {
 			e := propertiesTooLong(n)
 			e.Remark = fmt.Sprintf("batch entry %d: %s", i, e.Remark)
