@@ -274,8 +274,8 @@ func propertiesTooLong(n int) *Error {
 // sendTargetOf validates topic and queue of a send and applies the retry →
 // DLQ diversion. Memory only (a created topic's write is queued).
 func (b *Broker) sendTargetOf(r *SendRequest) (sendTarget, *Error) {
-	if err := meta.ValidateTopicName(r.Topic); err != nil {
-		return sendTarget{}, &Error{Code: codec.SystemError, Remark: err.Error()}
+	if remark := meta.TopicNameRemark(r.Topic); remark != "" {
+		return sendTarget{}, &Error{Code: codec.InvalidParameter, Remark: remark}
 	}
 	if meta.IsSendForbidden(r.Topic) {
 		return sendTarget{}, Errorf(codec.NoPermission, "Sending message to topic[%s] is forbidden.", r.Topic)

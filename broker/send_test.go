@@ -199,7 +199,8 @@ func TestCoreSendRefusals(t *testing.T) {
 			return r
 		}(), codec.MessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 1024B, msg properties length limit 32KB."},
 		{"forbidden topic", sendReq("TBW102", 0, "x", ""), codec.NoPermission, "Sending message to topic[TBW102] is forbidden."},
-		{"bad topic name", sendReq("bad topic!", 0, "x", ""), codec.SystemError, ""},
+		{"bad topic name", sendReq("bad topic!", 0, "x", ""), codec.InvalidParameter,
+			"The specified topic: bad topic!, contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
 		{"timer too far", sendReq("TopicR", 0, "x", props(t, codec.PropertyTimerDelaySec, "999999999")), codec.MessageIllegal, f.Broker.Delay.IllegalRemark()},
 		{"timer not a number", sendReq("TopicR", 0, "x", props(t, codec.PropertyTimerDeliverMS, "soon")), codec.MessageIllegal, f.Broker.Delay.IllegalRemark()},
 		{"batch to a retry topic", batchReq(t, "%RETRY%G", 0, "", "a"), codec.MessageIllegal, "batch request does not support retry group %RETRY%G"},

@@ -89,8 +89,9 @@ func TestCoreTopicRefusals(t *testing.T) {
 		{"broker-name topic", func(r *broker.CreateTopicRequest) { r.Topic = brokertest.BrokerName }, codec.InvalidParameter,
 			"The topic[" + brokertest.BrokerName + "] is conflict with system topic."},
 		{"rmq_sys_", func(r *broker.CreateTopicRequest) { r.Topic = "rmq_sys_anything" }, codec.InvalidParameter, ""},
-		{"invalid name", func(r *broker.CreateTopicRequest) { r.Topic = "bad topic!" }, codec.SystemError, ""},
-		{"empty name", func(r *broker.CreateTopicRequest) { r.Topic = "" }, codec.SystemError, ""},
+		{"invalid name", func(r *broker.CreateTopicRequest) { r.Topic = "bad topic!" }, codec.InvalidParameter,
+			"The specified topic: bad topic!, contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
+		{"empty name", func(r *broker.CreateTopicRequest) { r.Topic = "" }, codec.InvalidParameter, "The specified topic is blank."},
 		{"too many queues", func(r *broker.CreateTopicRequest) { r.ReadQueueNums = broker.MaxTopicQueueNums + 1 }, codec.InvalidParameter,
 			"queue nums must be within 0..1024, got read 1025 write 4"},
 		{"no queues", func(r *broker.CreateTopicRequest) { r.ReadQueueNums, r.WriteQueueNums = 0, 0 }, codec.InvalidParameter,
@@ -117,7 +118,7 @@ func TestCoreTopicRefusals(t *testing.T) {
 	if e := wantCode(t, deleteTopic(t, f, codec.AutoCreateTopicKey), codec.InvalidParameter); e.Remark != "The topic[TBW102] is conflict with system topic." {
 		t.Fatalf("delete system topic remark %q", e.Remark)
 	}
-	_ = wantCode(t, deleteTopic(t, f, "bad topic!"), codec.SystemError)
+	_ = wantCode(t, deleteTopic(t, f, "bad topic!"), codec.InvalidParameter)
 }
 
 // TestCoreCreateTopicsAllOrNothing: the list form checks every topic

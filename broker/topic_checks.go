@@ -83,12 +83,13 @@ func topicShapeError(read, write, perm int32) string {
 }
 
 // refuseAdminTopic returns why topic may not be created, updated or
-// deleted by an admin request, or nil: an invalid name → SYSTEM_ERROR (1)
-// naming the rule, as the Java broker's TopicValidator answers; a system
-// topic → INVALID_PARAMETER (29). Reads the topic table only.
+// deleted by an admin request, or nil: an invalid name or a system topic →
+// INVALID_PARAMETER (29), the name's remark as TopicValidator.validateTopic
+// words it (AdminBrokerProcessor; a 5.1 broker answered SYSTEM_ERROR).
+// Reads the topic table only.
 func (b *Broker) refuseAdminTopic(topic string) *Error {
-	if err := meta.ValidateTopicName(topic); err != nil {
-		return &Error{Code: codec.SystemError, Remark: err.Error()}
+	if remark := meta.TopicNameRemark(topic); remark != "" {
+		return &Error{Code: codec.InvalidParameter, Remark: remark}
 	}
 	if b.Topics.IsSystem(topic) {
 		return &Error{Code: codec.InvalidParameter, Remark: "The topic[" + topic + "] is conflict with system topic."}

@@ -115,6 +115,10 @@ func ReviveLogTopic(cluster string) string { return ReviveLogTopicPrefix + clust
 // ErrBadName reports that a topic or group name breaks TopicValidator's rules.
 var ErrBadName = errors.New("codec: invalid topic or group name")
 
+// InvalidNameChar returns the byte index of the first character of s
+// outside TopicValidator's [%|a-zA-Z0-9_-], or -1 when there is none.
+func InvalidNameChar(s string) int { return validName(s) }
+
 func validName(s string) int {
 	for i := 0; i < len(s); i++ {
 		c := s[i]

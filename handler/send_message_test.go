@@ -58,7 +58,17 @@ func TestSendMessage_Refusals(t *testing.T) {
 	require.Equal(t, codec.InvalidParameter, code("T", 2, "x", sendOpts{}))
 	require.Equal(t, codec.MessageIllegal, code("T", 0, strings.Repeat("x", 2000), sendOpts{}))
 	require.Equal(t, codec.NoPermission, code("RMQ_SYS_TRANS_HALF_TOPIC", 0, "x", sendOpts{props: map[string]string{codec.PropertyTransactionPrepared: "true"}}))
-	require.Equal(t, codec.SystemError, code("bad topic!", 0, "x", sendOpts{}))
+	// Names: INVALID_PARAMETER (29) with TopicValidator.validateTopic's
+	// remark, as a 5.5.1 broker answers rocketmq-client-go v2.1.2.
+	for topic, remark := range map[string]string{
+		"bad topic!":                         "The specified topic: bad topic!, contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+		strings.Repeat("L", 128):             "The specified topic: " + strings.Repeat("L", 128) + ", is longer than topic max length: 127",
+		"%RETRY%" + strings.Repeat("g", 249): "The specified topic is DLQ or Retry topic: %RETRY%" + strings.Repeat("g", 249) + ", and it's longer than topic max length: 255",
+	} {
+		r := call(t, c, sendReq(topic, 0, []byte("x"), sendOpts{}))
+		require.Equal(t, codec.InvalidParameter, r.Code, topic)
+		require.Equal(t, remark, r.Remark)
+	}
 	req := sendReq("T", 0, []byte("x"), sendOpts{})
 	delete(req.ExtFields, "b")
 	r := call(t, c, req)

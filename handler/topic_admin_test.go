@@ -68,7 +68,8 @@ func TestTopicAdmin(t *testing.T) {
 		assert.Equal(t, codec.InvalidParameter, resp.Code, name)
 	}
 	resp = d2Call(t, bc, codec.RequestUpdateAndCreateTopic, createTopicReq("bad topic", "4", "4", "6", ""), nil)
-	assert.Equal(t, codec.SystemError, resp.Code)
+	assert.Equal(t, codec.InvalidParameter, resp.Code)
+	assert.Equal(t, "The specified topic: bad topic, contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", resp.Remark)
 	resp = d2Call(t, bc, codec.RequestUpdateAndCreateTopic, map[string]string{"topic": "TopicZ", "readQueueNums": "4", "writeQueueNums": "4"}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<perm>")

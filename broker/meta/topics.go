@@ -234,6 +234,31 @@ func ValidateTopicName(topic string) error {
 	return codec.ValidateTopic(topic)
 }
 
+// TopicNameRemark returns "" when ValidateTopicName accepts topic, else
+// the remark a Java broker answers a SEND or topic admin request with
+// under INVALID_PARAMETER (29): TopicValidator.validateTopic's texts,
+// checked in its order (blank, illegal characters, too long: 255 for
+// %RETRY% and %DLQ% names, else 127). Any goroutine.
+func TopicNameRemark(topic string) string {
+	if ValidateTopicName(topic) == nil {
+		return ""
+	}
+	name := topic
+	if codec.IsRetryTopic(topic) {
+		name = strings.ReplaceAll(topic, codec.PopRetrySeparatorV2, "_")
+	}
+	switch {
+	case strings.TrimSpace(topic) == "":
+		return "The specified topic is blank."
+	case codec.InvalidNameChar(name) >= 0:
+		return "The specified topic: " + topic + ", contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+	case codec.IsRetryTopic(topic) || codec.IsDLQTopic(topic):
+		return fmt.Sprintf("The specified topic is DLQ or Retry topic: %s, and it's longer than topic max length: %d", topic, codec.MaxRetryTopicLength)
+	default:
+		return fmt.Sprintf("The specified topic: %s, is longer than topic max length: %d", topic, codec.MaxTopicLength)
+	}
+}
+
 // GetOrCreate returns topic's configuration, creating it when it is missing
 // and may be auto-created: %RETRY% topics always (1 queue, perm 6, as the
 // heartbeat and POP paths of a Java broker make them); %DLQ% topics with
