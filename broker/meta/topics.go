@@ -272,32 +272,42 @@ func TopicNameRemark(topic string) string {
 // Errors: ErrTopicNotExist, codec.ErrBadName (wrapped), batch.ErrBusy,
 // batch.ErrClosed, batch.ErrFailed.
 func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
-	return t.GetOrCreateForSend(topic, 0)
+	return t.getOrCreate(topic, 0, false)
 }
 
 // GetOrCreateForSend is GetOrCreate for a SEND whose producer asked for
-// clientQueues queues (the header's defaultTopicQueueNums): an ordinary
-// topic it creates gets min(clientQueues, --default-topic-queue-nums)
-// queues, as a Java broker creates it from TBW102's write queue count and
-// the client's (TopicConfigManager.createTopicInSendMessageMethod), so
-// the producer, which publishes to min(its defaultTopicQueueNums, TBW102's
-// queues) from TBW102's route, finds the same count when it reads the new
-// topic's route. clientQueues ≤ 0 is GetOrCreate. Errors as GetOrCreate.
+// clientQueues queues (the header's defaultTopicQueueNums). With
+// --auto-create-topic every name but the reserved ones is created as a
+// Java broker's AbstractSendMessageProcessor.msgCheck creates it first
+// (TopicConfigManager.createTopicInSendMessageMethod), %RETRY% and %DLQ%
+// names included: min(clientQueues, --default-topic-queue-nums) queues
+// (clientQueues ≤ 0: --default-topic-queue-nums), perm 6. The producer,
+// which publishes to min(its defaultTopicQueueNums, TBW102's queues) from
+// TBW102's route, then finds the same count in the new topic's route.
+// Without it a %RETRY% name still gets 1 queue (msgCheck's fallback,
+// createTopicInSendMessageBackMethod) and other names ErrTopicNotExist.
+// Errors as GetOrCreate.
 func (t *TopicTable) GetOrCreateForSend(topic string, clientQueues int32) (popstore.TopicMeta, error) {
+	return t.getOrCreate(topic, clientQueues, true)
+}
+
+// getOrCreate is GetOrCreate (forSend false) and GetOrCreateForSend.
+func (t *TopicTable) getOrCreate(topic string, clientQueues int32, forSend bool) (popstore.TopicMeta, error) {
 	if m, ok := t.Get(topic); ok {
 		return m, nil
 	}
+	ordinary := t.autoCreate.Load() && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey
 	var queues int32
 	switch {
-	case codec.IsRetryTopic(topic):
-		queues = RetryQueueNums
-	case codec.IsDLQTopic(topic) && t.autoCreate.Load():
-		queues = dlqQueueNums
-	case t.autoCreate.Load() && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey:
+	case ordinary && (forSend || !codec.IsRetryTopic(topic) && !codec.IsDLQTopic(topic)):
 		queues = t.set.DefaultQueueNums
 		if clientQueues > 0 {
 			queues = min(queues, clientQueues)
 		}
+	case codec.IsRetryTopic(topic):
+		queues = RetryQueueNums
+	case codec.IsDLQTopic(topic) && t.autoCreate.Load():
+		queues = dlqQueueNums
 	default:
 		return popstore.TopicMeta{}, ErrTopicNotExist
 	}
