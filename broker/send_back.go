@@ -156,7 +156,12 @@ func (b *Broker) sendBackToDLQ(group string, m *codec.MessageExt, done func(erro
 		return
 	}
 	origin := m.Topic
-	if err := revive.PrepareSendBackCopy(m, dlq.TopicName, b.StoreHost(), b.Now()); err != nil {
+	err = revive.PrepareSendBackCopy(m, dlq.TopicName, b.StoreHost(), b.Now())
+	if err == nil {
+		// The DLQ copy's level reads 0, as consumerSendMsgBack writes it.
+		m.Properties, err = codec.SetProperty(m.Properties, codec.PropertyDelayTimeLevel, "0")
+	}
+	if err != nil {
 		done(&Error{Code: codec.MessageIllegal, Remark: err.Error()})
 		return
 	}

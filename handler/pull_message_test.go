@@ -160,13 +160,19 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	require.Equal(t, "m", string(cp.Body))
 	require.EqualValues(t, 1, cp.ReconsumeTimes)
 	for k, v := range map[string]string{codec.PropertyRetryTopic: "T", codec.PropertyOriginMessageID: sent.MsgID,
-		codec.PropertyRealTopic: retry, codec.PropertyUniqClientMessageIDKeyIdx: m.MsgID()} {
+		codec.PropertyRealTopic: retry, codec.PropertyUniqClientMessageIDKeyIdx: m.MsgID(),
+		// as a 5.5.1 broker delivers it (consumerSendMsgBack, then the
+		// schedule service keeps the level)
+		codec.PropertyWaitStoreMsgOK: "false", codec.PropertyDelayTimeLevel: "1"} {
 		got, _ := cp.Property(k)
 		require.Equal(t, v, got, k)
 	}
 
 	require.Equal(t, codec.Success, back(-1, -1), "delayLevel -1: straight to the DLQ")
 	require.EqualValues(t, 1, h.b().Store.MaxOffset(codec.DLQTopic("G"), 0))
+	dlq := storedMessages(t, h, codec.DLQTopic("G"), 0)[0]
+	require.Equal(t, "0", prop(dlq, codec.PropertyDelayTimeLevel), "the DLQ copy's level, as consumerSendMsgBack writes it")
+	require.Equal(t, "false", prop(dlq, codec.PropertyWaitStoreMsgOK))
 	require.Equal(t, codec.Success, back(0, 0), "reconsumeTimes 0 ≥ max 0: DLQ")
 	require.EqualValues(t, 2, h.b().Store.MaxOffset(codec.DLQTopic("G"), 0))
 

@@ -138,8 +138,10 @@ const SendBackReviveQid int32 = -36
 
 // PrepareSendBackCopy turns the stored message m into its send-back copy
 // for target (in place): RETRY_TOPIC and ORIGIN_MESSAGE_ID when absent,
-// reconsumeTimes + 1, queue 0, store host and time of this broker (born
-// host and time kept, as the Java broker does).
+// WAIT=false and no DELAY (the caller sets the level), reconsumeTimes + 1,
+// queue 0, store host and time of this broker (born host and time kept,
+// as the Java broker does; AbstractSendMessageProcessor.consumerSendMsgBack
+// sets WAIT=false before it serialises the properties).
 func PrepareSendBackCopy(m *codec.MessageExt, target string, storeHost netip.AddrPort, nowMillis int64) error {
 	props := m.Properties
 	var err error
@@ -153,7 +155,10 @@ func PrepareSendBackCopy(m *codec.MessageExt, target string, storeHost netip.Add
 			return err
 		}
 	}
-	m.Properties = codec.DeleteProperty(codec.DeleteProperty(props, codec.PropertyPopCK), codec.PropertyDelayTimeLevel)
+	props = codec.DeleteProperty(codec.DeleteProperty(props, codec.PropertyPopCK), codec.PropertyDelayTimeLevel)
+	if m.Properties, err = codec.SetProperty(props, codec.PropertyWaitStoreMsgOK, "false"); err != nil {
+		return err
+	}
 	m.Topic = target
 	m.QueueID = 0
 	m.QueueOffset, m.PhysicalOffset = 0, 0

@@ -196,7 +196,11 @@ func (l *Loop) convert(t popstore.Timer, now int64, markers markerSet) item {
 		props, _ = codec.SetProperty(props, codec.PropertyTimerEnqueueMS, strconv.FormatInt(m.StoreTimestamp, 10))
 		props, _ = codec.SetProperty(props, codec.PropertyTimerDequeueMS, strconv.FormatInt(now, 10))
 	} else {
-		for _, k := range []string{codec.PropertyDelayTimeLevel, codec.PropertyTimerDeliverMS, codec.PropertyTimerDelaySec} {
+		// DELAY stays on the delivered message, as a Java broker's
+		// ScheduleMessageService.messageTimeUp serialises the properties
+		// before it clears the level: a consumer sees DELAY=n on a
+		// delay-level message and on a retry copy (3 + reconsumeTimes).
+		for _, k := range []string{codec.PropertyTimerDeliverMS, codec.PropertyTimerDelaySec} {
 			props = codec.DeleteProperty(props, k)
 		}
 	}
