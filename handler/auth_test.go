@@ -19,6 +19,7 @@ import (
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/remoting/logtest"
 	"github.com/popshim/popshim/stack"
 )
 
@@ -188,7 +189,7 @@ func TestAuth_NameServerPort(t *testing.T) {
 // Secrets stay out of the log (debug level, with refusals logged) and out
 // of GET_BROKER_CONFIG.
 func TestAuth_SecretsNotLoggedNorShown(t *testing.T) {
-	var logBuf syncBuffer
+	var logBuf logtest.Buffer
 	cfg := popConfig(t.TempDir())
 	cfg.AuthEnabled = true
 	cfg.AuthAdminUser, cfg.AuthAdminPassword = adminAK, adminSK

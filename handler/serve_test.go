@@ -1,7 +1,6 @@
 package handler_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,26 +19,9 @@ import (
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
+	"github.com/popshim/popshim/remoting/logtest"
 	"github.com/popshim/popshim/stack"
 )
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // servingLine returns the fields of the "popshim serving" log line, or nil.
 func servingLine(log string) map[string]any {
@@ -151,9 +132,9 @@ func TestBrokerRuntimeInfoAndUnknownCode(t *testing.T) {
 // serving runs stack.Serve(cfg) on its own goroutine and waits for its "popshim
 // serving" line, whose fields it returns with the log buffer. stop cancels
 // Serve and requires it to return nil within waitFor.
-func serving(t *testing.T, cfg *conf.Config) (fields map[string]any, logs *syncBuffer, stop func()) {
+func serving(t *testing.T, cfg *conf.Config) (fields map[string]any, logs *logtest.Buffer, stop func()) {
 	t.Helper()
-	logs = &syncBuffer{}
+	logs = &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- stack.Serve(ctx, cfg, zerolog.New(logs)) }()
