@@ -308,7 +308,13 @@ func (b *Broker) sendTargetOf(r *SendRequest) (sendTarget, *Error) {
 		if r.HasMaxReconsumeTimes && r.ClientVersion >= VersionV3_4_9 {
 			limit = r.MaxReconsumeTimes
 		}
-		if r.ReconsumeTimes > limit {
+		// A group holding a live rebalance lock has orderly consumers, whose
+		// resent message goes to the DLQ at once, as handleRetryAndDLQ's
+		// isLockAllExpired check sends it: the 4.9 orderly client resends
+		// with reconsumeTimes equal to the limit, not above it, and relies
+		// on this (without it the message came back through the retry topic
+		// every minute, out of order, for ever).
+		if r.ReconsumeTimes > limit || !b.Locks.AllExpired(group) {
 			dlq, err := b.Topics.EnsureDLQTopic(group)
 			if err != nil {
 				return sendTarget{}, SubmitError("topic["+codec.DLQTopic(group)+"] not exist", err)

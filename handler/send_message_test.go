@@ -76,6 +76,24 @@ func TestSendMessage_Refusals(t *testing.T) {
 	require.Contains(t, r.Remark, "<b>")
 }
 
+// A retry SEND for a group that holds a live queue lock (an orderly PULL
+// consumer) goes to the DLQ whatever its reconsumeTimes, as
+// handleRetryAndDLQ's isLockAllExpired check: rocketmq-client 4.9.8's
+// orderly consumer resends with reconsumeTimes equal to the limit and
+// counts on it. Without a lock the same SEND is a retry.
+func TestSendMessage_RetryOfLockedGroupGoesToDLQ(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("TO", 4)
+	c := h.dial()
+	send(t, c, "%RETRY%GO", 0, "retry", sendOpts{reconsume: 2, maxRetries: 2})
+	require.EqualValues(t, 1, h.b().Store.MaxOffset("%RETRY%GO", 0), "no lock: a retry")
+	require.Equal(t, []int32{0, 1}, lockedQueues(t, c, "GO", "client-1", "TO", 0, 1))
+	send(t, c, "%RETRY%GO", 0, "poison", sendOpts{reconsume: 2, maxRetries: 2})
+	require.EqualValues(t, 1, h.b().Store.MaxOffset("%DLQ%GO", 0), "live lock: straight to the DLQ")
+	require.EqualValues(t, 1, h.b().Store.MaxOffset("%RETRY%GO", 0))
+	require.Equal(t, "poison", string(storedMessages(t, h, "%DLQ%GO", 0)[0].Body))
+}
+
 // TestSendMessage_RetryTopicOverLimitGoesToDLQ: a send to %RETRY%<group>
 // whose reconsumeTimes exceeds maxReconsumeTimes lands in %DLQ%<group>.
 func TestSendMessage_RetryTopicOverLimitGoesToDLQ(t *testing.T) {
