@@ -75,6 +75,9 @@ type Broker struct {
 	// Locks is the rebalance lock table of orderly PULL consumers
 	// (broker/locks; LockBatch and UnlockBatch in rebalance_lock.go).
 	Locks *locks.Table
+	// resets are the queues an admin reset moved whose PULL consumer has
+	// not pulled since (reset_pending.go).
+	resets pendingResets
 	// Uniq mints UNIQ_KEY message ids for messages that carry none.
 	Uniq *codec.UniqIDGenerator
 

@@ -103,6 +103,13 @@ func (b *Broker) UpdateConsumerOffset(r UpdateConsumerOffsetRequest, done func(e
 		done(&Error{Code: codec.InvalidParameter, Remark: "commitOffset must not be negative"})
 		return
 	}
+	if b.resets.pending(r.ConsumerGroup, r.Topic, r.QueueID) {
+		// An admin reset waits for the queue's next PULL: the commit is
+		// answered and ignored, as ConsumerManageProcessor does ("Offset
+		// has been previously reset").
+		done(nil)
+		return
+	}
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 64,
 		Apply: func(tx *popstore.Txn) error {
 			return tx.SetConsumerOffset(r.ConsumerGroup, r.Topic, r.QueueID, r.CommitOffset)

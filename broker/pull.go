@@ -161,7 +161,7 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 		refuse(e)
 		return
 	}
-	if h.SysFlag&codec.PullSysFlagCommitOffset != 0 && h.CommitOffset >= 0 {
+	if h.SysFlag&codec.PullSysFlagCommitOffset != 0 && h.CommitOffset >= 0 && !b.resets.pending(h.ConsumerGroup, h.Topic, h.QueueID) {
 		b.commitPullOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 	j := &pullJob{b: b, r: r, done: done, filter: filter,

@@ -23,6 +23,12 @@ func (j *pullJob) run() {
 	seen := b.Polls.Snapshot(j.keys)
 	st := b.Store
 	minOff, maxOff := st.MinOffset(h.Topic, h.QueueID), st.MaxOffset(h.Topic, h.QueueID)
+	if reset, ok := b.resets.take(h.ConsumerGroup, h.Topic, h.QueueID); ok {
+		// The queue was reset since the consumer's last PULL: tell it where
+		// to go on (PullMessageProcessor's OFFSET_RESET answer).
+		j.answer(codec.PullOffsetMoved, reset, minOff, maxOff, nil, 0)
+		return
+	}
 	off := h.QueueOffset
 	var (
 		code  int32

@@ -32,6 +32,10 @@ package broker
 //     the group on those queues are woken once the write is durable. A
 //     reset also ends the queues' orderly leases (Java: clearBlock in
 //     PopMessageProcessor.resetPopOffset).
+//   - Until a queue's next PULL its reset is pending (reset_pending.go):
+//     a client's commits of that queue are ignored and the PULL answers
+//     PULL_OFFSET_MOVED with the reset offset, as a 5.x broker's
+//     useServerSideResetOffset does.
 //   - In-flight checkpoints of the group are kept. Java does not touch
 //     them either: resetPopOffset (PopMessageProcessor) only drops the
 //     PopBufferMergeService commit-offset queue (clearOffsetQueue) so that
@@ -141,6 +145,18 @@ func (b *Broker) resetOffsets(r ResetOffsetRequest, queues []int32, done func(Re
 		}
 		rows = append(rows, codec.QueueOffset{Queue: codec.MessageQueue{Topic: r.Topic, BrokerName: b.Cfg.BrokerName, QueueID: q}, Offset: off})
 	}
+	// Pending before the write is queued: an UPDATE_CONSUMER_OFFSET queued
+	// after this point is ignored, one queued before is applied first
+	// (same lane), so no client commit lands after the reset.
+	for _, row := range rows {
+		b.resets.assign(r.Group, r.Topic, row.Queue.QueueID, row.Offset)
+	}
+	failed := func(e error) {
+		for _, row := range rows {
+			b.resets.drop(r.Group, r.Topic, row.Queue.QueueID, row.Offset)
+		}
+		done(ResetOffsetResult{}, e)
+	}
 	op := &batch.Op{Lane: batch.LaneBackground, Bytes: 64 * len(rows),
 		Apply: func(tx *popstore.Txn) error {
 			for _, row := range rows {
@@ -157,7 +173,7 @@ func (b *Broker) resetOffsets(r ResetOffsetRequest, queues []int32, done func(Re
 		},
 		Done: func(err error) {
 			if err != nil {
-				done(ResetOffsetResult{}, offsetWriteFailed(err))
+				failed(offsetWriteFailed(err))
 				return
 			}
 			for _, row := range rows {
@@ -169,7 +185,7 @@ func (b *Broker) resetOffsets(r ResetOffsetRequest, queues []int32, done func(Re
 		},
 	}
 	if err := b.Writer.Submit(op); err != nil {
-		done(ResetOffsetResult{}, SubmitError("", err))
+		failed(SubmitError("", err))
 	}
 }
 

@@ -199,3 +199,47 @@ func TestResetOffsetRefusals(t *testing.T) {
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	assert.Equal(t, resetBody("TE", 3, 0), string(resp.Body))
 }
+
+// A running push consumer (PULL) keeps committing its old position; an
+// admin reset by time must survive that, as a 5.x broker's server-side
+// reset does: UPDATE_CONSUMER_OFFSET and the PULL's piggy-backed commit
+// of the queue are ignored until the queue's next PULL, which answers
+// PULL_OFFSET_MOVED (21) with nextBeginOffset = the reset offset; then
+// commits count again. Found with rocketmq-client 4.9.8: the consumer's
+// commit 5 s after the reset undid it and nothing was consumed again.
+func TestResetOffsetSurvivesPushConsumerCommits(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("TP", 1)
+	c := h.dial()
+	before := time.Now().UnixMilli() - 1000
+	sendN(t, c, "TP", 0, 5, "p", sendOpts{})
+	r := pull(t, c, pullReq("GP", "TP", 0, 0, 32, 0, ""))
+	require.Len(t, r.msgs, 5)
+	require.Equal(t, codec.Success, call(t, c, resetReq("GP", "TP", 0, 5)).Code)
+	eventually(t, func() bool { return committedOffset(h, "GP", "TP", 0) == 5 }, "the consumer's commit")
+
+	resp := call(t, c, resetByTimeReq("GP", "TP", -1, before))
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	require.EqualValues(t, 0, committedOffset(h, "GP", "TP", 0))
+
+	// The consumer's periodic commit and a PULL carrying its position as
+	// commitOffset: both ignored while the reset waits.
+	require.Equal(t, codec.Success, call(t, c, resetReq("GP", "TP", 0, 5)).Code)
+	hd := codec.PullMessageRequestHeader{ConsumerGroup: "GP", Topic: "TP", QueueID: 0, QueueOffset: 5, MaxMsgNums: 32,
+		SysFlag: codec.PullSysFlagCommitOffset, CommitOffset: 5, ExpressionType: "TAG"}
+	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
+	hd.Encode(req)
+	r = pull(t, c, req)
+	require.Equal(t, codec.PullOffsetMoved, r.code, "the reset is told to the next PULL")
+	require.EqualValues(t, 0, r.hdr.NextBeginOffset)
+	require.EqualValues(t, 5, r.hdr.MaxOffset)
+	require.EqualValues(t, 0, committedOffset(h, "GP", "TP", 0), "neither commit undid the reset")
+
+	// Told once: the client commits the new position and pulls from it.
+	require.Equal(t, codec.Success, call(t, c, resetReq("GP", "TP", 0, 0)).Code)
+	r = pull(t, c, pullReq("GP", "TP", 0, 0, 32, 0, ""))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 5, "consumed again from the reset offset")
+	require.Equal(t, codec.Success, call(t, c, resetReq("GP", "TP", 0, 5)).Code)
+	eventually(t, func() bool { return committedOffset(h, "GP", "TP", 0) == 5 }, "commits count again")
+}

@@ -1,0 +1,68 @@
+package broker
+
+import "sync"
+
+// pendingResets holds the queues whose consume offset an admin reset
+// (ResetOffset) moved and whose PULL consumer has not been told yet: the
+// server-side reset of a 5.x broker (ConsumerOffsetManager
+// .resetOffsetTable with useServerSideResetOffset, true by default).
+// While a queue's entry is pending, UPDATE_CONSUMER_OFFSET and a PULL's
+// piggy-backed commit for it are ignored, so a running push consumer's
+// periodic commit of its old position cannot undo the reset; the next
+// PULL of the queue takes the entry and answers PULL_OFFSET_MOVED (21)
+// with nextBeginOffset = the reset offset, after which the client commits
+// that offset and pulls from it. Memory only, as Java's (a restart
+// forgets pending entries; the reset offsets themselves are durable).
+// The zero value is ready; any goroutine may call its methods.
+type pendingResets struct {
+	mu sync.Mutex
+	m  map[resetKey]int64
+}
+
+// resetKey names one queue of a consumer group.
+type resetKey struct {
+	group, topic string
+	queueID      int32
+}
+
+// assign records offset as the pending reset of the queue (replacing an
+// earlier one).
+func (p *pendingResets) assign(group, topic string, queueID int32, offset int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = make(map[resetKey]int64)
+	}
+	p.m[resetKey{group, topic, queueID}] = offset
+}
+
+// drop removes the queue's entry if it still holds offset (a reset whose
+// write failed).
+func (p *pendingResets) drop(group, topic string, queueID int32, offset int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := resetKey{group, topic, queueID}
+	if v, ok := p.m[k]; ok && v == offset {
+		delete(p.m, k)
+	}
+}
+
+// pending reports whether the queue has an entry.
+func (p *pendingResets) pending(group, topic string, queueID int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.m[resetKey{group, topic, queueID}]
+	return ok
+}
+
+// take removes and returns the queue's entry.
+func (p *pendingResets) take(group, topic string, queueID int32) (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := resetKey{group, topic, queueID}
+	v, ok := p.m[k]
+	if ok {
+		delete(p.m, k)
+	}
+	return v, ok
+}
