@@ -21,7 +21,8 @@ package broker
 //   - Validated on the caller's goroutine; with sysFlag 0x1 and
 //     commitOffset ≥ 0 the consume offset is committed through the writer
 //     (background lane, not waited for: commitPullOffset).
-//   - On a reader: read from queueOffset (at most 32 messages), filter by
+//   - On a reader: read from queueOffset (at most 32 messages and 256 KiB
+//     of records, MaxPullBytes; one larger message alone), filter by
 //     tag or SQL92 selector (the subscription in the request, else the one
 //     registered by HEART_BEAT, else everything; subscription_filter.go). Offset rules: empty queue → 19 (offset
 //     0) or 21; below min → 21 with nextBeginOffset = min; at max → 19;
@@ -41,7 +42,7 @@ package broker
 // <group>", PullResult.ForbiddenType ForbiddenTypeGroup) or broadcast
 // consumption disabled; SUBSCRIPTION_GROUP_NOT_EXIST (26) unknown group
 // with auto-creation off ("subscription group [<group>] does not exist, "
-// + FAQ); SYSTEM_ERROR (1) queueId out of range, read failure;
+// + FAQ); INVALID_PARAMETER (29) queueId out of range; SYSTEM_ERROR (1) read failure;
 // SUBSCRIPTION_GROUP_NOT_EXIST (26) consumerGroup not a legal group name
 // (codec.ValidateGroup); SYSTEM_ERROR (1) for SQL92 with
 // --enable-property-filter off; SUBSCRIPTION_PARSE_FAILED (23) unknown
@@ -70,6 +71,12 @@ const messageModelBroadcasting = "BROADCASTING"
 // MaxPullBatch caps the messages of one PULL answer (the Java store's
 // maxTransferCountOnMessageInMemory).
 const MaxPullBatch = 32
+
+// MaxPullBytes caps the stored-record bytes of one PULL answer, as the
+// Java store's maxTransferBytesOnMessageInMemory (256 KiB): twelve 20 KiB
+// messages, not 32, as a 5.5.1 broker answers rocketmq-client 4.9.8. A
+// message larger than the cap still goes out alone.
+const MaxPullBytes = 256 << 10
 
 // PullRequest is one PULL: the fields of the remoting header
 // (remoting/.../protocol/header/PullMessageRequestHeader.java), the
@@ -138,7 +145,7 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 		return
 	}
 	if h.QueueID < 0 || h.QueueID >= meta.ReadQueueNums {
-		refuse(Errorf(codec.SystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
+		refuse(Errorf(codec.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", h.QueueID, h.Topic, meta.ReadQueueNums))
 		return
 	}
 	if !group.ConsumeBroadcastEnable {

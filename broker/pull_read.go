@@ -49,7 +49,7 @@ func (j *pullJob) run() {
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
 	default:
-		limit := b.Settings.MaxPopBytes
+		limit := min(b.Settings.MaxPopBytes, MaxPullBytes)
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}

@@ -163,7 +163,7 @@ func TestCorePullRefusals(t *testing.T) {
 		{"illegal group name", func(r *broker.PullRequest) { r.ConsumerGroup = "bad group!" }, codec.SubscriptionGroupNotExist, ""},
 		{"unknown topic", func(r *broker.PullRequest) { r.Topic = "NoSuchTopic" }, codec.TopicNotExist,
 			"topic[NoSuchTopic] not exist, apply first please!"},
-		{"queue out of range", func(r *broker.PullRequest) { r.QueueID = 3 }, codec.SystemError,
+		{"queue out of range", func(r *broker.PullRequest) { r.QueueID = 3 }, codec.InvalidParameter,
 			"queueId[3] is illegal, topic:[TopicR] topicConfig.readQueueNums:[1]"},
 		{"sql92 that does not compile", func(r *broker.PullRequest) {
 			r.SysFlag |= codec.PullSysFlagSubscription

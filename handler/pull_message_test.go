@@ -4,6 +4,7 @@ package handler_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestPullMessage_OffsetRules(t *testing.T) {
 	require.EqualValues(t, 5, r.hdr.NextBeginOffset)
 
 	require.Equal(t, codec.TopicNotExist, call(t, c, pullReq("G", "NOPE", 0, 0, 32, 0, "")).Code)
-	require.Equal(t, codec.SystemError, call(t, c, pullReq("G", "T", 3, 0, 32, 0, "")).Code)
+	require.Equal(t, codec.InvalidParameter, call(t, c, pullReq("G", "T", 3, 0, 32, 0, "")).Code, "queueId beyond the topic: PullMessageProcessor's INVALID_PARAMETER")
 }
 
 // TestPullMessage_LongPoll: a suspended PULL is answered by the message
@@ -180,4 +181,27 @@ func TestConsumerSendMsgBack(t *testing.T) {
 	req := codec.NewRequest(codec.RequestConsumerSendMsgBack, 0, nil, nil)
 	hdr.Encode(req)
 	require.Equal(t, codec.SystemError, call(t, c, req).Code, "unknown physical offset")
+}
+
+// A PULL answer holds at most MaxPullBytes (256 KiB) of records, as the
+// Java store's maxTransferBytesOnMessageInMemory: forty 20 KiB messages
+// come twelve at a time (rocketmq-client 4.9.8 against 5.5.1), and one
+// message larger than the cap still comes alone.
+func TestPullMessage_ByteCap(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("TB", 1)
+	c := h.dial()
+	body := strings.Repeat("z", 20<<10)
+	for range 40 {
+		send(t, c, "TB", 0, body, sendOpts{})
+	}
+	r := pull(t, c, pullReq("G", "TB", 0, 0, 32, 0, ""))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 12)
+	require.EqualValues(t, 12, r.hdr.NextBeginOffset)
+
+	send(t, c, "TB", 0, strings.Repeat("y", 300<<10), sendOpts{})
+	r = pull(t, c, pullReq("G", "TB", 0, 40, 32, 0, ""))
+	require.Equal(t, codec.Success, r.code)
+	require.Len(t, r.msgs, 1)
 }
