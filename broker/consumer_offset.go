@@ -31,14 +31,16 @@ const QueryNotFoundRemark = "Not found, V3_0_6_SNAPSHOT maybe this group consume
 // RocksDB read). With no committed offset it follows
 // ConsumerManageProcessor: a queue that still starts at queueOffset 0
 // (never trimmed by retention; the Java broker's "first message still in
-// memory") answers offset 0 unless SetZeroIfNotFound is false; otherwise
-// QUERY_NOT_FOUND (22) with QueryNotFoundRemark, and the client starts from
+// memory") and holds a message answers offset 0 unless SetZeroIfNotFound
+// is false; otherwise (an empty queue included: Java finds no message at
+// offset 0 to check) QUERY_NOT_FOUND (22) with QueryNotFoundRemark, and
+// the client starts from
 // its consumeFromWhere (GET_MAX_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, or 0).
 // No other refusal. Any goroutine; never blocks.
 func (b *Broker) QueryConsumerOffset(r QueryConsumerOffsetRequest) (int64, *Error) {
 	off, ok := b.Store.ConsumerOffset(r.ConsumerGroup, r.Topic, r.QueueID)
 	if !ok {
-		if !r.SetZeroIfNotFound || b.Store.MinOffset(r.Topic, r.QueueID) > 0 {
+		if !r.SetZeroIfNotFound || b.Store.MinOffset(r.Topic, r.QueueID) > 0 || b.Store.MaxOffset(r.Topic, r.QueueID) == 0 {
 			return 0, &Error{Code: codec.QueryNotFound, Remark: QueryNotFoundRemark}
 		}
 		off = 0

@@ -50,8 +50,13 @@ func TestConsumerOffsetsSurviveRestart(t *testing.T) {
 		return ext
 	}
 
-	// Nothing committed: a never-trimmed queue answers 0 (as a Java broker
-	// whose first message is still in memory), unless the client forbids it.
+	// Nothing committed: an empty queue answers QUERY_NOT_FOUND (Java finds
+	// no message at offset 0; a 4.9.8 lite pull consumer's committed() reads
+	// -1); a never-trimmed queue holding messages answers 0 (as a Java
+	// broker whose first message is still in memory), unless the client
+	// forbids it.
+	assert.Equal(t, codec.QueryNotFound, d2Call(t, bc, codec.RequestQueryConsumerOffset, q(0, ""), nil).Code)
+	d2Send(t, bc, "TopicO", 0, "first")
 	assert.Equal(t, int64(0), offsetOf(t, d2Call(t, bc, codec.RequestQueryConsumerOffset, q(0, ""), nil)))
 	resp = d2Call(t, bc, codec.RequestQueryConsumerOffset, q(0, "false"), nil)
 	assert.Equal(t, codec.QueryNotFound, resp.Code)
