@@ -111,6 +111,13 @@ func (j *replyJoin) finish() {
 // done before Reply returns.
 func (b *Broker) Reply(r ReplyRequest, done func(ReplyResult, error)) {
 	r.Batch = false
+	// MSG_REGION and TRACE_ON on the pushed and the stored reply, as
+	// AbstractSendMessageProcessor.buildMsgContext rewrites the header's
+	// properties before ReplyMessageProcessor uses them.
+	if props, err := setProperties(r.Properties, codec.PropertyMsgRegion, b.Settings.RegionID,
+		codec.PropertyTraceSwitch, strconv.FormatBool(b.Settings.TraceOn)); err == nil {
+		r.Properties = props
+	}
 	t, e := b.sendTargetOf(&r.SendRequest)
 	if e != nil {
 		done(ReplyResult{}, e)
