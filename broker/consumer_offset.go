@@ -27,25 +27,37 @@ type QueryConsumerOffsetRequest struct {
 const QueryNotFoundRemark = "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"
 
 // QueryConsumerOffset answers the committed consume offset of
-// (consumerGroup, topic, queueId) from the store's in-memory copy (no
-// RocksDB read). With no committed offset it follows
-// ConsumerManageProcessor: a queue that still starts at queueOffset 0
-// (never trimmed by retention; the Java broker's "first message still in
-// memory") and holds a message answers offset 0 unless SetZeroIfNotFound
-// is false; otherwise (an empty queue included: Java finds no message at
-// offset 0 to check) QUERY_NOT_FOUND (22) with QueryNotFoundRemark, and
-// the client starts from
-// its consumeFromWhere (GET_MAX_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, or 0).
-// No other refusal. Any goroutine; never blocks.
-func (b *Broker) QueryConsumerOffset(r QueryConsumerOffsetRequest) (int64, *Error) {
-	off, ok := b.Store.ConsumerOffset(r.ConsumerGroup, r.Topic, r.QueueID)
-	if !ok {
-		if !r.SetZeroIfNotFound || b.Store.MinOffset(r.Topic, r.QueueID) > 0 || b.Store.MaxOffset(r.Topic, r.QueueID) == 0 {
-			return 0, &Error{Code: codec.QueryNotFound, Remark: QueryNotFoundRemark}
-		}
-		off = 0
+// (consumerGroup, topic, queueId) from the store's in-memory copy. With no
+// committed offset it follows ConsumerManageProcessor: offset 0 when
+// SetZeroIfNotFound allows it and the queue is young (youngQueue: never
+// trimmed, holding a message, the first stored within
+// initInMemoryWindowMillis, popshim's stand-in for the Java broker's
+// "first message still in memory"; the same rule POP's initMode MAX
+// follows); otherwise QUERY_NOT_FOUND (22) with QueryNotFoundRemark, and
+// the client starts from its consumeFromWhere (GET_MAX_OFFSET,
+// SEARCH_OFFSET_BY_TIMESTAMP, or 0), so a new group that starts from its
+// last offset does not read an old backlog. The young-queue test reads
+// RocksDB on the reader pool (SYSTEM_BUSY (2) when its queue is full); done
+// runs on the caller's goroutine otherwise. Any goroutine; never blocks.
+func (b *Broker) QueryConsumerOffset(r QueryConsumerOffsetRequest, done func(int64, *Error)) {
+	if off, ok := b.Store.ConsumerOffset(r.ConsumerGroup, r.Topic, r.QueueID); ok {
+		done(off, nil)
+		return
 	}
-	return off, nil
+	notFound := &Error{Code: codec.QueryNotFound, Remark: QueryNotFoundRemark}
+	if !r.SetZeroIfNotFound || b.Store.MinOffset(r.Topic, r.QueueID) > 0 || b.Store.MaxOffset(r.Topic, r.QueueID) == 0 {
+		done(0, notFound)
+		return
+	}
+	if !b.SubmitRead(func() {
+		if youngQueue(b.Store, r.Topic, r.QueueID, b.Now()) {
+			done(0, nil)
+			return
+		}
+		done(0, notFound)
+	}) {
+		done(0, errBusy)
+	}
 }
 
 // UpdateConsumerOffsetRequest is one UPDATE_CONSUMER_OFFSET:

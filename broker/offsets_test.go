@@ -31,7 +31,14 @@ func tryUpdateOffset(t *testing.T, f *brokertest.Fixture, group, topic string, q
 func queryOffset(f *brokertest.Fixture, group, topic string, queueID int32, setZero bool) (int64, *broker.Error) {
 	var r broker.QueryConsumerOffsetRequest
 	r.ConsumerGroup, r.Topic, r.QueueID, r.SetZeroIfNotFound = group, topic, queueID, setZero
-	return f.Broker.QueryConsumerOffset(r)
+	type answer struct {
+		off int64
+		e   *broker.Error
+	}
+	ch := make(chan answer, 1)
+	f.Broker.QueryConsumerOffset(r, func(off int64, e *broker.Error) { ch <- answer{off, e} })
+	a := <-ch
+	return a.off, a.e
 }
 
 // TestCoreConsumerOffsetSurvivesRestart commits an offset, queries it,

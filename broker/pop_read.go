@@ -204,14 +204,28 @@ func (j *PopJob) initOffset(s popSource, minOff, maxOff int64) int64 {
 	if s.flag != codec.RetryFlagNormal || codec.IsRetryTopic(s.topic) || j.h.InitMode == codec.ConsumeInitModeMin {
 		return minOff
 	}
-	if minOff == 0 && maxOff > 0 {
-		if rec, err := j.s.Store.ReadMessage(s.topic, s.queueID, 0); err == nil {
-			if ts, ok := popstore.StoreTimestamp(rec); ok && j.s.nowMillis()-ts < initInMemoryWindowMillis {
-				return 0
-			}
-		}
+	if youngQueue(j.s.Store, s.topic, s.queueID, j.s.nowMillis()) {
+		return 0
 	}
 	return max(maxOff-1, minOff, 0)
+}
+
+// youngQueue reports whether (topic, queueID) was never trimmed, holds a
+// message and stored its first one (offset 0) less than
+// initInMemoryWindowMillis before nowMillis: popshim's stand-in for a Java
+// broker's checkInMemByConsumeOffset(topic, queueId, 0, 1), which POP's
+// initMode MAX and QUERY_CONSUMER_OFFSET use to start a new group at 0.
+// Reads RocksDB: reader goroutines only.
+func youngQueue(st *popstore.Store, topic string, queueID int32, nowMillis int64) bool {
+	if st.MinOffset(topic, queueID) != 0 || st.MaxOffset(topic, queueID) == 0 {
+		return false
+	}
+	rec, err := st.ReadMessage(topic, queueID, 0)
+	if err != nil {
+		return false
+	}
+	ts, ok := popstore.StoreTimestamp(rec)
+	return ok && nowMillis-ts < initInMemoryWindowMillis
 }
 
 // popEntryExtra bounds what a POP reply entry adds to its stored record,

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 )
@@ -157,4 +158,31 @@ func TestQueueOffsetsAndViewMessage(t *testing.T) {
 	resp = d2Call(t, bc, codec.RequestViewMessageByID, map[string]string{"offset": "x"}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Contains(t, resp.Remark, "<offset>")
+}
+
+// A group with nothing committed on a queue whose first message is old
+// (stored more than ten minutes ago: popshim's stand-in for Java's "no
+// longer in memory") gets QUERY_NOT_FOUND, so a push consumer that starts
+// from its last offset starts at the end instead of reading the whole
+// untrimmed backlog; a young queue answers 0, as before. POP's initMode
+// MAX follows the same rule.
+func TestQueryConsumerOffset_OldBacklogNotFound(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("TQ", 2)
+	c := h.dial()
+	send(t, c, "TQ", 0, "old", sendOpts{})
+	query := func(q int32) *codec.Command {
+		return call(t, c, codec.NewRequest(codec.RequestQueryConsumerOffset, 0, map[string]string{
+			"consumerGroup": "GQ", "topic": "TQ", "queueId": strconv.Itoa(int(q))}, nil))
+	}
+	resp := query(0)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	require.Equal(t, int64(0), offsetOf(t, resp), "young queue")
+	require.Equal(t, codec.QueryNotFound, query(1).Code, "empty queue")
+
+	h.advance(11 * time.Minute)
+	send(t, c, "TQ", 0, "new", sendOpts{})
+	resp = query(0)
+	require.Equal(t, codec.QueryNotFound, resp.Code, "first message older than the in-memory window")
+	require.Equal(t, broker.QueryNotFoundRemark, resp.Remark)
 }

@@ -8,8 +8,9 @@ package handler
 // (optional, default true) (QueryConsumerOffsetRequestHeader.java).
 //
 // Response codes: SUCCESS (0) with header offset; QUERY_NOT_FOUND (22);
-// SYSTEM_ERROR (1) naming a missing or invalid header field. Answered on
-// the event loop (the core reads memory only).
+// SYSTEM_ERROR (1) naming a missing or invalid header field; SYSTEM_BUSY
+// (2) when the reader queue is full. Answered on the event loop, or on a
+// reader goroutine when the core reads the queue's first message.
 
 import (
 	"github.com/popshim/popshim/broker"
@@ -24,12 +25,13 @@ func (b *Broker) handleQueryConsumerOffset(c remoting.Conn, req *codec.Command) 
 		reply.HeaderError(c, req, err)
 		return
 	}
-	off, e := b.QueryConsumerOffset(broker.QueryConsumerOffsetRequest{QueryConsumerOffsetRequestHeader: h})
-	if e != nil {
-		reply.Err(c, req, e)
-		return
-	}
-	replyOffset(c, req, off)
+	b.QueryConsumerOffset(broker.QueryConsumerOffsetRequest{QueryConsumerOffsetRequestHeader: h}, func(off int64, e *broker.Error) {
+		if e != nil {
+			reply.Err(c, req, e)
+			return
+		}
+		replyOffset(c, req, off)
+	})
 }
 
 // replyOffset answers SUCCESS with the {offset} header
