@@ -27,10 +27,12 @@ import (
 // AckMessageResultEntry per entry in request order (message_id and the
 // client's receipt_handle echoed, the entry's Status), top-level Status as
 // SendMessage's. Entry codes: OK once the checkpoint's delete is durable
-// (also for an ACK of a handle acked, revived or changed before: the
-// core's ACK is blind and idempotent; the proxy's refusal of expired
-// handles is not applied, so an ACK that arrives late but before revive
-// still prevents the redelivery); INVALID_RECEIPT_HANDLE for a handle that
+// (also for an ACK of a handle acked, revived or changed before whose
+// invisible time has not passed: the core's ACK is blind and idempotent);
+// INVALID_RECEIPT_HANDLE "receipt handle is expired" for a handle (the
+// lease's newest, when leased) whose pop time + invisible time is not
+// after now, as the proxy (the message comes back; until 2026-12-06
+// popshim acked it); INVALID_RECEIPT_HANDLE for a handle that
 // does not parse or that the core calls invalid (another broker's, fields
 // that name no checkpoint); TOO_MANY_REQUESTS when the writer is full;
 // INTERNAL_SERVER_ERROR "ack failed: status is abnormal (…)" for a failed
@@ -43,8 +45,17 @@ import (
 // OK carries the new handle. Every failure echoes the handle the change
 // was attempted with, because both the Go and the Java client overwrite
 // the message's handle with the reply's before they look at the Status
-// (the proxy answers broker failures without one). A handle the core
-// finds stale (acked, revived, changed already) is INVALID_RECEIPT_HANDLE.
+// (the proxy answers broker failures without one). An expired handle is
+// INVALID_RECEIPT_HANDLE "receipt handle is expired", as for AckMessage; a
+// handle the core finds stale (acked, revived, changed already) is
+// INVALID_RECEIPT_HANDLE.
+
+// errHandleExpired is the proxy's refusal of a handle whose invisible
+// time has passed (HandleExpired), for AckMessage and
+// ChangeInvisibleDuration: INVALID_RECEIPT_HANDLE "receipt handle is
+// expired" (proxy/.../processor/AbstractProcessor.java,
+// EXPIRED_HANDLE_PROXY_EXCEPTION).
+var errHandleExpired = &statusError{NewStatus(v2.Code_INVALID_RECEIPT_HANDLE, "receipt handle is expired")}
 
 // statusError carries a Status decided by the endpoint (not the core)
 // through an operation's completion.
@@ -90,7 +101,7 @@ func (s *service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 		return &v2.AckMessageResponse{Status: NewStatus(v2.Code_BAD_REQUEST, "no entry to ack")}, nil
 	}
 	results := awaitEach(ctx, len(entries), func(done func(int, struct{}, error)) {
-		s.ackHandles(id, group, topic, len(entries), func(i int) string { return entries[i].GetReceiptHandle() },
+		s.ackHandles(id, group, topic, true, len(entries), func(i int) string { return entries[i].GetReceiptHandle() },
 			func(i int, err error) { done(i, struct{}{}, err) })
 	})
 	resp := &v2.AckMessageResponse{Entries: make([]*v2.AckMessageResultEntry, len(entries))}
@@ -119,8 +130,9 @@ func (s *service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 // go to the writer as one op; a handle whose lease is being renewed is
 // acked on its own once the renewal completes. done(i, err) once per
 // handle i, with the core's outcome or a statusError
-// (INVALID_RECEIPT_HANDLE for one that does not parse).
-func (s *service) ackHandles(id, group, topic string, n int, handle func(i int) string, done func(int, error)) {
+// (INVALID_RECEIPT_HANDLE for one that does not parse, or with
+// refuseExpired for one whose invisible time has passed: errHandleExpired).
+func (s *service) ackHandles(id, group, topic string, refuseExpired bool, n int, handle func(i int) string, done func(int, error)) {
 	reqs := make([]broker.AckRequest, 0, n)
 	at := make([]int, 0, n)
 	for i := range n {
@@ -131,20 +143,32 @@ func (s *service) ackHandles(id, group, topic string, n int, handle func(i int) 
 			continue
 		}
 		h, hei, now := s.leases.takeOrWait(id, group, topic, ei, text, func(h string, hei codec.ExtraInfo) {
+			if refuseExpired && HandleExpired(hei, s.core.Now()) {
+				done(i, errHandleExpired)
+				return
+			}
 			s.core.Ack(ackRequestOf(group, topic, h, hei), func(err error) { done(i, err) })
 		})
-		if now {
-			reqs, at = append(reqs, ackRequestOf(group, topic, h, hei)), append(at, i)
+		if !now {
+			continue
 		}
+		if refuseExpired && HandleExpired(hei, s.core.Now()) {
+			done(i, errHandleExpired)
+			continue
+		}
+		reqs, at = append(reqs, ackRequestOf(group, topic, h, hei)), append(at, i)
 	}
 	if len(reqs) > 0 {
 		s.core.AckEach(reqs, func(j int, err error) { done(at[j], err) })
 	}
 }
 
-// ackOne is ackHandles of one handle.
+// ackOne is ackHandles of one handle, expired or not: the ACK that ends
+// ForwardMessageToDeadLetterQueue (the proxy ignores that ACK's outcome;
+// acking an expired handle still stops a redelivery the revive has not
+// made yet, so the DLQ copy is the only one).
 func (s *service) ackOne(id, group, topic, handle string, done func(error)) {
-	s.ackHandles(id, group, topic, 1, func(int) string { return handle }, func(_ int, err error) { done(err) })
+	s.ackHandles(id, group, topic, false, 1, func(int) string { return handle }, func(_ int, err error) { done(err) })
 }
 
 // ackRequestOf is the core's ACK of handle h (parsed: hei, passed on so
@@ -188,6 +212,10 @@ func (s *service) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInv
 	}
 	o, err := await(ctx, func(done func(changed, error)) {
 		s.leases.take(id, group, topic, ei, handle, func(h string, hei codec.ExtraInfo) {
+			if HandleExpired(hei, s.core.Now()) {
+				done(changed{used: h}, errHandleExpired)
+				return
+			}
 			s.core.ChangeInvisible(broker.ChangeRequest{ConsumerGroup: group, Topic: hei.RealTopic(topic, group),
 				QueueID: hei.QueueID, Offset: hei.QueueOffset, ExtraInfo: h, InvisibleTime: d.Milliseconds(),
 				Suspend: req.GetSuspend()}, func(r broker.ChangeResult, err error) { done(changed{r, h}, err) })

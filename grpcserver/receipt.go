@@ -81,9 +81,8 @@ func ChangedReceiptHandle(old codec.ExtraInfo, popTime, invisibleTime int64, rev
 
 // HandleExpired reports whether a handle's invisible time has passed at
 // nowMillis (pop time + invisible time ≤ now), the proxy's check before it
-// answers INVALID_RECEIPT_HANDLE "receipt handle is expired". Whether to
-// apply it is the endpoint's choice; the core decides what an ACK of an
-// expired handle does.
+// answers INVALID_RECEIPT_HANDLE "receipt handle is expired"; AckMessage
+// and ChangeInvisibleDuration apply it (errHandleExpired).
 func HandleExpired(ei codec.ExtraInfo, nowMillis int64) bool {
 	return ei.PopTime+ei.InvisibleTime <= nowMillis
 }
