@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // internedStrings holds ext keys and language names that appear in almost
@@ -178,10 +179,12 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 		ext = make(map[string]string, 8)
 		cmd.ExtFields = ext
 	}
-	put := func(k, v string) {
+	// put stores v under key, or under slot (key's slot, -1 for none) while
+	// typed.
+	put := func(slot int, key, v string) {
 		if typed {
-			if i := t.slot(k); i >= 0 {
-				t.setSlot(i, v)
+			if slot >= 0 {
+				t.setSlot(slot, v)
 				return
 			}
 			// a key the slots do not keep (a namespace, a newer field): the
@@ -192,18 +195,29 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 			*t = typedExt{}
 			typed = false
 		}
-		ext[k] = v
+		ext[key] = v
 	}
 	if s.peek() == '}' {
 		s.i++
 		return nil
 	}
 	for {
-		raw, plain, err := s.rawString()
+		rawKey, plain, err := s.rawString()
 		if err != nil {
 			return err
 		}
-		key := s.keep(raw, plain)
+		// A slot key is looked up in the frame's bytes and never kept:
+		// only a key that may reach the map is copied into the arena.
+		slot, key := -1, ""
+		if typed && plain {
+			slot = t.slot(unsafe.String(unsafe.SliceData(rawKey), len(rawKey)))
+		}
+		if slot < 0 {
+			key = s.keep(rawKey, plain)
+			if typed {
+				slot = t.slot(key)
+			}
+		}
 		if err := s.expect(':'); err != nil {
 			return err
 		}
@@ -213,30 +227,31 @@ func (s *jsonScanner) extFields(cmd *Command, typed bool) error {
 			if err != nil {
 				return err
 			}
-			put(key, s.keep(raw, plain))
+			put(slot, key, s.keep(raw, plain))
 		case c == '-' || c >= '0' && c <= '9':
 			num, err := s.number()
 			if err != nil {
 				return err
 			}
-			put(key, s.keep(num, true))
+			put(slot, key, s.keep(num, true))
 		case c == 'n':
 			if !s.isNull() {
 				return s.errorf("bad literal")
 			}
-			if typed {
-				t.del(key)
-			} else {
+			if !typed {
 				delete(ext, key)
+			} else if slot >= 0 {
+				t.v[slot] = ""
+				t.has &^= 1 << slot
 			}
 		case c == 't' || c == 'f':
 			lit, err := s.literal()
 			if err != nil {
 				return err
 			}
-			put(key, s.keep(lit, true))
+			put(slot, key, s.keep(lit, true))
 		default:
-			return s.errorf("extFields value for %q is not a string, number or boolean", key)
+			return s.errorf("extFields value for %q is not a string, number or boolean", rawKey)
 		}
 		switch s.peek() {
 		case ',':
