@@ -29,14 +29,14 @@ const QueryNotFoundRemark = "Not found, V3_0_6_SNAPSHOT maybe this group consume
 // QueryConsumerOffset answers the committed consume offset of
 // (consumerGroup, topic, queueId) from the store's in-memory copy. With no
 // committed offset it follows ConsumerManageProcessor: offset 0 when
-// SetZeroIfNotFound allows it and the queue is young (youngQueue: never
-// trimmed, holding a message, the first stored within
-// initInMemoryWindowMillis, popshim's stand-in for the Java broker's
-// "first message still in memory"; the same rule POP's initMode MAX
-// follows); otherwise QUERY_NOT_FOUND (22) with QueryNotFoundRemark, and
+// SetZeroIfNotFound allows it and the queue is hot (hotQueue: never
+// trimmed, holding a message, the first within Settings.InMemoryBytes of
+// the commit log's end, popshim's form of the Java broker's "first
+// message still in memory"; the same rule POP's initMode MAX follows);
+// otherwise QUERY_NOT_FOUND (22) with QueryNotFoundRemark, and
 // the client starts from its consumeFromWhere (GET_MAX_OFFSET,
 // SEARCH_OFFSET_BY_TIMESTAMP, or 0), so a new group that starts from its
-// last offset does not read an old backlog. The young-queue test reads
+// last offset does not read a backlog a Java broker has paged out. The test reads
 // RocksDB on the reader pool (SYSTEM_BUSY (2) when its queue is full); done
 // runs on the caller's goroutine otherwise. Any goroutine; never blocks.
 func (b *Broker) QueryConsumerOffset(r QueryConsumerOffsetRequest, done func(int64, *Error)) {
@@ -50,7 +50,7 @@ func (b *Broker) QueryConsumerOffset(r QueryConsumerOffsetRequest, done func(int
 		return
 	}
 	if !b.SubmitRead(func() {
-		if youngQueue(b.Store, r.Topic, r.QueueID, b.Now()) {
+		if hotQueue(b.Store, r.Topic, r.QueueID, b.Svc.Settings.InMemoryBytes) {
 			done(0, nil)
 			return
 		}

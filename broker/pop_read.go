@@ -188,44 +188,21 @@ func (j *PopJob) skipQueue(o *popOutcome, s popSource) {
 	}
 }
 
-// initInMemoryWindowMillis stands in for the Java broker's
-// initPopOffsetByCheckMsgInMem page-cache test: a queue whose first message
-// (offset 0) is still stored and was stored less than this long ago counts
-// as "in memory", and initMode MAX then starts at 0.
-const initInMemoryWindowMillis = 10 * 60 * 1000
-
 // initOffset is where a group without a committed offset starts
 // (PopMessageProcessor.getInitOffset): retry topics and initMode MIN at the
-// queue's min offset; initMode MAX at 0 when the queue is young (never
-// trimmed, offset 0 stored within initInMemoryWindowMillis — RocketMQ's
-// in-memory shortcut), else at the last message (max − 1). The choice is
+// queue's min offset; initMode MAX at 0 when the queue is hot (hotQueue:
+// never trimmed, offset 0 within Settings.InMemoryBytes of the commit
+// log's end — RocketMQ's in-memory shortcut), else at the last message
+// (max − 1). The choice is
 // persisted by the POP's offset commit, so it is made once per group.
 func (j *PopJob) initOffset(s popSource, minOff, maxOff int64) int64 {
 	if s.flag != codec.RetryFlagNormal || codec.IsRetryTopic(s.topic) || j.h.InitMode == codec.ConsumeInitModeMin {
 		return minOff
 	}
-	if youngQueue(j.s.Store, s.topic, s.queueID, j.s.nowMillis()) {
+	if hotQueue(j.s.Store, s.topic, s.queueID, j.s.Settings.InMemoryBytes) {
 		return 0
 	}
 	return max(maxOff-1, minOff, 0)
-}
-
-// youngQueue reports whether (topic, queueID) was never trimmed, holds a
-// message and stored its first one (offset 0) less than
-// initInMemoryWindowMillis before nowMillis: popshim's stand-in for a Java
-// broker's checkInMemByConsumeOffset(topic, queueId, 0, 1), which POP's
-// initMode MAX and QUERY_CONSUMER_OFFSET use to start a new group at 0.
-// Reads RocksDB: reader goroutines only.
-func youngQueue(st *popstore.Store, topic string, queueID int32, nowMillis int64) bool {
-	if st.MinOffset(topic, queueID) != 0 || st.MaxOffset(topic, queueID) == 0 {
-		return false
-	}
-	rec, err := st.ReadMessage(topic, queueID, 0)
-	if err != nil {
-		return false
-	}
-	ts, ok := popstore.StoreTimestamp(rec)
-	return ok && nowMillis-ts < initInMemoryWindowMillis
 }
 
 // popEntryExtra bounds what a POP reply entry adds to its stored record,

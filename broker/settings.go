@@ -61,6 +61,11 @@ type Settings struct {
 	// CONSUME_MESSAGE_DIRECTLY); 0 means DefaultClientCallTimeout
 	// (Broker2Client.callClient, 10 s). Tests shorten it before traffic.
 	ClientCallTimeout time.Duration
+	// InMemoryBytes is how many bytes of commit log may follow a queue's
+	// first message for it to count as in memory (hotQueue), so that a
+	// new group starting from the last offset starts at 0
+	// (DefaultInMemoryBytes: 40 % of physical memory).
+	InMemoryBytes int64
 	// Hooks are fault-injection points for tests; never nil, empty in
 	// production.
 	Hooks *Hooks
@@ -106,6 +111,7 @@ func DefaultSettings() Settings {
 		},
 		RetryFirstEvery: 5,
 		MaxMessageBytes: 4 << 20,
+		InMemoryBytes:   DefaultInMemoryBytes(),
 		Hooks:           &Hooks{},
 	}
 }

@@ -2,6 +2,7 @@ package handler_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,14 +161,15 @@ func TestQueueOffsetsAndViewMessage(t *testing.T) {
 	assert.Contains(t, resp.Remark, "<offset>")
 }
 
-// A group with nothing committed on a queue whose first message is old
-// (stored more than ten minutes ago: popshim's stand-in for Java's "no
+// A group with nothing committed on a queue whose first message is
+// followed by more commit log than the in-memory window (Java's "no
 // longer in memory") gets QUERY_NOT_FOUND, so a push consumer that starts
 // from its last offset starts at the end instead of reading the whole
-// untrimmed backlog; a young queue answers 0, as before. POP's initMode
-// MAX follows the same rule.
-func TestQueryConsumerOffset_OldBacklogNotFound(t *testing.T) {
+// untrimmed backlog; a hot queue answers 0 whatever the age of its first
+// message. POP's initMode MAX follows the same rule.
+func TestQueryConsumerOffset_ColdBacklogNotFound(t *testing.T) {
 	h := startHarness(t, nil)
+	h.b().Svc.Settings.InMemoryBytes = 8 << 10
 	h.createTopic("TQ", 2)
 	c := h.dial()
 	send(t, c, "TQ", 0, "old", sendOpts{})
@@ -175,14 +177,14 @@ func TestQueryConsumerOffset_OldBacklogNotFound(t *testing.T) {
 		return call(t, c, codec.NewRequest(codec.RequestQueryConsumerOffset, 0, map[string]string{
 			"consumerGroup": "GQ", "topic": "TQ", "queueId": strconv.Itoa(int(q))}, nil))
 	}
+	h.advance(time.Hour) // age alone changes nothing
 	resp := query(0)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
-	require.Equal(t, int64(0), offsetOf(t, resp), "young queue")
+	require.Equal(t, int64(0), offsetOf(t, resp), "hot queue")
 	require.Equal(t, codec.QueryNotFound, query(1).Code, "empty queue")
 
-	h.advance(11 * time.Minute)
-	send(t, c, "TQ", 0, "new", sendOpts{})
+	sendN(t, c, "TQ", 1, 20, strings.Repeat("x", 512), sendOpts{}) // > 8 KiB after "old"
 	resp = query(0)
-	require.Equal(t, codec.QueryNotFound, resp.Code, "first message older than the in-memory window")
+	require.Equal(t, codec.QueryNotFound, resp.Code, "first message further behind the commit log's end than the window")
 	require.Equal(t, broker.QueryNotFoundRemark, resp.Remark)
 }

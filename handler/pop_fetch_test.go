@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,11 +135,13 @@ func TestPOP03_NoInflightCapQueueStaysServed(t *testing.T) {
 }
 
 // TestPOP04_InitMode: a new group starts at the min offset (initMode MIN);
-// with MAX at offset 0 while the queue is young (RocketMQ's in-memory
+// with MAX at offset 0 while the queue is hot (its first message within
+// the in-memory window of the commit log's end: RocketMQ's in-memory
 // shortcut) and at the last message otherwise. The start is persisted on
 // first use, and a later initMode does not re-initialise.
 func TestPOP04_InitMode(t *testing.T) {
 	h := startHarness(t, nil)
+	h.b().Svc.Settings.InMemoryBytes = 4 << 10
 	h.createTopic("T", 1)
 	c := h.dial()
 	sendN(t, c, "T", 0, 10, "m", sendOpts{})
@@ -148,9 +151,10 @@ func TestPOP04_InitMode(t *testing.T) {
 	require.Equal(t, "m-0", ms[0].body())
 
 	_, ms = pop(t, c, popArgs{group: "G4", topic: "T", queueID: 0, max: 32, invisible: 60000, initMode: codec.ConsumeInitModeMax})
-	require.Len(t, ms, 10, "young queue: MAX starts at 0 like a Java broker with the data in page cache")
+	require.Len(t, ms, 10, "hot queue: MAX starts at 0 like a Java broker with the data in page cache")
 
-	h.advance(11 * time.Minute) // offset 0 is no longer "in memory"
+	h.createTopic("F", 1)
+	sendN(t, c, "F", 0, 10, strings.Repeat("f", 512), sendOpts{}) // offset 0 of T is no longer "in memory"
 	_, ms = pop(t, c, popArgs{group: "G2", topic: "T", queueID: 0, max: 32, invisible: 60000, initMode: codec.ConsumeInitModeMax})
 	require.Equal(t, []string{"m-9"}, bodies(ms))
 	require.EqualValues(t, 9, ms[0].m.QueueOffset)

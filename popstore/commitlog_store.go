@@ -96,6 +96,11 @@ func (s *Store) getRecord(key []byte) ([]byte, error) {
 	return s.record(v)
 }
 
+// CommitLogMaxOffset is the physical offset the next stored record will
+// get (CommitLogExtent's max, without its seek): the commit log's end.
+// Any goroutine; lock-free.
+func (s *Store) CommitLogMaxOffset() int64 { return s.committedPhys.Load() }
+
 // CommitLogExtent returns the physical-offset extent of the stored
 // messages as RocketMQ's getBrokerRuntimeInfo reports its commit log's
 // (commitLogMinOffset, commitLogMaxOffset; DefaultMessageStore

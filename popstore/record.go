@@ -62,6 +62,16 @@ func StoreTimestamp(rec []byte) (tsMillis int64, ok bool) {
 	return int64(binary.BigEndian.Uint64(rec[p:])), true
 }
 
+// RecordPhysicalOffset returns the PHYSICALOFFSET field of a stored record
+// (its commit-log offset), or ok=false when the record is too short to
+// hold it. It only reads rec.
+func RecordPhysicalOffset(rec []byte) (phys int64, ok bool) {
+	if len(rec) < recPhysOffset+8 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(rec[recPhysOffset:])), true
+}
+
 // patchOffsets writes queueOffset and physicalOffset into rec in place.
 func patchOffsets(rec []byte, queueOffset, phys int64) {
 	binary.BigEndian.PutUint64(rec[recQueueOffset:], uint64(queueOffset))
