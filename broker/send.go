@@ -171,7 +171,8 @@ type SendResult struct {
 	// TransactionID is the UNIQ_KEY of a single message, as
 	// SendMessageResponseHeader.transactionId carries it for every SEND;
 	// for a half message the id END_TRANSACTION and the checks name
-	// (gRPC: SendResultEntry.transaction_id). "" for a batch.
+	// (gRPC: SendResultEntry.transaction_id); for a batch the batch's own
+	// UNIQ_KEY when its header carries one, else "".
 	TransactionID string
 }
 

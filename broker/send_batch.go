@@ -71,7 +71,9 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 			return
 		}
 	}
-	b.submitSend(sendJob{b: b, t: t, recs: recs, buf: buf, n: len(msgs), host: m.StoreHost, bodyBytes: len(r.Body), done: done})
+	batchUniq, _ := codec.PropertyValue(r.Properties, codec.PropertyUniqClientMessageIDKeyIdx)
+	b.submitSend(sendJob{b: b, t: t, recs: recs, buf: buf, n: len(msgs), batchUniq: batchUniq, host: m.StoreHost,
+		bodyBytes: len(r.Body), done: done})
 }
 
 // atoiPositive reports whether v is a decimal integer ≥ 1.

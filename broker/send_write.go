@@ -25,7 +25,11 @@ type sendJob struct {
 	n    int    // number of records in recs
 	due  int64  // > 0: one record, stored as a timer entry due then (Unix ms)
 	uniq string // UNIQ_KEY of a single message ("" for a batch)
-	host netip.AddrPort
+	// batchUniq is a batch's own UNIQ_KEY (the batch header's properties;
+	// the Java client's batch() sets one), answered as its transactionId
+	// as SendMessageProcessor does for the MessageExtBatch; "" otherwise.
+	batchUniq string
+	host      netip.AddrPort
 	// bodyBytes feeds the throughput metric: the body, or the batch body.
 	bodyBytes int
 	done      func(SendResult, error)
@@ -106,6 +110,9 @@ func (j *sendJob) Done(err error) {
 	}
 	b, t := j.b, j.t
 	res := SendResult{MsgID: j.uniq, TransactionID: j.uniq, Topic: t.topic, QueueID: t.queueID, Count: j.n}
+	if j.batchUniq != "" {
+		res.TransactionID = j.batchUniq
+	}
 	if j.n > 1 {
 		res.OffsetMsgID = string(j.ids)
 	} else {

@@ -135,6 +135,19 @@ func TestSendBatchMessage(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 5, rh.QueueOffset)
 	require.Len(t, strings.Split(rh.MsgID, ","), 2)
+	require.Empty(t, rh.TransactionID, "a batch without its own UNIQ_KEY")
+
+	// The Java client's batch() gives the batch its own UNIQ_KEY; a Java
+	// broker answers it as transactionId (SendResult.getTransactionId).
+	hdr.Properties = "UNIQ_KEY\x01BATCHID0001\x02"
+	req = codec.NewRequest(codec.RequestSendBatchMessage, 0, nil, body)
+	hdr.EncodeV2(req)
+	resp = call(t, c, req)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	rh, err = codec.DecodeSendMessageResponseHeader(resp.ExtFields)
+	require.NoError(t, err)
+	require.Equal(t, "BATCHID0001", rh.TransactionID)
+	hdr.Properties = ""
 
 	hdr.Topic = "%RETRY%G"
 	req = codec.NewRequest(codec.RequestSendBatchMessage, 0, nil, body)
