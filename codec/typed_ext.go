@@ -175,13 +175,6 @@ func (t *typedExt) toMap() map[string]string {
 	return m
 }
 
-func (t *typedExt) del(key string) {
-	if i := t.slot(key); i >= 0 {
-		t.v[i] = ""
-		t.has &^= 1 << i
-	}
-}
-
 func (t *typedExt) get(key string) (string, bool) {
 	i := t.slot(key)
 	if i < 0 || t.has&(1<<i) == 0 {
