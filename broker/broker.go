@@ -75,6 +75,8 @@ type Broker struct {
 	// Locks is the rebalance lock table of orderly PULL consumers
 	// (broker/locks; LockBatch and UnlockBatch in rebalance_lock.go).
 	Locks *locks.Table
+	// perm is the broker's own permission (permission.go).
+	perm atomic.Int32
 	// resets are the queues an admin reset moved whose PULL consumer has
 	// not pulled since (reset_pending.go).
 	resets pendingResets
@@ -118,6 +120,7 @@ func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.W
 		Metrics:  NewMetrics(),
 		Uniq:     codec.NewUniqIDGenerator(set.StoreHost.Addr(), int32(os.Getpid()), rand.Int32()),
 	}
+	b.perm.Store(int32(cfg.BrokerPermission))
 	topics, err := meta.NewTopicTable(cfg, store, w, log)
 	if err != nil {
 		return nil, err

@@ -76,6 +76,10 @@ func (b *Broker) Notification(r NotificationRequest, done func(NotificationResul
 		refuse(Errorf(codec.PollingTimeout, "the broker[%s] pop message is timeout too much", b.Settings.BrokerName))
 		return
 	}
+	if e := b.readForbidden("peeking message"); e != nil {
+		refuse(e)
+		return
+	}
 	meta, e := b.readableTopic(h.Topic, "peeking message")
 	if e != nil {
 		refuse(e)

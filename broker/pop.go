@@ -187,6 +187,10 @@ func (b *Broker) Pop(r PopRequest, done func(PopResult, error)) {
 		refuse(e)
 		return
 	}
+	if e := b.readForbidden("pop message"); e != nil {
+		refuse(e)
+		return
+	}
 	meta, e := b.readableTopic(h.Topic, "pop message")
 	if e != nil {
 		refuse(e)

@@ -122,6 +122,10 @@ type PullResult struct {
 func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 	h := &r.PullMessageRequestHeader
 	refuse := func(e *Error) { done(PullResult{}, e) }
+	if e := b.readForbidden("pulling message"); e != nil {
+		done(PullResult{ForbiddenType: ForbiddenTypeBroker}, e)
+		return
+	}
 	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
 		// A Java broker's findSubscriptionGroupConfig returns null for an
 		// illegal group name. Checked before the group reaches the store

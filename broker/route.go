@@ -156,8 +156,9 @@ func (b *Broker) routeFrom(topic string, res *RouteResult) (TopicRoute, bool) {
 	return rt, true
 }
 
-// localRoute is topic's route on this broker alone; false when this
-// broker does not hold the topic.
+// localRoute is topic's route on this broker alone, its perm masked with
+// the broker's permission (MaskTopicPerm); false when this broker does not
+// hold the topic.
 func (b *Broker) localRoute(topic string) (TopicRoute, bool) {
 	m, ok := b.Topics.Get(topic)
 	if !ok {
@@ -166,6 +167,6 @@ func (b *Broker) localRoute(topic string) (TopicRoute, bool) {
 	return TopicRoute{Topic: topic, Brokers: []BrokerQueues{{
 		BrokerName: b.Cfg.BrokerName, Cluster: b.Cfg.ClusterName,
 		Addrs:         map[int64]string{0: b.AdvertisedAddr()},
-		ReadQueueNums: m.ReadQueueNums, WriteQueueNums: m.WriteQueueNums, Perm: m.Perm, TopicSysFlag: m.TopicSysFlag,
+		ReadQueueNums: m.ReadQueueNums, WriteQueueNums: m.WriteQueueNums, Perm: b.MaskTopicPerm(m.Perm), TopicSysFlag: m.TopicSysFlag,
 	}}}, true
 }

@@ -71,6 +71,10 @@ func (b *Broker) SendBack(r SendBackRequest, done func(error)) {
 		done(&Error{Code: codec.SubscriptionGroupNotExist, Remark: "subscription group not exist, " + r.Group + " " + FAQSuffix})
 		return
 	}
+	if e := b.writeForbidden("sending message"); e != nil {
+		done(e)
+		return
+	}
 	if !b.SubmitRead(func() { b.sendBack(&r, done) }) {
 		done(errBusy)
 	}

@@ -105,6 +105,15 @@ type Config struct {
 	// unknown group (HEART_BEAT skips it); CID_RMQ_SYS_ groups are still
 	// created. --auto-create-subscription-group.
 	AutoCreateSubscriptionGroup bool
+	// BrokerPermission is the broker's own permission
+	// (BrokerConfig.brokerPermission; PermName bits: 4 read, 2 write,
+	// 1 inherit; default 6): without read, POP, PULL and NOTIFICATION are
+	// refused; without write, SENDs to order topics and
+	// CONSUMER_SEND_MSG_BACK are refused; and while it lacks either, every
+	// topic is registered and routed with its perm masked by it, so clients
+	// move off the broker (decommissioning). Changeable at run time with
+	// UPDATE_BROKER_CONFIG. --broker-permission.
+	BrokerPermission int
 	// DefaultTopicQueueNums is the queue count of an auto-created topic
 	// (defaultTopicQueueNums, 8). --default-topic-queue-nums.
 	DefaultTopicQueueNums int

@@ -27,6 +27,7 @@ func Default() *Config {
 		TraceOn:                     true,
 		AutoCreateTopic:             true,
 		AutoCreateSubscriptionGroup: true,
+		BrokerPermission:            6,
 		DefaultTopicQueueNums:       8,
 		Retention:                   72 * time.Hour,
 		RetentionInterval:           10 * time.Minute,

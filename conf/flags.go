@@ -46,6 +46,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.BrokerIP, "broker-ip", c.BrokerIP, "advertised broker IP (brokerIP1); empty = the --listen host when it is one IP address, else the first non-loopback IPv4, else 127.0.0.1")
 	fs.BoolVar(&c.AutoCreateTopic, "auto-create-topic", c.AutoCreateTopic, "create unknown topics on first SEND (autoCreateTopicEnable)")
 	fs.BoolVar(&c.AutoCreateSubscriptionGroup, "auto-create-subscription-group", c.AutoCreateSubscriptionGroup, "create unknown consumer groups on HEART_BEAT, POP, PULL and GET_SUBSCRIPTIONGROUP_CONFIG (autoCreateSubscriptionGroup); off: unknown groups get SUBSCRIPTION_GROUP_NOT_EXIST (26)")
+	fs.IntVar(&c.BrokerPermission, "broker-permission", c.BrokerPermission, "the broker's own permission (brokerPermission): 6 read and write, 4 read only (decommissioning: producers move away), 2 write only; routes and name-server registrations mask every topic's perm with it; changeable with mqadmin updateBrokerConfig")
 	fs.IntVar(&c.DefaultTopicQueueNums, "default-topic-queue-nums", c.DefaultTopicQueueNums, "queue count of auto-created topics (defaultTopicQueueNums); a SEND that creates one gets at most its producer's defaultTopicQueueNums")
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long messages are kept (fileReservedTime)")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired messages are deleted")

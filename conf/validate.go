@@ -56,6 +56,7 @@ func (c *Config) Validate() error {
 		v.intRange("grpc-max-recv-bytes", c.GRPCMaxRecvBytes, 64<<10, 1<<30+64<<20)
 	}
 	v.intRange("grpc-max-concurrent-streams", c.GRPCMaxConcurrentStreams, 1, 1<<20)
+	v.intRange("broker-permission", c.BrokerPermission, 0, 7)
 	v.name("broker-name", c.BrokerName)
 	v.name("cluster-name", c.ClusterName)
 	v.name("region-id", c.RegionID)

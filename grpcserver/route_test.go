@@ -133,3 +133,27 @@ func TestQueryAssignment(t *testing.T) {
 		t.Errorf("unknown topic: %v", r)
 	}
 }
+
+// A read-only broker (brokerPermission 4) routes its queues READ, so v5
+// producers send elsewhere (the proxy reads the masked perm from the name
+// server); a receive there is FORBIDDEN once the broker is write-only.
+func TestQueryRouteBrokerPermission(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	topic, group := unique("drain"), unique("cg")
+	f.createTopic(topic, 2, "")
+	f.core.Broker.SetBrokerPermission(4)
+	t.Cleanup(func() { f.core.Broker.SetBrokerPermission(6) })
+	r, err := f.c.QueryRoute(f.ctx("r@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: topic}, Endpoints: accessPoint})
+	if err != nil || r.GetStatus().GetCode() != v2.Code_OK || len(r.GetMessageQueues()) != 2 {
+		t.Fatalf("%v %v", r, err)
+	}
+	for _, q := range r.GetMessageQueues() {
+		if q.GetPermission() != v2.Permission_READ {
+			t.Errorf("queue %d: %v, want READ", q.GetId(), q.GetPermission())
+		}
+	}
+	f.core.Broker.SetBrokerPermission(2)
+	if rr := f.receive(f.ctx("c@1"), simpleReceiveNoPoll(simpleReceive(group, topic, 0))); rr.status.GetCode() != v2.Code_FORBIDDEN {
+		t.Errorf("receive from a write-only broker: %v", rr.status)
+	}
+}

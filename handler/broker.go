@@ -79,7 +79,8 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	}
 	b := &Broker{Broker: core, hbCache: clients.NewHeartbeatCache()}
 	b.runtimeCfg.overrides, b.runtimeCfg.staged = overrides, maps.Clone(overrides)
-	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.AdvertisedAddr, Writable: w.Writable}
+	b.self = namesrv.Self{BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName, Addr: b.AdvertisedAddr, Writable: w.Writable,
+		MaskPerm: core.MaskTopicPerm}
 	if addrs := cfg.NamesrvAddrs(); len(addrs) > 0 {
 		b.registrar = namesrv.NewRegistrar(b.self, b.Topics, addrs, cfg.RegisterInterval, log)
 		b.routes = namesrv.NewRouteCache(addrs, namesrv.DefaultRouteRefresh, namesrv.FetchTimeout, log)

@@ -17,22 +17,57 @@ import (
 // Java broker persists them into its broker properties file.
 const brokerConfigMetaKey = "brokerConfig"
 
-// runtimeBrokerKeys are the Java broker properties UPDATE_BROKER_CONFIG
-// applies at run time: set applies a parsed value to the broker (any
-// goroutine), start applies it to the configuration before the tables are
-// built (startup only). Every other key is read at start only.
-var runtimeBrokerKeys = map[string]struct {
-	set   func(b *Broker, v bool)
-	start func(cfg *conf.Config, v bool)
-}{
+// runtimeKey is one Java broker property UPDATE_BROKER_CONFIG applies at
+// run time: parse turns the text into the value to keep (its canonical
+// text, or an error naming the accepted values), set applies a parsed value
+// to the broker (any goroutine), start applies it to the configuration
+// before the tables are built (startup only).
+type runtimeKey struct {
+	parse func(v string) (string, error)
+	set   func(b *Broker, v string)
+	start func(cfg *conf.Config, v string)
+}
+
+// runtimeBrokerKeys are the keys UPDATE_BROKER_CONFIG applies at run time.
+// Every other key is read at start only.
+var runtimeBrokerKeys = map[string]runtimeKey{
 	"autoCreateTopicEnable": {
-		set:   func(b *Broker, v bool) { b.Topics.SetAutoCreate(v) },
-		start: func(cfg *conf.Config, v bool) { cfg.AutoCreateTopic = v },
+		parse: parseBoolKey,
+		set:   func(b *Broker, v string) { b.Topics.SetAutoCreate(v == "true") },
+		start: func(cfg *conf.Config, v string) { cfg.AutoCreateTopic = v == "true" },
 	},
 	"autoCreateSubscriptionGroup": {
-		set:   func(b *Broker, v bool) { b.Groups.SetAutoCreate(v) },
-		start: func(cfg *conf.Config, v bool) { cfg.AutoCreateSubscriptionGroup = v },
+		parse: parseBoolKey,
+		set:   func(b *Broker, v string) { b.Groups.SetAutoCreate(v == "true") },
+		start: func(cfg *conf.Config, v string) { cfg.AutoCreateSubscriptionGroup = v == "true" },
 	},
+	// brokerPermission (PermName bits, 0–7): the core's gates and the
+	// masked perms of routes and registrations (broker/permission.go);
+	// the registrar re-registers when the mask changes.
+	"brokerPermission": {
+		parse: func(v string) (string, error) {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 || n > 7 {
+				return "", fmt.Errorf("brokerPermission must be a permission from 0 to 7 (4 read, 2 write, 1 inherit), got %q", v)
+			}
+			return strconv.Itoa(n), nil
+		},
+		set: func(b *Broker, v string) {
+			n, _ := strconv.Atoi(v)
+			b.SetBrokerPermission(int32(n))
+		},
+		start: func(cfg *conf.Config, v string) { cfg.BrokerPermission, _ = strconv.Atoi(v) },
+	},
+}
+
+// parseBoolKey accepts "true" or "false" (any case, as Boolean.parseBoolean
+// reads what updateBrokerConfig stores).
+func parseBoolKey(v string) (string, error) {
+	bv, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return "", fmt.Errorf("must be true or false, got %q", v)
+	}
+	return strconv.FormatBool(bv), nil
 }
 
 // runtimeConfig is the state of UPDATE_BROKER_CONFIG: the persisted
@@ -63,11 +98,14 @@ func loadBrokerConfigOverrides(cfg *conf.Config, store *popstore.Store) (map[str
 	}
 	for k, val := range m {
 		rk, ok := runtimeBrokerKeys[k]
-		bv, err := strconv.ParseBool(val)
-		if !ok || err != nil {
+		if !ok {
 			return nil, fmt.Errorf("handler: broker config override %s=%q not applicable", k, val)
 		}
-		rk.start(cfg, bv)
+		pv, err := rk.parse(val)
+		if err != nil {
+			return nil, fmt.Errorf("handler: broker config override %s=%q not applicable: %w", k, val, err)
+		}
+		rk.start(cfg, pv)
 	}
 	return m, nil
 }

@@ -8,7 +8,6 @@ package handler_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,7 +21,6 @@ import (
 	"github.com/popshim/popshim/client"
 	"github.com/popshim/popshim/codec"
 	"github.com/popshim/popshim/conf"
-	"github.com/popshim/popshim/handler/namesrv"
 	"github.com/popshim/popshim/popstore/popstoretest"
 	"github.com/popshim/popshim/stack"
 )
@@ -221,16 +219,7 @@ func TestDiskFull_RegistrarDropsPermWrite(t *testing.T) {
 		defer cancel()
 		_ = st.Close(ctx)
 	}()
-	lastPerm := func() (int32, int64) {
-		regs, _ := f.snapshot()
-		for i := len(regs) - 1; i >= 0; i-- {
-			var b namesrv.RegisterBrokerBody
-			if regs[i].Code == codec.RequestRegisterBroker && json.Unmarshal(regs[i].Body, &b) == nil {
-				return b.TopicConfigSerializeWrapper.TopicConfigTable["TBW102"].Perm, b.TopicConfigSerializeWrapper.DataVersion.Counter
-			}
-		}
-		return -1, -1
-	}
+	lastPerm := func() (int32, int64) { return f.lastPerm("TBW102") }
 	eventually(t, func() bool { p, _ := lastPerm(); return p >= 0 && p&codec.PermWrite != 0 }, "first registration")
 	_, c0 := lastPerm()
 	ballast := filepath.Join(mnt, "ballast")

@@ -50,6 +50,7 @@ var brokerConfigJavaNames = map[string]struct {
 	"namesrv-addr":                         {"namesrvAddr", nil},
 	"data-dir":                             {"storePathRootDir", nil},
 	"auto-create-topic":                    {"autoCreateTopicEnable", nil},
+	"broker-permission":                    {"brokerPermission", nil},
 	"auto-create-subscription-group":       {"autoCreateSubscriptionGroup", nil},
 	"enable-property-filter":               {"enablePropertyFilter", nil},
 	"default-topic-queue-nums":             {"defaultTopicQueueNums", nil},
@@ -127,6 +128,7 @@ func (b *Broker) brokerConfigText() []byte {
 	cfg := *b.Cfg
 	cfg.AutoCreateTopic = b.Topics.Settings().AutoCreate
 	cfg.AutoCreateSubscriptionGroup = b.Groups.Settings().AutoCreate
+	cfg.BrokerPermission = int(b.BrokerPermission())
 	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
 	cfg.BindFlags(fs)
 	lines := make([]string, 0, 64)

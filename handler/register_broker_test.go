@@ -44,6 +44,19 @@ func (f *fakeNamesrv) snapshot() ([]*codec.Command, []uint64) {
 	return append([]*codec.Command(nil), f.reqs...), append([]uint64(nil), f.conn...)
 }
 
+// lastPerm returns the perm of topic and the data-version counter in the
+// latest REGISTER_BROKER received, or -1, -1 before any.
+func (f *fakeNamesrv) lastPerm(topic string) (int32, int64) {
+	regs, _ := f.snapshot()
+	for i := len(regs) - 1; i >= 0; i-- {
+		var b namesrv.RegisterBrokerBody
+		if regs[i].Code == codec.RequestRegisterBroker && json.Unmarshal(regs[i].Body, &b) == nil {
+			return b.TopicConfigSerializeWrapper.TopicConfigTable[topic].Perm, b.TopicConfigSerializeWrapper.DataVersion.Counter
+		}
+	}
+	return -1, -1
+}
+
 func startFakeNamesrv(t *testing.T) (*fakeNamesrv, string) {
 	t.Helper()
 	f := &fakeNamesrv{}

@@ -4,9 +4,9 @@ package handler
 //
 // Header: none. Body: java.util.Properties text (MixAll.properties2String).
 //
-// Behaviour (AdminBrokerProcessor.updateBrokerConfig): popshim applies two
+// Behaviour (AdminBrokerProcessor.updateBrokerConfig): popshim applies three
 // keys at run time, autoCreateTopicEnable and autoCreateSubscriptionGroup
-// (runtimeBrokerKeys; values "true"/"false"). It stores the new values
+// ("true"/"false") and brokerPermission (0–7; runtimeBrokerKeys). It stores the new values
 // durably in the meta column family first (one write through the writer's
 // background lane; they win over the flags at the next start, as Java
 // rewrites its properties file), then applies them and answers SUCCESS.
@@ -18,8 +18,12 @@ package handler
 // key is refused. An empty body is SUCCESS, as Java. Each applied update
 // advances the DataVersion GET_BROKER_CONFIG reports.
 //
+// A brokerPermission change is registered with the external name servers
+// (--namesrv-addr) before the reply, as Java's registerBrokerAll, so the
+// routes carry the masked perms from then on.
+//
 // Response codes: SUCCESS (0); NO_PERMISSION (16) for a key popshim cannot
-// change; INVALID_PARAMETER (29) for a value that is not a boolean;
+// change; INVALID_PARAMETER (29) for a value the key does not take;
 // SYSTEM_BUSY (2) / SYSTEM_ERROR (1) when the write is refused or fails.
 
 import (
@@ -27,7 +31,6 @@ import (
 	"fmt"
 	"maps"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/popshim/popshim/batch"
@@ -40,7 +43,7 @@ import (
 func (b *Broker) handleUpdateBrokerConfig(c remoting.Conn, req *codec.Command) {
 	props := parseProperties(string(req.Body))
 	current := parseProperties(string(b.brokerConfigText()))
-	apply := map[string]bool{}
+	apply := map[string]string{}
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
@@ -48,13 +51,13 @@ func (b *Broker) handleUpdateBrokerConfig(c remoting.Conn, req *codec.Command) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := props[k]
-		if _, ok := runtimeBrokerKeys[k]; ok {
-			bv, err := strconv.ParseBool(v)
+		if rk, ok := runtimeBrokerKeys[k]; ok {
+			pv, err := rk.parse(v)
 			if err != nil {
-				reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("%s must be true or false, got %q", k, v))
+				reply.Code(c, req, codec.InvalidParameter, fmt.Sprintf("%s: %v", k, err))
 				return
 			}
-			apply[k] = bv
+			apply[k] = pv
 			continue
 		}
 		if cur, ok := current[k]; ok && cur == v {
@@ -78,9 +81,7 @@ func (b *Broker) handleUpdateBrokerConfig(c remoting.Conn, req *codec.Command) {
 			rc.mu.Lock()
 			defer rc.mu.Unlock()
 			next = maps.Clone(rc.staged)
-			for k, v := range apply {
-				next[k] = strconv.FormatBool(v)
-			}
+			maps.Copy(next, apply)
 			v, err := json.Marshal(next)
 			if err != nil {
 				return err
@@ -107,6 +108,12 @@ func (b *Broker) handleUpdateBrokerConfig(c remoting.Conn, req *codec.Command) {
 				}
 				b.Log.Info().Str("remote", c.RemoteAddr().String()).Interface("changed", apply).
 					Msg("UPDATE_BROKER_CONFIG applied")
+				if _, ok := apply["brokerPermission"]; ok && b.registrar != nil {
+					// As registerBrokerAll in updateBrokerConfig: the
+					// name servers hold the masked perms before the reply.
+					b.registrar.RegisterNow(createRegisterTimeout, func() { reply.Done(c, req, nil) })
+					return
+				}
 			}
 			reply.Done(c, req, err)
 		},

@@ -22,8 +22,9 @@ package namesrv
 // any topic-table change (the dataVersion counter moves, so the name
 // server applies changed queue counts), within a second of the store
 // becoming unwritable or writable again (Self.Writable: every topic is then
-// registered without or with PermWrite, and the dataVersion counter moves
-// once more per change), and at once when RegisterNow asks
+// registered without or with PermWrite) or of a brokerPermission change
+// (Self.MaskPerm; the dataVersion counter moves once more per change of
+// either), and at once when RegisterNow asks
 // (UPDATE_AND_CREATE_TOPIC waits for that round, FINDINGS F3); reconnect
 // after errors. On shutdown
 // UNREGISTER_BROKER (brokerName, brokerAddr, clusterName, brokerId 0) goes
@@ -129,14 +130,19 @@ func (r *Registrar) loop() {
 	var last time.Time
 	var lastDV codec.DataVersion
 	lastWritable, permEpoch := true, int64(0)
+	lastState := r.self.advertisedState()
 	for {
 		w := r.self.writable()
 		if w != lastWritable {
-			// The name server applies a registration's queue data only
-			// when its dataVersion changed: count every flip into it.
-			permEpoch++
 			lastWritable = w
 			r.log.Warn().Bool("writable", w).Msg("store writability changed; re-registering with the topic write permission adjusted")
+		}
+		if st := r.self.advertisedState(); st != lastState {
+			// The name server applies a registration's queue data only
+			// when its dataVersion changed: count every change of the
+			// advertised perms (writability, brokerPermission) into it.
+			permEpoch++
+			lastState = st
 		}
 		r.mu.Lock()
 		waiters := r.waiters

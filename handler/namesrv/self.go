@@ -26,19 +26,42 @@ type Self struct {
 	// SERVICE_NOT_AVAILABLE (14) into the client's "No route info of this
 	// topic". Nil: always writable. Cheap, safe on the event loop.
 	Writable func() bool
+	// MaskPerm applies the broker's own permission (brokerPermission, set
+	// by --broker-permission and UPDATE_BROKER_CONFIG) to a topic's perm,
+	// as registerBrokerAll does: registrations and routes both carry the
+	// result (broker.Broker.MaskTopicPerm). Nil: perms unchanged. Cheap,
+	// safe on the event loop.
+	MaskPerm func(perm int32) int32
 }
 
 // writable is s.Writable() (true when nil).
 func (s Self) writable() bool { return s.Writable == nil || s.Writable() }
 
-// AdvertisedPerm returns perm as this broker advertises it now: without
-// PermWrite while the store is not writable (Java masks topic perms with
-// brokerPermission the same way in registerBrokerAll and in routes).
+// maskPerm is s.MaskPerm(perm) (perm when nil).
+func (s Self) maskPerm(perm int32) int32 {
+	if s.MaskPerm == nil {
+		return perm
+	}
+	return s.MaskPerm(perm)
+}
+
+// AdvertisedPerm returns perm as this broker registers it now: masked
+// with the broker's permission (MaskPerm), and without PermWrite while the
+// store is not writable (Java masks topic perms with brokerPermission the
+// same way in registerBrokerAll).
 func (s Self) AdvertisedPerm(perm int32) int32 {
+	perm = s.maskPerm(perm)
 	if s.writable() {
 		return perm
 	}
 	return perm &^ codec.PermWrite
+}
+
+// advertisedState is what registrations depend on besides the topic
+// table: the mask AdvertisedPerm applies to a full perm. The registrar
+// re-registers when it changes.
+func (s Self) advertisedState() int32 {
+	return s.AdvertisedPerm(codec.PermRead | codec.PermWrite | codec.PermInherit)
 }
 
 // BrokerData is this broker as a route's BrokerData (master, id 0)
@@ -52,15 +75,16 @@ func (s Self) BrokerData() codec.BrokerData {
 }
 
 // RouteOf builds the route of one topic held by this broker: this
-// broker's BrokerData and one QueueData with m's queue counts, perm (not
-// masked while the store refuses writes: see Self.Writable) and
-// topicSysFlag (route/TopicRouteData.java).
+// broker's BrokerData and one QueueData with m's queue counts, perm
+// (masked with the broker's permission, MaskPerm, as a Java name server
+// holds it from the registration; not masked while the store refuses
+// writes: see Self.Writable) and topicSysFlag (route/TopicRouteData.java).
 func (s Self) RouteOf(m popstore.TopicMeta) codec.TopicRouteData {
 	return codec.TopicRouteData{
 		BrokerDatas: []codec.BrokerData{s.BrokerData()},
 		QueueDatas: []codec.QueueData{{
 			BrokerName:     s.BrokerName,
-			Perm:           m.Perm,
+			Perm:           s.maskPerm(m.Perm),
 			ReadQueueNums:  m.ReadQueueNums,
 			TopicSysFlag:   m.TopicSysFlag,
 			WriteQueueNums: m.WriteQueueNums,
