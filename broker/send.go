@@ -63,7 +63,7 @@ package broker
 // Errors (*Error codes): TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not
 // writable, or a topic producers may not write
 // (meta.IsSendForbidden: SCHEDULE_TOPIC_XXXX, the transaction topics,
-// SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, TBW102, rmq_sys_*);
+// SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, rmq_sys_*);
 // INVALID_PARAMETER (29) queueId out of range; MESSAGE_ILLEGAL (13) body
 // too large or bad properties, a timer message over --timer-max-delay-sec
 // or with a non-numeric timer property ("timer message illegal, …" as

@@ -198,7 +198,7 @@ func TestCoreSendRefusals(t *testing.T) {
 			r.SysFlag = codec.SysFlagTransactionPrepared
 			return r
 		}(), codec.MessageIllegal, "the message is illegal, maybe msg body or properties length not matched. msg body length limit 1024B, msg properties length limit 32KB."},
-		{"forbidden topic", sendReq("TBW102", 0, "x", ""), codec.NoPermission, "Sending message to topic[TBW102] is forbidden."},
+		{"forbidden topic", sendReq("SELF_TEST_TOPIC", 0, "x", ""), codec.NoPermission, "Sending message to topic[SELF_TEST_TOPIC] is forbidden."},
 		{"bad topic name", sendReq("bad topic!", 0, "x", ""), codec.InvalidParameter,
 			"The specified topic: bad topic!, contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
 		{"timer too far", sendReq("TopicR", 0, "x", props(t, codec.PropertyTimerDelaySec, "999999999")), codec.MessageIllegal, f.Broker.Delay.IllegalRemark()},

@@ -158,3 +158,15 @@ func TestSendBatchMessage(t *testing.T) {
 	hdr.EncodeV2(req)
 	require.Equal(t, codec.MessageIllegal, call(t, c, req).Code)
 }
+
+// TBW102, the auto-create template, takes SENDs while it exists (auto-create
+// on), as a Java broker stores them in its 8 queues; SCHEDULE_TOPIC_XXXX
+// stays forbidden.
+func TestSendToAutoCreateTemplateTopic(t *testing.T) {
+	h := startHarness(t, nil)
+	c := h.dial()
+	r := send(t, c, codec.AutoCreateTopicKey, 0, "to the template", sendOpts{})
+	require.EqualValues(t, 0, r.QueueOffset)
+	resp := call(t, c, sendReq("SCHEDULE_TOPIC_XXXX", 0, []byte("x"), sendOpts{}))
+	require.Equal(t, codec.NoPermission, resp.Code)
+}

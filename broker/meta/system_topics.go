@@ -46,14 +46,15 @@ func IsReservedSystemTopic(topic string) bool {
 // names of TopicValidator.isNotAllowedSendTopic (SCHEDULE_TOPIC_XXXX, the
 // transaction topics, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT), which a Java
 // broker answers NO_PERMISSION (16) "Sending message to topic[...] is
-// forbidden." (AbstractSendMessageProcessor.msgCheck); and, as popshim
-// always did, TBW102 and every rmq_sys_ name (internal topics such as the
-// revive log are never written by clients). RMQ_SYS_TRACE_TOPIC stays
-// writable: clients send traces there. Pure; any goroutine.
+// forbidden." (AbstractSendMessageProcessor.msgCheck); and every
+// rmq_sys_ name (internal topics such as the revive log are never written
+// by clients). RMQ_SYS_TRACE_TOPIC stays writable: clients send traces
+// there; so does TBW102 while it exists (auto-create on), as on a Java
+// broker (until 2026-12-06 popshim refused it). Pure; any goroutine.
 func IsSendForbidden(topic string) bool {
 	switch topic {
 	case ScheduleTopic, TransHalfTopic, TransOpHalfTopic, TransCheckMaxTimeTopic, SelfTestTopic,
-		OffsetMovedEventTopic, codec.AutoCreateTopicKey:
+		OffsetMovedEventTopic:
 		return true
 	}
 	return strings.HasPrefix(topic, codec.SystemTopicPrefix)
