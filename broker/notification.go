@@ -76,7 +76,7 @@ func (b *Broker) Notification(r NotificationRequest, done func(NotificationResul
 		refuse(Errorf(codec.PollingTimeout, "the broker[%s] pop message is timeout too much", b.Settings.BrokerName))
 		return
 	}
-	if e := b.readForbidden("peeking message"); e != nil {
+	if e := b.lacking(codec.PermRead, "peeking message"); e != nil {
 		refuse(e)
 		return
 	}

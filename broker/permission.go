@@ -45,24 +45,13 @@ func (b *Broker) MaskTopicPerm(perm int32) int32 {
 	return perm
 }
 
-// readForbidden returns NO_PERMISSION "the broker[<ip>] <what> is
-// forbidden" while the broker is not readable, else nil.
-func (b *Broker) readForbidden(what string) *Error {
-	if b.perm.Load()&codec.PermRead != 0 {
+// lacking returns NO_PERMISSION "the broker[<brokerIP1>] <what> is
+// forbidden", a Java broker's text, while the broker's permission lacks
+// bit (codec.PermRead or codec.PermWrite), else nil. One atomic load when
+// the bit is there.
+func (b *Broker) lacking(bit int32, what string) *Error {
+	if b.perm.Load()&bit != 0 {
 		return nil
 	}
-	return b.forbidden(what)
-}
-
-// writeForbidden is readForbidden for the write bit.
-func (b *Broker) writeForbidden(what string) *Error {
-	if b.perm.Load()&codec.PermWrite != 0 {
-		return nil
-	}
-	return b.forbidden(what)
-}
-
-// forbidden is the refusal text of a Java broker, naming its brokerIP1.
-func (b *Broker) forbidden(what string) *Error {
 	return Errorf(codec.NoPermission, "the broker[%s] %s is forbidden", b.StoreHost().Addr(), what)
 }

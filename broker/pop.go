@@ -187,7 +187,7 @@ func (b *Broker) Pop(r PopRequest, done func(PopResult, error)) {
 		refuse(e)
 		return
 	}
-	if e := b.readForbidden("pop message"); e != nil {
+	if e := b.lacking(codec.PermRead, "pop message"); e != nil {
 		refuse(e)
 		return
 	}

@@ -122,7 +122,7 @@ type PullResult struct {
 func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 	h := &r.PullMessageRequestHeader
 	refuse := func(e *Error) { done(PullResult{}, e) }
-	if e := b.readForbidden("pulling message"); e != nil {
+	if e := b.lacking(codec.PermRead, "pulling message"); e != nil {
 		done(PullResult{ForbiddenType: ForbiddenTypeBroker}, e)
 		return
 	}

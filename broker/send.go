@@ -275,7 +275,7 @@ func propertiesTooLong(n int) *Error {
 // sendTargetOf validates topic and queue of a send and applies the retry →
 // DLQ diversion. Memory only (a created topic's write is queued).
 func (b *Broker) sendTargetOf(r *SendRequest) (sendTarget, *Error) {
-	if e := b.writeForbidden("sending message"); e != nil {
+	if e := b.lacking(codec.PermWrite, "sending message"); e != nil {
 		// Java refuses only order topics (msgCheck's isOrderTopic): a
 		// producer's queued SENDs to others are still stored.
 		if tm, ok := b.Topics.Get(r.Topic); ok && tm.Order {

@@ -71,7 +71,7 @@ func (b *Broker) SendBack(r SendBackRequest, done func(error)) {
 		done(&Error{Code: codec.SubscriptionGroupNotExist, Remark: "subscription group not exist, " + r.Group + " " + FAQSuffix})
 		return
 	}
-	if e := b.writeForbidden("sending message"); e != nil {
+	if e := b.lacking(codec.PermWrite, "sending message"); e != nil {
 		done(e)
 		return
 	}

@@ -115,7 +115,7 @@ func (s *Store) CommitLogExtent() (minOffset, maxOffset int64, err error) {
 		return 0, 0, s.guardErr()
 	}
 	defer s.readDone()
-	maxOffset = s.committedPhys.Load()
+	maxOffset = s.CommitLogMaxOffset()
 	minOffset = maxOffset
 	s.clog.mu.RLock()
 	if len(s.clog.segs) > 0 {

@@ -153,7 +153,7 @@ func (s *Store) indexedRecord(topic string, phys int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != want {
+	if p, ok := RecordPhysicalOffset(rec); !ok || p != want {
 		return nil, ErrNotFound
 	}
 	if topic != "" && !recordOfTopic(key, rec, topic) {
@@ -285,7 +285,7 @@ func (s *Store) EarliestMessageTime() (int64, error) {
 		if err != nil {
 			return -1, err
 		}
-		if len(rec) < recPhysOffset+8 || int64(binary.BigEndian.Uint64(rec[recPhysOffset:])) != phys {
+		if p, ok := RecordPhysicalOffset(rec); !ok || p != phys {
 			continue // a re-created topic's message under the deleted one's key
 		}
 		if ts, ok := StoreTimestamp(rec); ok {

@@ -63,8 +63,9 @@ func StoreTimestamp(rec []byte) (tsMillis int64, ok bool) {
 }
 
 // RecordPhysicalOffset returns the PHYSICALOFFSET field of a stored record
-// (its commit-log offset), or ok=false when the record is too short to
-// hold it. It only reads rec.
+// (its commit-log offset in bytes, at byte 28: MessageDecoder.java's
+// PHYSICALOFFSET_POSITION), or ok=false when the record is too short to
+// hold it. It only reads rec; any goroutine.
 func RecordPhysicalOffset(rec []byte) (phys int64, ok bool) {
 	if len(rec) < recPhysOffset+8 {
 		return 0, false

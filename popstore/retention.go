@@ -1,7 +1,6 @@
 package popstore
 
 import (
-	"encoding/binary"
 	"errors"
 	"sort"
 
@@ -64,10 +63,8 @@ func (s *Store) PlanRetention(nowMillis int64) (RetentionPlan, error) {
 		}
 		if first < max {
 			rec, err := s.readOne(k.topic, k.queueId, first)
-			if err == nil && len(rec) >= recPhysOffset+8 {
-				if p := int64(binary.BigEndian.Uint64(rec[recPhysOffset:])); p < floor {
-					floor = p
-				}
+			if p, ok := RecordPhysicalOffset(rec); err == nil && ok && p < floor {
+				floor = p
 			} else if err != nil && !errors.Is(err, ErrNotFound) {
 				return plan, err
 			}
