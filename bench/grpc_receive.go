@@ -234,7 +234,7 @@ func grpcProduce(ctx context.Context, o *Options) (int, error) {
 	defer closeV5(conns)
 	body, host, ids := benchBody(o.BodySize), hostName(), newMsgIDs()
 	var claimed, stored, failedInRow atomic.Int64
-	var lastErr atomic.Value
+	var lastErr lastError
 	var wg sync.WaitGroup
 	for slot := range len(conns) * o.Inflight {
 		c := conns[slot%len(conns)]
@@ -276,7 +276,7 @@ func grpcProduce(ctx context.Context, o *Options) (int, error) {
 		return int(stored.Load()), err
 	}
 	if n := stored.Load(); n < int64(o.Messages) {
-		e, _ := lastErr.Load().(error)
+		e := lastErr.Load()
 		return int(n), fmt.Errorf("bench: sent %d of %d messages over gRPC: %w", n, o.Messages, e)
 	}
 	return o.Messages, nil

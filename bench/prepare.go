@@ -79,7 +79,7 @@ func produce(ctx context.Context, clients []*client.Conn, o *Options, n int) (*p
 	body := bodies(o)
 	st := &produced{perQueue: make([]atomic.Int64, o.Queues)}
 	var seq atomic.Int64
-	var lastErr atomic.Value
+	var lastErr lastError
 	for stalled := 0; stalled < 5 && int(st.total.Load()) < n; {
 		before := st.total.Load()
 		want := int64(n) - before
@@ -132,7 +132,7 @@ func produce(ctx context.Context, clients []*client.Conn, o *Options, n int) (*p
 		}
 	}
 	if int(st.total.Load()) < n {
-		err, _ := lastErr.Load().(error)
+		err := lastErr.Load()
 		return st, fmt.Errorf("bench: produced %d of %d messages: %w", st.total.Load(), n, err)
 	}
 	return st, nil

@@ -237,7 +237,8 @@ func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueOf f
 		body[i] = 'a' + byte(i%26)
 	}
 	var issued, ok atomic.Int64
-	var lastErr, lastBusy atomic.Value
+	var lastErr lastError
+	var lastBusy lastError
 	for stalled := 0; stalled < 5 && ok.Load() < int64(o.Messages); {
 		before := ok.Load()
 		want := int64(o.Messages) - before
@@ -277,7 +278,7 @@ func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueOf f
 			s.wait(drainTimeout)
 			return int(ok.Load()), ctx.Err()
 		}
-		if err, _ := lastErr.Load().(error); err != nil {
+		if err := lastErr.Load(); err != nil {
 			return int(ok.Load()), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS: %w", ok.Load(), o.Messages, err)
 		}
 		if ok.Load() == before {
@@ -287,7 +288,7 @@ func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueOf f
 		}
 	}
 	if n := ok.Load(); n < int64(o.Messages) {
-		err, _ := lastBusy.Load().(error)
+		err := lastBusy.Load()
 		return int(n), fmt.Errorf("bench: %d of %d timer SENDs answered SUCCESS after 5 rounds without progress: %w", n, o.Messages, err)
 	}
 	return int(ok.Load()), nil
