@@ -39,7 +39,7 @@ func TestLastErrorMixedTypes(t *testing.T) {
 	}
 	want := fmt.Errorf("last: %w", errors.ErrUnsupported)
 	l.Store(want)
-	if got := l.Load(); got != want || !errors.Is(got, errors.ErrUnsupported) {
+	if got := l.Load(); !errors.Is(got, want) || !errors.Is(got, errors.ErrUnsupported) {
 		t.Fatalf("Load() = %v, want %v", got, want)
 	}
 }
