@@ -253,6 +253,13 @@ func Open(opts Options) (*Store, error) {
 	s.opts = grocksdb.NewDefaultOptions()
 	s.opts.SetCreateIfMissing(true)
 	s.opts.SetCreateIfMissingColumnFamilies(true)
+	// Point-in-time recovery stops at the first damaged WAL record, so
+	// recovery never skips a record and keeps a later one. WAL file
+	// recycling (recycle_log_file_num), which would spare fdatasync the
+	// inode write of every append, stays off: RocksDB 7.8.3 allows it only
+	// with skip-any recovery, and with it this store crashed (SIGSEGV in a
+	// flush thread, DBImpl::MarkLogsSynced) in 5 of 8 runs of the ACK
+	// bench (docs/PERFORMANCE-HISTORY.md, 2026-12-07).
 	s.opts.SetWALRecoveryMode(grocksdb.PointInTimeRecovery)
 	// Bound the WAL kept alive by rarely written families (meta, offsets):
 	// past this size RocksDB flushes them so old WAL files can go.
