@@ -237,8 +237,7 @@ func sendTimers(ctx context.Context, clients []*client.Conn, o *Options, dueOf f
 		body[i] = 'a' + byte(i%26)
 	}
 	var issued, ok atomic.Int64
-	var lastErr lastError
-	var lastBusy lastError
+	var lastErr, lastBusy lastError
 	for stalled := 0; stalled < 5 && ok.Load() < int64(o.Messages); {
 		before := ok.Load()
 		want := int64(o.Messages) - before
