@@ -18,7 +18,8 @@ package broker
 //     alone, as GET_ROUTEINFO_BY_TOPIC answers it: --broker-name,
 //     --cluster-name, the advertised address as master (brokerId 0), and
 //     the topic's queue counts, perm and topicSysFlag.
-//   - A route look-up never creates a topic.
+//   - A route look-up never creates a topic (ProvisionalRoute answers
+//     what an auto-created one would get).
 //
 // Response codes: SUCCESS (0); TOPIC_NOT_EXIST (17) "No topic route info
 // in name server for the topic: <t>" and the FAQ line, as a 5.5 name
@@ -168,5 +169,24 @@ func (b *Broker) localRoute(topic string) (TopicRoute, bool) {
 		BrokerName: b.Cfg.BrokerName, Cluster: b.Cfg.ClusterName,
 		Addrs:         map[int64]string{0: b.AdvertisedAddr()},
 		ReadQueueNums: m.ReadQueueNums, WriteQueueNums: m.WriteQueueNums, Perm: b.MaskTopicPerm(m.Perm), TopicSysFlag: m.TopicSysFlag,
+	}}}, true
+}
+
+// ProvisionalRoute is the route topic would have on this broker once
+// auto-created (--default-topic-queue-nums queues, perm 6 masked with the
+// broker's permission), without creating it; false when the topic exists
+// or would not be auto-created (TopicTable.WouldAutoCreate). The v5
+// endpoint answers a route look-up of an unknown topic with it: a v5
+// producer has no TBW102 fallback, and a look-up must not create a topic
+// (a consumer's mistyped topic would appear). Any goroutine.
+func (b *Broker) ProvisionalRoute(topic string) (TopicRoute, bool) {
+	if _, ok := b.Topics.Get(topic); ok || !b.Topics.WouldAutoCreate(topic) {
+		return TopicRoute{}, false
+	}
+	n := b.Topics.Settings().DefaultQueueNums
+	return TopicRoute{Topic: topic, Brokers: []BrokerQueues{{
+		BrokerName: b.Cfg.BrokerName, Cluster: b.Cfg.ClusterName,
+		Addrs:         map[int64]string{0: b.AdvertisedAddr()},
+		ReadQueueNums: n, WriteQueueNums: n, Perm: b.MaskTopicPerm(codec.PermRead | codec.PermWrite),
 	}}}, true
 }

@@ -274,7 +274,9 @@ func userProperties(up map[string]string, lim SendLimits) (propList, int, *v2.St
 		switch {
 		case IsReservedProperty(k):
 			return nil, 0, NewStatus(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "property is used by system: "+k)
-		case k == "" || hasControl(k):
+		case k == "":
+			return nil, 0, NewStatus(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the key of property cannot be empty")
+		case hasControl(k):
 			return nil, 0, NewStatus(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the key of property cannot contain control character")
 		case hasControl(v):
 			return nil, 0, NewStatus(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the value of property cannot contain control character")

@@ -405,6 +405,14 @@ func TestSendRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want %s", c.name, st, c.want)
 		}
 	}
+	// The remark names what is wrong with a key.
+	for key, want := range map[string]string{"": "cannot be empty", "a\x01": "control character"} {
+		m := goClientMessage("T", []byte("b"))
+		m.UserProperties[key] = "x"
+		if _, st := SendInputOf(m, testPeer, testNow, lim); !strings.Contains(st.GetMessage(), want) {
+			t.Errorf("key %q: %v, want a remark with %q", key, st, want)
+		}
+	}
 	// Limits at their edges are accepted.
 	m := goClientMessage("T", make([]byte, 4<<20))
 	m.SystemProperties.MessageGroup = ptr(strings.Repeat("g", 63))

@@ -28,11 +28,14 @@ import (
 //     broker stores it (NORMAL, FIFO, DELAY, TRANSACTION; MIXED = all
 //     four; absent = NORMAL, the default of the proxy's topic check).
 //
-// An unknown topic is created first when --auto-create-topic allows it
-// (the core's TopicTable.GetOrCreate, as a remoting SEND would: a v5
-// producer has no TBW102 fallback and could otherwise never create one);
-// retry and DLQ topics never are. Codes: ILLEGAL_TOPIC (bad name),
-// TOPIC_NOT_FOUND (no route, or a route without any usable queue).
+// An unknown topic that --auto-create-topic would create (not a retry,
+// DLQ or system topic) is answered with the route it would get, accepting
+// every message type, and is not created: a v5 producer has no TBW102
+// fallback, so its look-up must succeed, and its first SendMessage creates
+// the topic with that message's type (send.go); a consumer's look-up of a
+// mistyped topic creates nothing, and its ReceiveMessage answers
+// TOPIC_NOT_FOUND until the topic exists. Codes: ILLEGAL_TOPIC (bad
+// name), TOPIC_NOT_FOUND (no route, or a route without any usable queue).
 //
 // QueryAssignment answers, as the proxy does, one assignment per readable
 // broker of the route with queue id -1 ("pop every queue of that
@@ -133,7 +136,7 @@ func acceptTypes(attrs map[string]string) []v2.MessageType {
 
 // topicMessageTypeKey is the topic attribute naming the message type
 // (TopicAttributes.TOPIC_MESSAGE_TYPE_ATTRIBUTE).
-const topicMessageTypeKey = "message.type"
+const topicMessageTypeKey = meta.TopicMessageTypeKey
 
 // queuePermission is the v2 permission of queue i of a broker with the
 // given perm bits and queue counts.
@@ -168,22 +171,35 @@ type routeAnswer struct {
 	err error
 }
 
-// routeOf is the route of topic, creating an unknown topic first when
-// auto-creation allows it; a non-nil Status is the refusal.
-func (s *service) routeOf(ctx context.Context, topic string) (broker.TopicRoute, *v2.Status) {
+// routeOf is the route of topic; a non-nil Status is the refusal. An
+// unknown topic that auto-creation would create gets the route it would
+// have (broker.Broker.ProvisionalRoute; provisional true): nothing is
+// created by a look-up, the first SendMessage creates the topic.
+func (s *service) routeOf(ctx context.Context, topic string) (rt broker.TopicRoute, provisional bool, st *v2.Status) {
 	if err := validateTopic(topic); err != nil {
-		return broker.TopicRoute{}, NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
+		return broker.TopicRoute{}, false, NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
 	}
 	rt, err := s.awaitRoute(ctx, topic)
 	if e := broker.ErrorOf(err); e != nil && e.Code == codec.TopicNotExist && mayAutoCreate(topic) {
-		if _, cerr := s.core.Topics.GetOrCreate(topic); cerr == nil {
-			rt, err = s.awaitRoute(ctx, topic)
+		if prt, ok := s.core.ProvisionalRoute(topic); ok {
+			return prt, true, nil
 		}
 	}
 	if err != nil {
-		return rt, statusOfCore(OpGeneric, err)
+		return rt, false, statusOfCore(OpGeneric, err)
 	}
-	return rt, nil
+	return rt, false, nil
+}
+
+// routeTypes is the accept_message_types of topic's queues: every type
+// for a provisional route (the first SendMessage fixes the topic's type,
+// GetOrCreateTyped), else the topic's message.type (acceptTypes).
+func (s *service) routeTypes(topic string, provisional bool) []v2.MessageType {
+	if provisional {
+		return acceptTypes(map[string]string{topicMessageTypeKey: "MIXED"})
+	}
+	m, _ := s.core.Topics.Get(topic)
+	return acceptTypes(m.Attributes)
 }
 
 // mayAutoCreate: topics a v5 route look-up may create (never retry, DLQ
@@ -202,16 +218,11 @@ func (s *service) QueryRoute(ctx context.Context, req *v2.QueryRouteRequest) (*v
 		return &v2.QueryRouteResponse{Status: st}, nil
 	}
 	topic := req.GetTopic().GetName()
-	rt, st := s.routeOf(ctx, topic)
+	rt, provisional, st := s.routeOf(ctx, topic)
 	if st != nil {
 		return &v2.QueryRouteResponse{Status: st}, nil
 	}
-	var types []v2.MessageType
-	if m, ok := s.core.Topics.Get(topic); ok {
-		types = acceptTypes(m.Attributes)
-	} else {
-		types = acceptTypes(nil)
-	}
+	types := s.routeTypes(topic, provisional)
 	var mqs []*v2.MessageQueue
 	for _, bq := range rt.Brokers {
 		self := bq.BrokerName == s.core.Cfg.BrokerName
@@ -250,7 +261,7 @@ func (s *service) QueryAssignment(ctx context.Context, req *v2.QueryAssignmentRe
 		return &v2.QueryAssignmentResponse{Status: NewStatus(v2.Code_ILLEGAL_CONSUMER_GROUP, err.Error())}, nil
 	}
 	topic := req.GetTopic().GetName()
-	rt, st := s.routeOf(ctx, topic)
+	rt, provisional, st := s.routeOf(ctx, topic)
 	if st != nil {
 		return &v2.QueryAssignmentResponse{Status: st}, nil
 	}
@@ -259,10 +270,7 @@ func (s *service) QueryAssignment(ctx context.Context, req *v2.QueryAssignmentRe
 		orderly = g.ConsumeMessageOrderly
 	}
 	res := &v2.Resource{Name: topic, ResourceNamespace: req.GetTopic().GetResourceNamespace()}
-	types := acceptTypes(nil)
-	if m, ok := s.core.Topics.Get(topic); ok {
-		types = acceptTypes(m.Attributes)
-	}
+	types := s.routeTypes(topic, provisional)
 	var out []*v2.Assignment
 	for _, bq := range rt.Brokers {
 		if bq.Perm&codec.PermRead == 0 || bq.ReadQueueNums <= 0 {

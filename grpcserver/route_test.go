@@ -3,6 +3,7 @@ package grpcserver
 import (
 	"slices"
 	"testing"
+	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
@@ -31,15 +32,17 @@ func TestQueryRoute(t *testing.T) {
 			t.Errorf("queue %d: %v", i, q)
 		}
 	}
-	// An unknown topic is created (auto-create is on): NORMAL, the default queue count.
+	// An unknown topic (auto-create is on) gets the route it would have,
+	// the default queue count accepting every type, and is not created.
 	fresh := unique("fresh")
 	r, _ = f.c.QueryRoute(f.ctx("r@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: fresh}, Endpoints: accessPoint})
 	if r.GetStatus().GetCode() != v2.Code_OK || len(r.GetMessageQueues()) != int(f.core.Cfg.DefaultTopicQueueNums) ||
-		r.GetMessageQueues()[0].GetAcceptMessageTypes()[0] != v2.MessageType_NORMAL {
+		!slices.Equal(r.GetMessageQueues()[0].GetAcceptMessageTypes(), allTypes) ||
+		r.GetMessageQueues()[0].GetPermission() != v2.Permission_READ_WRITE {
 		t.Fatalf("fresh topic: %v", r)
 	}
-	if _, ok := f.core.Broker.Topics.Get(fresh); !ok {
-		t.Error("the topic was not created")
+	if _, ok := f.core.Broker.Topics.Get(fresh); ok {
+		t.Error("a route look-up created the topic")
 	}
 	// Without request endpoints this broker is answered with its advertised host and the gRPC port.
 	r, _ = f.c.QueryRoute(f.ctx("r@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: fresh}})
@@ -60,6 +63,51 @@ func TestQueryRoute(t *testing.T) {
 		if err != nil || r.GetStatus().GetCode() != tc.want {
 			t.Errorf("%q: %v %v, want %v", tc.topic, r, err, tc.want)
 		}
+	}
+}
+
+var allTypes = []v2.MessageType{v2.MessageType_NORMAL, v2.MessageType_FIFO, v2.MessageType_DELAY, v2.MessageType_TRANSACTION}
+
+// A topic nobody created: a consumer's look-up, assignment and receive
+// leave it absent (the receive answers TOPIC_NOT_FOUND); the first
+// SendMessage creates it with that message's type, which later routes
+// answer and later sends are checked against; a NORMAL first message adds
+// no attribute, as a remoting SEND's auto-creation.
+func TestRouteOfUnknownTopic(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	fifo, plain := unique("fifo_auto"), unique("plain_auto")
+	a, err := f.c.QueryAssignment(f.ctx("c@1"), &v2.QueryAssignmentRequest{Topic: &v2.Resource{Name: fifo},
+		Group: &v2.Resource{Name: "G_auto"}, Endpoints: accessPoint})
+	if err != nil || a.GetStatus().GetCode() != v2.Code_OK || len(a.GetAssignments()) != 1 {
+		t.Fatalf("assignment: %v %v", a, err)
+	}
+	got := f.receive(f.ctx("c@1"), simpleReceive("G_auto", fifo, time.Second))
+	if got.status.GetCode() != v2.Code_TOPIC_NOT_FOUND || len(got.msgs) != 0 {
+		t.Fatalf("receive from a topic nobody created: %+v", got)
+	}
+	if _, ok := f.core.Broker.Topics.Get(fifo); ok {
+		t.Fatal("a consumer's look-up or receive created the topic")
+	}
+	m := message(fifo, "first", "T")
+	m.SystemProperties.MessageGroup = ptr("order-1")
+	f.send("p@1", m)
+	if meta, ok := f.core.Broker.Topics.Get(fifo); !ok || meta.Attributes["message.type"] != "FIFO" {
+		t.Fatalf("created by a FIFO message: %+v %v", meta, ok)
+	}
+	r, _ := f.c.QueryRoute(f.ctx("p@1"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: fifo}, Endpoints: accessPoint})
+	if !slices.Equal(r.GetMessageQueues()[0].GetAcceptMessageTypes(), []v2.MessageType{v2.MessageType_FIFO}) {
+		t.Errorf("route after creation: %v", r)
+	}
+	sr, err := f.c.SendMessage(f.ctx("p@1"), &v2.SendMessageRequest{Messages: []*v2.Message{message(fifo, "normal", "T")}})
+	if err != nil || sr.GetStatus().GetCode() != v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE {
+		t.Errorf("NORMAL message to the FIFO topic: %v %v", sr, err)
+	}
+	if n := len(f.receiveN("c@1", simpleReceive("G_auto", fifo, time.Second), 1, 5)); n != 1 {
+		t.Errorf("received %d of the FIFO topic's one message", n)
+	}
+	f.send("p@1", message(plain, "first", "T"))
+	if meta, ok := f.core.Broker.Topics.Get(plain); !ok || meta.Attributes != nil {
+		t.Errorf("created by a NORMAL message: %+v %v", meta, ok)
 	}
 }
 

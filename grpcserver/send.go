@@ -17,9 +17,12 @@ import (
 // message's type is checked against the topic's message.type attribute
 // when SettingsPolicy.ValidateMessageType is on (NORMAL when absent, MIXED
 // takes every type; a mismatch is MESSAGE_PROPERTY_CONFLICT_WITH_TYPE), as
-// the proxy's topic message-type check. Each message is then stored by the
-// core's Send (broker.Broker.Send: auto-created topic, delivery timestamp
-// → timer, one durable write per message), all at once:
+// the proxy's topic message-type check. An unknown topic is auto-created
+// first when allowed (TopicTable.GetOrCreateTyped), with the first
+// message's type as its message.type (none for NORMAL), since its route
+// was answered accepting every type (route.go). Each message is then
+// stored by the core's Send (broker.Broker.Send: delivery timestamp →
+// timer, one durable write per message), all at once:
 //   - NORMAL and DELAY: a queue the core picks (the client's queue_id is
 //     ignored, as by the proxy);
 //   - FIFO (message_group set): the queue the proxy picks for the group
@@ -66,6 +69,14 @@ func (s *service) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (
 	}
 	topic := req.GetMessages()[0].GetTopic().GetName()
 	meta, known := s.core.Topics.Get(topic)
+	if !known {
+		// Auto-creation: the first message fixes the topic's type, which
+		// the route answered before accepted whatever it was; a FIFO
+		// queue choice needs the queue count.
+		if m, err := s.core.Topics.GetOrCreateTyped(topic, storedType(ins[0]).String()); err == nil {
+			meta, known = m, true
+		}
+	}
 	if s.policy.ValidateMessageType {
 		accept := acceptTypes(meta.Attributes)
 		for _, in := range ins {
@@ -73,13 +84,6 @@ func (s *service) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (
 				return &v2.SendMessageResponse{Status: NewStatus(v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
 					fmt.Sprintf("current message type %s is not the topic's message type %v", t, accept))}, nil
 			}
-		}
-	}
-	if !known {
-		// A FIFO queue choice needs the queue count; the core's Send would
-		// create the topic the same way.
-		if m, err := s.core.Topics.GetOrCreate(topic); err == nil {
-			meta, known = m, true
 		}
 	}
 	results := awaitAll(ctx, len(ins), func(i int, done func(broker.SendResult, error)) {

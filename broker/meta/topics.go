@@ -3,6 +3,7 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -236,7 +237,7 @@ func (t *TopicTable) bumpLocked() {
 // Errors: ErrTopicNotExist, codec.ErrBadName (wrapped), batch.ErrBusy,
 // batch.ErrClosed, batch.ErrFailed.
 func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
-	return t.getOrCreate(topic, 0, false)
+	return t.getOrCreate(topic, 0, false, nil)
 }
 
 // GetOrCreateForSend is GetOrCreate for a SEND whose producer asked for
@@ -252,18 +253,20 @@ func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
 // createTopicInSendMessageBackMethod) and other names ErrTopicNotExist.
 // Errors as GetOrCreate.
 func (t *TopicTable) GetOrCreateForSend(topic string, clientQueues int32) (popstore.TopicMeta, error) {
-	return t.getOrCreate(topic, clientQueues, true)
+	return t.getOrCreate(topic, clientQueues, true, nil)
 }
 
-// getOrCreate is GetOrCreate (forSend false) and GetOrCreateForSend.
-func (t *TopicTable) getOrCreate(topic string, clientQueues int32, forSend bool) (popstore.TopicMeta, error) {
+// getOrCreate is GetOrCreate (forSend false), GetOrCreateForSend and
+// GetOrCreateTyped (attrs: an ordinary topic's attributes when created).
+func (t *TopicTable) getOrCreate(topic string, clientQueues int32, forSend bool, attrs map[string]string) (popstore.TopicMeta, error) {
 	if m, ok := t.Get(topic); ok {
 		return m, nil
 	}
 	ordinary := t.autoCreate.Load() && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey
 	var queues int32
+	plain := !codec.IsRetryTopic(topic) && !codec.IsDLQTopic(topic)
 	switch {
-	case ordinary && (forSend || !codec.IsRetryTopic(topic) && !codec.IsDLQTopic(topic)):
+	case ordinary && (forSend || plain):
 		queues = t.set.DefaultQueueNums
 		if clientQueues > 0 {
 			queues = min(queues, clientQueues)
@@ -278,8 +281,11 @@ func (t *TopicTable) getOrCreate(topic string, clientQueues int32, forSend bool)
 	if err := ValidateTopicName(topic); err != nil {
 		return popstore.TopicMeta{}, err
 	}
+	if !ordinary || !plain {
+		attrs = nil
+	}
 	return t.ensure(popstore.TopicMeta{TopicName: topic, ReadQueueNums: queues, WriteQueueNums: queues,
-		Perm: permReadWrite, TopicFilterType: codec.TopicFilterSingleTag})
+		Perm: permReadWrite, TopicFilterType: codec.TopicFilterSingleTag, Attributes: maps.Clone(attrs)})
 }
 
 // EnsureRetryTopic makes %RETRY%<group> exist with queues queues (the
