@@ -52,7 +52,8 @@ type broker struct {
 }
 
 // start runs popshim on dir, logging to logDir (not on the tmpfs, which
-// fills up), and waits until it listens or exits. A broker
+// fills up), and waits until it listens (on the broker port and, when
+// extra names one, the gRPC port) or exits. A broker
 // that exits during start-up is returned with exited closed. extra flags
 // follow the defaults (a repeated flag's last value wins).
 func start(t *testing.T, bin, dir, logDir, addr string, n int, extra ...string) *broker {
@@ -82,22 +83,31 @@ func start(t *testing.T, bin, dir, logDir, addr string, n int, extra ...string) 
 		close(b.exited)
 	}()
 	t.Cleanup(func() { b.kill(t) })
+	// The gRPC endpoint is bound after the broker port: wait for both.
+	addrs := []string{addr}
+	for i := 0; i+1 < len(extra); i++ {
+		if extra[i] == "--grpc-listen" && extra[i+1] != "" {
+			addrs = append(addrs, extra[i+1])
+		}
+	}
 	deadline := time.Now().Add(waitFor)
-	for {
+	for len(addrs) > 0 {
 		select {
 		case <-b.exited:
 			return b
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+		if c, err := net.DialTimeout("tcp", addrs[0], 200*time.Millisecond); err == nil {
 			_ = c.Close()
-			return b
+			addrs = addrs[1:]
+			continue
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("popshim not listening on %s after %s\n%s", addr, waitFor, b.tail())
+			t.Fatalf("popshim not listening on %s after %s\n%s", addrs[0], waitFor, b.tail())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return b
 }
 
 // kill sends SIGKILL to the process group and reaps it; it fails the test
