@@ -165,11 +165,17 @@ func (b *Broker) localRoute(topic string) (TopicRoute, bool) {
 	if !ok {
 		return TopicRoute{}, false
 	}
+	return b.selfRoute(topic, m.ReadQueueNums, m.WriteQueueNums, m.Perm, m.TopicSysFlag), true
+}
+
+// selfRoute is a route of this broker alone with the given queue counts,
+// perm (masked with MaskTopicPerm) and topicSysFlag.
+func (b *Broker) selfRoute(topic string, read, write, perm, sysFlag int32) TopicRoute {
 	return TopicRoute{Topic: topic, Brokers: []BrokerQueues{{
 		BrokerName: b.Cfg.BrokerName, Cluster: b.Cfg.ClusterName,
 		Addrs:         map[int64]string{0: b.AdvertisedAddr()},
-		ReadQueueNums: m.ReadQueueNums, WriteQueueNums: m.WriteQueueNums, Perm: b.MaskTopicPerm(m.Perm), TopicSysFlag: m.TopicSysFlag,
-	}}}, true
+		ReadQueueNums: read, WriteQueueNums: write, Perm: b.MaskTopicPerm(perm), TopicSysFlag: sysFlag,
+	}}}
 }
 
 // ProvisionalRoute is the route topic would have on this broker once
@@ -184,9 +190,5 @@ func (b *Broker) ProvisionalRoute(topic string) (TopicRoute, bool) {
 		return TopicRoute{}, false
 	}
 	n := b.Topics.Settings().DefaultQueueNums
-	return TopicRoute{Topic: topic, Brokers: []BrokerQueues{{
-		BrokerName: b.Cfg.BrokerName, Cluster: b.Cfg.ClusterName,
-		Addrs:         map[int64]string{0: b.AdvertisedAddr()},
-		ReadQueueNums: n, WriteQueueNums: n, Perm: b.MaskTopicPerm(codec.PermRead | codec.PermWrite),
-	}}}, true
+	return b.selfRoute(topic, n, n, codec.PermRead|codec.PermWrite, 0), true
 }

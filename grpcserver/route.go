@@ -180,7 +180,7 @@ func (s *service) routeOf(ctx context.Context, topic string) (rt broker.TopicRou
 		return broker.TopicRoute{}, false, NewStatus(v2.Code_ILLEGAL_TOPIC, err.Error())
 	}
 	rt, err := s.awaitRoute(ctx, topic)
-	if e := broker.ErrorOf(err); e != nil && e.Code == codec.TopicNotExist && mayAutoCreate(topic) {
+	if e := broker.ErrorOf(err); e != nil && e.Code == codec.TopicNotExist {
 		if prt, ok := s.core.ProvisionalRoute(topic); ok {
 			return prt, true, nil
 		}
@@ -200,13 +200,6 @@ func (s *service) routeTypes(topic string, provisional bool) []v2.MessageType {
 	}
 	m, _ := s.core.Topics.Get(topic)
 	return acceptTypes(m.Attributes)
-}
-
-// mayAutoCreate: topics a v5 route look-up may create (never retry, DLQ
-// or send-forbidden system topics; TopicTable.GetOrCreate applies
-// --auto-create-topic).
-func mayAutoCreate(topic string) bool {
-	return !codec.IsRetryTopic(topic) && !codec.IsDLQTopic(topic) && !meta.IsSendForbidden(topic)
 }
 
 // QueryRoute implements v2.MessagingServiceServer; see the top of this file.

@@ -57,6 +57,7 @@ func TestQueryRoute(t *testing.T) {
 	}{
 		{"bad topic", "r@1", v2.Code_ILLEGAL_TOPIC},
 		{"%RETRY%nobody", "r@1", v2.Code_TOPIC_NOT_FOUND},
+		{"OFFSET_MOVED_EVENT", "r@1", v2.Code_ILLEGAL_TOPIC},
 		{fifo, "", v2.Code_CLIENT_ID_REQUIRED},
 	} {
 		r, err := f.c.QueryRoute(f.ctx(tc.id), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: tc.topic}, Endpoints: accessPoint})

@@ -3,7 +3,6 @@ package meta
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -222,70 +221,6 @@ func (t *TopicTable) DataVersion() codec.DataVersion {
 func (t *TopicTable) bumpLocked() {
 	t.dv.Counter++
 	t.dv.Timestamp = time.Now().UnixMilli()
-}
-
-// GetOrCreate returns topic's configuration, creating it when it is missing
-// and may be auto-created: %RETRY% topics always (1 queue, perm 6, as the
-// heartbeat and POP paths of a Java broker make them); %DLQ% topics with
-// --auto-create-topic (1 queue); other valid names with --auto-create-topic
-// (TBW102's defaults: --default-topic-queue-nums queues, perm 6). Names with
-// the reserved rmq_sys_ prefix are never auto-created.
-//
-// A created topic is visible at once; its persistence is queued on the
-// writer's background lane and, if it fails, the topic is removed again
-// (the next request re-creates it). Safe on the event loop.
-// Errors: ErrTopicNotExist, codec.ErrBadName (wrapped), batch.ErrBusy,
-// batch.ErrClosed, batch.ErrFailed.
-func (t *TopicTable) GetOrCreate(topic string) (popstore.TopicMeta, error) {
-	return t.getOrCreate(topic, 0, false, nil)
-}
-
-// GetOrCreateForSend is GetOrCreate for a SEND whose producer asked for
-// clientQueues queues (the header's defaultTopicQueueNums). With
-// --auto-create-topic every name but the reserved ones is created as a
-// Java broker's AbstractSendMessageProcessor.msgCheck creates it first
-// (TopicConfigManager.createTopicInSendMessageMethod), %RETRY% and %DLQ%
-// names included: min(clientQueues, --default-topic-queue-nums) queues
-// (clientQueues ≤ 0: --default-topic-queue-nums), perm 6. The producer,
-// which publishes to min(its defaultTopicQueueNums, TBW102's queues) from
-// TBW102's route, then finds the same count in the new topic's route.
-// Without it a %RETRY% name still gets 1 queue (msgCheck's fallback,
-// createTopicInSendMessageBackMethod) and other names ErrTopicNotExist.
-// Errors as GetOrCreate.
-func (t *TopicTable) GetOrCreateForSend(topic string, clientQueues int32) (popstore.TopicMeta, error) {
-	return t.getOrCreate(topic, clientQueues, true, nil)
-}
-
-// getOrCreate is GetOrCreate (forSend false), GetOrCreateForSend and
-// GetOrCreateTyped (attrs: an ordinary topic's attributes when created).
-func (t *TopicTable) getOrCreate(topic string, clientQueues int32, forSend bool, attrs map[string]string) (popstore.TopicMeta, error) {
-	if m, ok := t.Get(topic); ok {
-		return m, nil
-	}
-	ordinary := t.autoCreate.Load() && !strings.HasPrefix(topic, codec.SystemTopicPrefix) && topic != codec.AutoCreateTopicKey
-	var queues int32
-	plain := !codec.IsRetryTopic(topic) && !codec.IsDLQTopic(topic)
-	switch {
-	case ordinary && (forSend || plain):
-		queues = t.set.DefaultQueueNums
-		if clientQueues > 0 {
-			queues = min(queues, clientQueues)
-		}
-	case codec.IsRetryTopic(topic):
-		queues = RetryQueueNums
-	case codec.IsDLQTopic(topic) && t.autoCreate.Load():
-		queues = dlqQueueNums
-	default:
-		return popstore.TopicMeta{}, ErrTopicNotExist
-	}
-	if err := ValidateTopicName(topic); err != nil {
-		return popstore.TopicMeta{}, err
-	}
-	if !ordinary || !plain {
-		attrs = nil
-	}
-	return t.ensure(popstore.TopicMeta{TopicName: topic, ReadQueueNums: queues, WriteQueueNums: queues,
-		Perm: permReadWrite, TopicFilterType: codec.TopicFilterSingleTag, Attributes: maps.Clone(attrs)})
 }
 
 // EnsureRetryTopic makes %RETRY%<group> exist with queues queues (the
