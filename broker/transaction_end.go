@@ -11,7 +11,9 @@ package broker
 //     logged and counted in popshim_end_transaction_refused_total, never
 //     applied, in Java's order and remarks:
 //     no such half (unknown, or decided already: a second decision finds
-//     nothing and changes nothing) → SYSTEM_ERROR (1) "Find prepared
+//     nothing and changes nothing; a half the check-back loop moved to
+//     TRANS_CHECK_MAX_TIME_TOPIC is still found until its retention ends,
+//     so a late decision works as in Java) → SYSTEM_ERROR (1) "Find prepared
 //     transaction message failed"; a decision not from a check on a half
 //     carrying CHECK_IMMUNITY_TIME_IN_SECONDS, older than max(that,
 //     --transaction-timeout) → ILLEGAL_OPERATION (604), no remark

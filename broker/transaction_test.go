@@ -280,8 +280,9 @@ func TestTransactionCheckBack(t *testing.T) {
 }
 
 // TestTransactionCheckMaxMovesHalf: after --transaction-check-max rounds
-// the half moves to TRANS_CHECK_MAX_TIME_TOPIC (created for it) and is
-// never checked again.
+// the half moves to TRANS_CHECK_MAX_TIME_TOPIC (created for it), is no
+// longer pending and is never checked again (a late decision:
+// transaction_late_test.go).
 func TestTransactionCheckMaxMovesHalf(t *testing.T) {
 	f := brokertest.Start(t, txnConfig(t, 2), nil)
 	c := &recordingChecker{}
@@ -299,7 +300,9 @@ func TestTransactionCheckMaxMovesHalf(t *testing.T) {
 	if f.Store.PendingHalves() != 0 {
 		t.Fatalf("half still pending")
 	}
-	wantCodeRemark(t, end(t, f, endReq("PG", r, codec.SysFlagTransactionCommit)), codec.SystemError, "Find prepared transaction message failed")
+	if h, ok, err := f.Store.Half(r.PhysicalOffset); err != nil || !ok || !h.Discarded {
+		t.Fatalf("half not kept for a late decision: %+v %v %v", h, ok, err)
+	}
 	f.Broker.AdvanceClock(60_000)
 	p := f.Broker.Transactions.Passes()
 	waitUntil(t, "two more passes", func() bool { return f.Broker.Transactions.Passes() >= p+2 })

@@ -22,13 +22,17 @@ import (
 // orders halves by the time the check-back loop next looks at them, so
 // its pass is a range scan, like the timers'.
 //
-// The value is: version(u8 = 1) | seq(u64) | dueMillis(u64) | checks(u32)
-// | groupLen(u16) | producerGroup | stored-message record. seq is the
+// The value is: state(u8) | seq(u64) | dueMillis(u64) | checks(u32)
+// | groupLen(u16) | producerGroup | stored-message record. state is 1 for
+// a half waiting for its decision and 2 for a discarded one: moved to
+// TRANS_CHECK_MAX_TIME_TOPIC by the check-back loop but kept, as Java's
+// commit log keeps it, so that a late END_TRANSACTION still finds it;
+// its dueMillis is then when it expires. seq is the
 // tranStateTableOffset (a per-broker counter, meta "s/halfseq", written in
 // the same WriteBatch), also written into the record's QUEUEOFFSET; the
 // record's PHYSICALOFFSET is the key's. The number of halves is kept in
 // meta "s/halves" the same way, so both survive a crash with the halves
-// they describe.
+// they describe. Discarded halves are not counted.
 var (
 	halfPrefix    = []byte{0x00, 'H'}
 	halfDuePrefix = []byte{0x00, 'h'}
@@ -40,8 +44,11 @@ const (
 	metaHalvesKey  = "s/halves"  // number of half messages
 )
 
-// halfValueVersion is the first byte of every half value.
-const halfValueVersion = 1
+// The first byte of a half value: its state.
+const (
+	halfStateWaiting   = 1
+	halfStateDiscarded = 2
+)
 
 // halfHeaderLen is the fixed part of a half value before the group bytes.
 const halfHeaderLen = 1 + 8 + 8 + 4 + 2
@@ -55,8 +62,13 @@ type Half struct {
 	// per broker): the SEND reply's queueOffset.
 	Seq int64
 	// DueMillis is when the check-back loop next looks at the half (broker
-	// clock, Unix ms).
+	// clock, Unix ms): its next check, or for a Discarded half its expiry.
 	DueMillis int64
+	// Discarded is set by DiscardHalf: the half was moved to
+	// TRANS_CHECK_MAX_TIME_TOPIC and is kept only for a late
+	// END_TRANSACTION until DueMillis. It is never checked again and not
+	// counted by PendingHalves.
+	Discarded bool
 	// Checks counts the CHECK_TRANSACTION_STATE rounds made so far.
 	Checks int32
 	// ProducerGroup is the group END_TRANSACTION must name (PGROUP).
@@ -105,7 +117,11 @@ func parseHalfDueKey(k []byte) (HalfDue, error) {
 
 // appendHalfValue encodes h (without its PhysicalOffset, which is the key).
 func appendHalfValue(dst []byte, h *Half) []byte {
-	dst = append(dst, halfValueVersion)
+	state := byte(halfStateWaiting)
+	if h.Discarded {
+		state = halfStateDiscarded
+	}
+	dst = append(dst, state)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(h.Seq))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(h.DueMillis))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(h.Checks))
@@ -116,10 +132,10 @@ func appendHalfValue(dst []byte, h *Half) []byte {
 
 // decodeHalfValue is the inverse of appendHalfValue; Record aliases v.
 func decodeHalfValue(phys int64, v []byte) (Half, error) {
-	if len(v) < halfHeaderLen || v[0] != halfValueVersion {
+	if len(v) < halfHeaderLen || (v[0] != halfStateWaiting && v[0] != halfStateDiscarded) {
 		return Half{}, fmt.Errorf("%w: half value of %d bytes", ErrBadRecord, len(v))
 	}
-	h := Half{PhysicalOffset: phys,
+	h := Half{PhysicalOffset: phys, Discarded: v[0] == halfStateDiscarded,
 		Seq:       int64(binary.BigEndian.Uint64(v[1:])),
 		DueMillis: int64(binary.BigEndian.Uint64(v[9:])),
 		Checks:    int32(binary.BigEndian.Uint32(v[17:])),
@@ -228,8 +244,9 @@ func (t *Txn) PutHalf(group string, dueMillis int64, record []byte) (physicalOff
 }
 
 // GetHalf reads the half at physicalOffset through this Txn's writes,
-// then the database; ok=false when there is none (never written, or
-// already decided). The returned Record must not be modified. Blocks on
+// then the database; ok=false when there is none (never written, already
+// decided, or discarded and expired). A discarded half is returned with
+// Discarded set. The returned Record must not be modified. Blocks on
 // RocksDB when the half was not written in this Txn. Errors: ErrTxnDone,
 // ErrBadRecord (corrupt value), RocksDB errors.
 func (t *Txn) GetHalf(physicalOffset int64) (Half, bool, error) {
@@ -244,9 +261,10 @@ func (t *Txn) GetHalf(physicalOffset int64) (Half, bool, error) {
 	return t.s.Half(physicalOffset)
 }
 
-// DeleteHalf removes the half at physicalOffset and its due-index entry
-// (rollback, or the second half of CommitHalf). found=false when there is
-// none: nothing is written. Errors: as GetHalf.
+// DeleteHalf removes the half at physicalOffset, waiting or discarded,
+// and its due-index entry (rollback, the second half of CommitHalf, the
+// expiry of a discarded half). found=false when there is none: nothing is
+// written. Errors: as GetHalf.
 func (t *Txn) DeleteHalf(physicalOffset int64) (found bool, err error) {
 	h, ok, err := t.GetHalf(physicalOffset)
 	if err != nil || !ok {
@@ -256,9 +274,45 @@ func (t *Txn) DeleteHalf(physicalOffset int64) (found bool, err error) {
 	t.setHalf(hs, physicalOffset, halfOverlay{h: Half{PhysicalOffset: physicalOffset}})
 	t.b.del(cfiMessages, halfKey(physicalOffset))
 	t.b.del(cfiMessages, halfDueKey(h.DueMillis, physicalOffset))
+	if !h.Discarded {
+		hs.delta--
+		hs.used = true
+	}
+	return true, nil
+}
+
+// DiscardHalf marks the waiting half at physicalOffset discarded (the
+// check-back loop moved a copy to TRANS_CHECK_MAX_TIME_TOPIC) and keeps it
+// until expireMillis (broker clock, Unix ms), when the loop's scan finds
+// it due and deletes it; until then END_TRANSACTION still commits or rolls
+// it back. It leaves PendingHalves. found=false when there is no waiting
+// half there: nothing is written. Errors: as GetHalf.
+func (t *Txn) DiscardHalf(physicalOffset, expireMillis int64) (found bool, err error) {
+	h, ok, err := t.GetHalf(physicalOffset)
+	if err != nil || !ok || h.Discarded {
+		return false, err
+	}
+	old := h.DueMillis
+	h.Discarded, h.DueMillis = true, expireMillis
+	hs := t.rewriteHalf(&h, old)
 	hs.delta--
 	hs.used = true
 	return true, nil
+}
+
+// rewriteHalf writes h (changed from a half whose due time was oldDue)
+// over the stored one and moves its due-index entry when the due time
+// changed; it returns the Txn's half view.
+func (t *Txn) rewriteHalf(h *Half, oldDue int64) *txnHalves {
+	hs := t.halves()
+	t.setHalf(hs, h.PhysicalOffset, halfOverlay{h: *h, present: true})
+	t.scratch = appendHalfValue(t.scratch[:0], h)
+	t.b.put(cfiMessages, halfKey(h.PhysicalOffset), t.scratch)
+	if oldDue != h.DueMillis {
+		t.b.del(cfiMessages, halfDueKey(oldDue, h.PhysicalOffset))
+		t.b.put(cfiMessages, halfDueKey(h.DueMillis, h.PhysicalOffset), nil)
+	}
+	return hs
 }
 
 // CommitHalf appends record to (topic, queueId) as AppendMessage does and
@@ -284,22 +338,15 @@ func (t *Txn) CommitHalf(halfPhysicalOffset int64, topic string, queueId int32, 
 // UpdateHalfCheck records one more check round of the half at
 // physicalOffset: its check count becomes checks and its due time
 // dueMillis (the due-index entry moves). found=false when there is no
-// such half: nothing is written. Errors: as GetHalf.
+// waiting half there: nothing is written. Errors: as GetHalf.
 func (t *Txn) UpdateHalfCheck(physicalOffset int64, checks int32, dueMillis int64) (found bool, err error) {
 	h, ok, err := t.GetHalf(physicalOffset)
-	if err != nil || !ok {
+	if err != nil || !ok || h.Discarded {
 		return false, err
 	}
-	hs := t.halves()
 	old := h.DueMillis
 	h.Checks, h.DueMillis = checks, dueMillis
-	t.setHalf(hs, physicalOffset, halfOverlay{h: h, present: true})
-	t.scratch = appendHalfValue(t.scratch[:0], &h)
-	t.b.put(cfiMessages, halfKey(physicalOffset), t.scratch)
-	if old != dueMillis {
-		t.b.del(cfiMessages, halfDueKey(old, physicalOffset))
-		t.b.put(cfiMessages, halfDueKey(dueMillis, physicalOffset), nil)
-	}
+	t.rewriteHalf(&h, old)
 	return true, nil
 }
 

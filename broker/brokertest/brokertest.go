@@ -70,7 +70,13 @@ func Start(t testing.TB, cfg *conf.Config, hook popstore.WriteHook) *Fixture {
 func (f *Fixture) open(hook popstore.WriteHook) {
 	f.T.Helper()
 	cfg := f.Cfg
-	st, err := popstore.Open(popstore.Options{Dir: cfg.DataDir, RetentionMillis: -1, WriteHook: hook})
+	// The store's retention is cfg.Retention (what the check-back loop
+	// reads); its deletion pass never runs (RetentionInterval -1 below).
+	keep := int64(-1)
+	if cfg.Retention > 0 {
+		keep = cfg.Retention.Milliseconds()
+	}
+	st, err := popstore.Open(popstore.Options{Dir: cfg.DataDir, RetentionMillis: keep, WriteHook: hook})
 	if err != nil {
 		f.T.Fatalf("brokertest: open store: %v", err)
 	}

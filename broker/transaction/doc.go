@@ -18,8 +18,12 @@
 // before its next planned pass) it scans the halves due at the broker
 // clock's now, a chunk at a time. A half checked Settings.CheckMax times
 // already, or stored longer ago than the store's retention (Java's
-// fileReservedTime rule, needSkip), is moved to TRANS_CHECK_MAX_TIME_TOPIC;
-// every other due half gets its check count incremented and its next due
+// fileReservedTime rule, needSkip), is moved to TRANS_CHECK_MAX_TIME_TOPIC:
+// a copy is appended there and the half itself is kept, discarded (never
+// checked again, not counted as pending), until the store's retention
+// would have deleted it, so that a producer whose local transaction ends
+// late still commits or rolls back, as Java's commit log allows; a later
+// pass deletes it when that time comes. Every other due half gets its check count incremented and its next due
 // time set one interval ahead. Those writes are one background-lane op per
 // chunk; only after it is durable does the loop hand each checked half to
 // the Checker, on the loop's own goroutine: never on an event loop, never

@@ -2,6 +2,7 @@ package transaction
 
 import (
 	"errors"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -126,6 +127,8 @@ type item struct {
 	half    popstore.Half
 	discard bool   // move to CheckMaxTopic (or drop when final is nil)
 	final   []byte // the moved record (discard only)
+	keepTo  int64  // discard: keep the half for a late decision until then (0: delete it)
+	expire  bool   // a discarded half whose keep ran out: delete it
 	applied bool   // the op found the half as scanned and wrote
 }
 
@@ -168,10 +171,11 @@ func (l *Loop) classify(due []popstore.Half, now int64) []item {
 	items := make([]item, len(due))
 	for i := range due {
 		h := due[i]
-		it := item{half: h}
+		it := item{half: h, expire: h.Discarded}
 		stored, _ := popstore.StoreTimestamp(h.Record)
-		if h.Checks >= l.d.Settings.CheckMax || (keep > 0 && now-stored > keep) {
+		if !h.Discarded && (h.Checks >= l.d.Settings.CheckMax || (keep > 0 && now-stored > keep)) {
 			it.discard = true
+			it.keepTo = keepUntil(stored, keep, now)
 			f, err := DiscardRecord(&h, now)
 			if err != nil {
 				l.d.Log.Error().Err(err).Int64("commitLogOffset", h.PhysicalOffset).Msg("transaction: undecodable half message dropped")
@@ -233,18 +237,14 @@ func applyRound(tx *popstore.Txn, items []item, nextDue int64) error {
 		if err != nil {
 			return err
 		}
-		if !ok || cur.Checks != it.half.Checks || cur.DueMillis != it.half.DueMillis {
+		if !ok || cur.Checks != it.half.Checks || cur.DueMillis != it.half.DueMillis || cur.Discarded != it.half.Discarded {
 			continue
 		}
 		switch {
-		case it.discard && it.final != nil:
-			_, _, _, err = tx.CommitHalf(cur.PhysicalOffset, CheckMaxTopic, 0, it.final)
-			if errors.Is(err, popstore.ErrBadRecord) || errors.Is(err, popstore.ErrBadName) {
-				it.final = nil
-				_, err = tx.DeleteHalf(cur.PhysicalOffset)
-			}
-		case it.discard:
+		case it.expire:
 			_, err = tx.DeleteHalf(cur.PhysicalOffset)
+		case it.discard:
+			err = discard(tx, it)
 		default:
 			_, err = tx.UpdateHalfCheck(cur.PhysicalOffset, cur.Checks+1, nextDue)
 		}
@@ -254,6 +254,43 @@ func applyRound(tx *popstore.Txn, items []item, nextDue int64) error {
 		it.applied = true
 	}
 	return nil
+}
+
+// discard moves a copy of the half to CheckMaxTopic (unless it cannot be
+// converted) and keeps the half itself for a late END_TRANSACTION until
+// it.keepTo, as Java's commit log keeps a half after
+// TransactionalMessageCheckService gave up on it; with no time left it
+// deletes it (writer goroutine).
+func discard(tx *popstore.Txn, it *item) error {
+	if it.final != nil {
+		_, _, err := tx.AppendMessage(CheckMaxTopic, 0, it.final)
+		if errors.Is(err, popstore.ErrBadRecord) || errors.Is(err, popstore.ErrBadName) {
+			it.final = nil
+		} else if err != nil {
+			return err
+		}
+	}
+	var err error
+	if it.keepTo > 0 {
+		_, err = tx.DiscardHalf(it.half.PhysicalOffset, it.keepTo)
+	} else {
+		_, err = tx.DeleteHalf(it.half.PhysicalOffset)
+	}
+	return err
+}
+
+// keepUntil is when a discarded half stored at stored stops taking a late
+// decision: when the store's retention would delete a message stored
+// with it (never, with retention off), or 0 when that time has passed.
+func keepUntil(stored, keep, now int64) int64 {
+	switch {
+	case keep <= 0:
+		return math.MaxInt64
+	case stored+keep > now:
+		return stored + keep
+	default:
+		return 0
+	}
 }
 
 // report sends the checks of a durable round and counts its outcome
@@ -270,10 +307,16 @@ func (l *Loop) report(items []item) {
 			continue
 		}
 		h := it.half
+		if it.expire {
+			d.Log.Info().Int64("commitLogOffset", h.PhysicalOffset).Str("producerGroup", h.ProducerGroup).
+				Msg("transaction: discarded half message expired; a late END_TRANSACTION no longer finds it")
+			continue
+		}
 		if it.discard {
 			d.Metrics.CheckMax.Inc()
 			d.Log.Error().Int64("commitLogOffset", h.PhysicalOffset).Int64("tranStateTableOffset", h.Seq).
-				Int32("checks", h.Checks).Str("producerGroup", h.ProducerGroup).Bool("kept", it.final != nil).
+				Int32("checks", h.Checks).Str("producerGroup", h.ProducerGroup).Bool("copied", it.final != nil).
+				Int64("lateDecisionUntil", it.keepTo).
 				Msg("transaction: half message checked too many times or too old, moved to " + CheckMaxTopic)
 			continue
 		}
