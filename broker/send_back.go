@@ -9,7 +9,9 @@ package broker
 // Request (SendBackRequest: codec.ConsumerSendMsgBackRequestHeader):
 // offset (the commit-log physical offset of the message, as in its record
 // and offsetMsgId), group, delayLevel (0: 3 + reconsumeTimes; < 0:
-// straight to the DLQ), maxReconsumeTimes; originMsgId, originTopic,
+// straight to the DLQ), maxReconsumeTimes, originTopic (the topic label
+// of rocketmq_send_to_dlq_messages_total, as consumerSendMsgBack labels
+// it; when absent, the message's RETRY_TOPIC, else its topic); originMsgId,
 // unitMode and bname are not used.
 //
 // Behaviour:
@@ -101,7 +103,7 @@ func (b *Broker) sendBack(r *SendBackRequest, done func(error)) {
 		limit = r.MaxReconsumeTimes
 	}
 	if m.ReconsumeTimes >= limit || r.DelayLevel < 0 {
-		b.sendBackToDLQ(r.Group, &m, done)
+		b.sendBackToDLQ(r.Group, originTopic(r.OriginTopic, &m), &m, done)
 		return
 	}
 	level := r.DelayLevel
@@ -152,14 +154,27 @@ func (b *Broker) sendBack(r *SendBackRequest, done func(error)) {
 	}
 }
 
-// sendBackToDLQ writes the DLQ copy of m at once. Reader goroutine.
-func (b *Broker) sendBackToDLQ(group string, m *codec.MessageExt, done func(error)) {
+// originTopic is the topic a send-back's message was first sent to: the
+// request's originTopic, else the message's RETRY_TOPIC, else its topic
+// (a retry copy's topic is %RETRY%<group>).
+func originTopic(header string, m *codec.MessageExt) string {
+	if header != "" {
+		return header
+	}
+	if t, ok := m.Property(codec.PropertyRetryTopic); ok && t != "" {
+		return t
+	}
+	return m.Topic
+}
+
+// sendBackToDLQ writes the DLQ copy of m at once; origin labels the DLQ
+// counter. Reader goroutine.
+func (b *Broker) sendBackToDLQ(group, origin string, m *codec.MessageExt, done func(error)) {
 	dlq, err := b.Topics.EnsureDLQTopic(group)
 	if err != nil {
 		done(SubmitError("topic["+codec.DLQTopic(group)+"] not exist", err))
 		return
 	}
-	origin := m.Topic
 	err = revive.PrepareSendBackCopy(m, dlq.TopicName, b.StoreHost(), b.Now())
 	if err == nil {
 		// The DLQ copy's level reads 0, as consumerSendMsgBack writes it.

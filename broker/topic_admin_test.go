@@ -70,6 +70,26 @@ func TestCoreTopicCreateDeleteDurable(t *testing.T) {
 	if err := deleteTopic(t, f, "NeverThere"); err != nil {
 		t.Fatalf("deleting an unknown topic: %v", err)
 	}
+
+	// The names reported (and logged) are the topic and the retry topics
+	// that existed, not every candidate name of every known group.
+	for _, name := range []string{"TopicE", retry[:len(retry)-len("TopicD")] + "TopicE"} {
+		if err := createTopicReq(t, f, broker.CreateTopicRequest{Topic: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+	}
+	got := make(chan []string, 1)
+	if err := f.Broker.Topics.Delete("TopicE", []string{"OtherGroup"}, func(d []string, err error) {
+		if err != nil {
+			t.Errorf("delete: %v", err)
+		}
+		got <- d
+	}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if d := <-got; len(d) != 2 || d[0] != "TopicE" || d[1] != codec.PopRetryTopicV2("GroupD", "TopicE") {
+		t.Fatalf("deleted names %q", d)
+	}
 }
 
 // TestCoreTopicRefusals: system topics, invalid names, bad queue counts,

@@ -14,7 +14,8 @@ import (
 // RET-05), in one durable write. knownGroups are consumer groups to consider
 // besides those the store and the table already know (the ClientTable's).
 // The table changes and done runs (the writer's completer goroutine, must not block) once
-// the write is durable; deleted names are passed to done. Errors returned at
+// the write is durable; done gets topic and the retry topics that were in
+// the table (nil with an error). Errors returned at
 // once (done not called): ErrSystemTopic, batch.ErrBusy, batch.ErrClosed,
 // batch.ErrFailed. Deleting an unknown topic succeeds (its stray messages
 // are removed all the same).
@@ -49,16 +50,25 @@ func (t *TopicTable) Delete(topic string, knownGroups []string, done func(delete
 			if err != nil {
 				t.modes.unstageDrop(topic, modesRemoved)
 			} else {
+				// The store deleted every candidate name (stray messages
+				// included); the table, the log and done name the topics
+				// that existed, and topic itself.
+				deleted := []string{topic}
 				t.mu.Lock()
 				for _, v := range victims {
+					if _, ok := t.topics[v]; ok && v != topic {
+						deleted = append(deleted, v)
+					}
 					delete(t.topics, v)
 				}
 				t.bumpLocked()
 				t.mu.Unlock()
 				t.modes.dropServed(topic)
-				t.log.Info().Strs("topics", victims).Msg("topic deleted")
+				t.log.Info().Strs("topics", deleted).Msg("topic deleted")
+				done(deleted, nil)
+				return
 			}
-			done(victims, err)
+			done(nil, err)
 		},
 	}
 	return t.w.Submit(op)
