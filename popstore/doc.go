@@ -17,8 +17,10 @@
 //	          0x00 'T' dueMillis(u64) physicalOffset(u64) → timer entry: a record
 //	                                                        not yet in its queue (timers.go)
 //	          0x00 'H' physicalOffset(u64)                → half message: header + record
-//	                                                        (transactions, halves.go)
+//	                                                        (transactions, halves.go), waiting
+//	                                                        or discarded (kept for a late decision)
 //	          0x00 'h' dueMillis(u64) physicalOffset(u64) → empty: check-back index of halves
+//	                                                        (a discarded one's: its expiry)
 //	          0x00 'D' slotMillis(u64) deleteKey          → timer deletion marker
 //	                                                        (TIMER_DEL_UNIQKEY, timer_deletes.go)
 //	pop       visibleAt(i64) group '@' topic '@' queueId(u32) '@' queueOffset(u64)
@@ -30,7 +32,7 @@
 //	          "s/phys"                                    → next physical offset (i64)
 //	          "s/timers"                                  → number of timer entries (i64)
 //	          "s/halfseq", "s/halves"                     → next tranStateTableOffset, number
-//	                                                        of half messages (i64 each)
+//	                                                        of waiting half messages (i64 each)
 //	          "s/groups"                                  → group table version: counter(i64) timestamp(i64)
 //	          "o/" group 0x00 topic 0x00 queueId(u32)     → orderly-POP lease (OrderState, order.go)
 //	          "x/" name                                   → free-form (Txn.PutMetaValue)
