@@ -121,7 +121,12 @@ func (w *Writer) diskGuardLoop() {
 			full = false
 			w.lanes.setDiskFull(false)
 			w.m.diskFull.Set(0)
-			w.log.Warn().Float64("usedRatio", ratio).Msg("disk usage back below the warning level; accepting SENDs")
+			if failed, _ := w.lanes.state(); failed != nil {
+				w.log.Warn().Float64("usedRatio", ratio).
+					Msg("disk usage back below the warning level; SENDs wait for the store to recover from its failed write")
+			} else {
+				w.log.Warn().Float64("usedRatio", ratio).Msg("disk usage back below the warning level; accepting SENDs")
+			}
 		}
 		select {
 		case <-w.stopFault:

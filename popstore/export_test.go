@@ -129,3 +129,7 @@ func (s *Store) StoredValueLen(topic string, queueId int32, queueOffset int64) (
 // PhysIndexEntries counts the physical-offset index entries ('P') of the
 // messages family. Test-only.
 func (s *Store) PhysIndexEntries() int { return s.countEntries(s.cfMessages(), physPrefix) }
+
+// WALSpace is walSpace: the WAL files' sizes and the space allocated past
+// their ends. Test-only.
+func WALSpace(dir string) (wal, prealloc uint64, err error) { return walSpace(dir) }

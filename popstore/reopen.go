@@ -132,22 +132,42 @@ func (s *Store) roomToReopen() error {
 	if err != nil {
 		return err
 	}
-	var wal uint64
-	ents, err := os.ReadDir(s.dir)
+	wal, prealloc, err := walSpace(s.dir)
 	if err != nil {
-		return fmt.Errorf("popstore: %w", err)
+		return err
+	}
+	if avail+prealloc < wal+reopenMinFreeBytes {
+		return fmt.Errorf("%w: %d bytes free, %d more preallocated past the WAL's end, WAL %d bytes", ErrNoRoom, avail, prealloc, wal)
+	}
+	return nil
+}
+
+// walSpace sums the sizes of the WAL files (*.log) in dir, and the disk
+// space allocated past their ends: RocksDB preallocates a WAL
+// (fallocate, about 1.1 × the memtable) and gives the unused part back
+// when it closes the file, as Reopen's close does, so that space is free
+// for the replay's flush.
+func walSpace(dir string) (wal, prealloc uint64, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, fmt.Errorf("popstore: %w", err)
 	}
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".log") {
-			if fi, err := e.Info(); err == nil {
-				wal += uint64(fi.Size())
+		if !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		wal += uint64(fi.Size())
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if alloc := uint64(st.Blocks) * 512; alloc > uint64(fi.Size()) {
+				prealloc += alloc - uint64(fi.Size())
 			}
 		}
 	}
-	if avail < wal+reopenMinFreeBytes {
-		return fmt.Errorf("%w: %d bytes free, WAL %d bytes", ErrNoRoom, avail, wal)
-	}
-	return nil
+	return wal, prealloc, nil
 }
 
 // loaded is the in-memory state read from the meta and offsets families.

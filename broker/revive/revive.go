@@ -55,6 +55,36 @@ type Reviver struct {
 	// while the store keeps failing. The Runner's goroutine only.
 	retryLow int64
 	ops      atomic.Uint64 // writer ops submitted by passes (one per chunk)
+	// failed counts passes in a row whose write failed, and failLogged is
+	// when the last of them was logged: while the store is down a pass
+	// fails every retry, so the log names the first failure and then one
+	// a failLogEvery. The Runner's goroutine only.
+	failed     int
+	failLogged time.Time
+}
+
+// failLogEvery spaces the log lines of passes that keep failing.
+const failLogEvery = 30 * time.Second
+
+// noteWriteFailed logs a pass whose write failed: the first of a run at
+// once, later ones a failLogEvery apart. The Runner's goroutine only.
+func (r *Reviver) noteWriteFailed(err error, checkpoints int) {
+	r.failed++
+	if r.failed > 1 && time.Since(r.failLogged) < failLogEvery {
+		return
+	}
+	r.failLogged = time.Now()
+	r.d.Log.Error().Err(err).Int("checkpoints", checkpoints).Int("failedPasses", r.failed).
+		Msg("revive: pass not written, retrying later")
+}
+
+// noteWritten ends a run of failed passes, logging how long it was. The
+// Runner's goroutine only.
+func (r *Reviver) noteWritten() {
+	if r.failed > 0 {
+		r.d.Log.Warn().Int("failedPasses", r.failed).Msg("revive: passes are written again")
+		r.failed = 0
+	}
 }
 
 type reviveKind uint8
@@ -145,7 +175,7 @@ func (r *Reviver) pass() int {
 			items = append(items, it)
 		}
 		if err := r.commitChunk(items); err != nil {
-			d.Log.Error().Err(err).Int("checkpoints", len(cks)-done+len(items)).Msg("revive: pass not written, retrying later")
+			r.noteWriteFailed(err, len(cks)-done+len(items))
 			r.retryLow = low
 			return 0
 		}
@@ -154,6 +184,7 @@ func (r *Reviver) pass() int {
 				r.NoteDurable(items[i].rescheduledAt)
 			}
 		}
+		r.noteWritten()
 		r.account(items)
 		clear(items) // drop the retry copies before planning the next chunk
 	}
