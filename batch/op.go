@@ -255,6 +255,15 @@ type Options struct {
 	// diskSpaceWarningLevelRatio, 0.90). Accepted again below it minus
 	// 0.05. 0 disables the check.
 	DiskWarningRatio float64
+	// DiskCleanForciblyRatio: while the store's filesystem is used above
+	// this fraction, each retention pass also deletes the oldest messages
+	// before their retention ends: those stored in the oldest tenth of the
+	// stored time span (at least a minute of it, never the last minute),
+	// as a Java broker with cleanFileForciblyEnable deletes its oldest
+	// commit-log files above diskSpaceCleanForciblyRatio (0.85). Runs only
+	// with the retention loop (RetentionInterval > 0) or RunRetention.
+	// 0 disables.
+	DiskCleanForciblyRatio float64
 	// DiskCheckInterval is how often the disk usage is read (one statfs).
 	// Default 1 s.
 	DiskCheckInterval time.Duration
@@ -318,6 +327,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("batch: MaxProduceWait must be ≥ 0, got %v", o.MaxProduceWait)
 	case o.DiskWarningRatio < 0 || o.DiskWarningRatio > 1:
 		return o, fmt.Errorf("batch: DiskWarningRatio must be in [0, 1], got %g", o.DiskWarningRatio)
+	case o.DiskCleanForciblyRatio < 0 || o.DiskCleanForciblyRatio > 1:
+		return o, fmt.Errorf("batch: DiskCleanForciblyRatio must be in [0, 1], got %g", o.DiskCleanForciblyRatio)
 	case o.DiskCheckInterval < 0:
 		return o, fmt.Errorf("batch: DiskCheckInterval must be > 0, got %v", o.DiskCheckInterval)
 	}

@@ -25,17 +25,34 @@ func (r *retention) loop(every time.Duration) {
 	defer close(r.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	// Above DiskCleanForciblyRatio passes run every forcedCheckEvery, as
+	// a Java broker's CleanCommitLogService looks every
+	// cleanResourceInterval (10 s), not only every retention interval.
+	var forced <-chan time.Time
+	if r.w.opts.DiskCleanForciblyRatio > 0 {
+		ft := time.NewTicker(forcedCheckEvery)
+		defer ft.Stop()
+		forced = ft.C
+	}
 	for {
 		select {
 		case <-r.quit:
 			return
 		case <-t.C:
-			if err := r.w.RunRetention(); err != nil {
-				r.w.log.Warn().Err(err).Msg("retention pass failed")
+		case <-forced:
+			if ratio, _, err := r.w.store.DiskUsage(); err != nil || ratio <= r.w.opts.DiskCleanForciblyRatio {
+				continue
 			}
+		}
+		if err := r.w.RunRetention(); err != nil {
+			r.w.log.Warn().Err(err).Msg("retention pass failed")
 		}
 	}
 }
+
+// forcedCheckEvery is how often the retention loop looks for a disk used
+// above DiskCleanForciblyRatio.
+const forcedCheckEvery = 10 * time.Second
 
 func (r *retention) stop() {
 	close(r.quit)
@@ -50,9 +67,15 @@ func (w *Writer) RunRetention() error {
 	w.retMu.Lock()
 	defer w.retMu.Unlock()
 	lastFloor := &w.retFloor
-	plan, err := w.store.PlanRetention(w.store.NowMillis())
+	now := w.store.NowMillis()
+	plan, err := w.store.PlanRetention(now)
 	if err != nil {
 		return err
+	}
+	if cutoff, ok := w.forcedCutoff(now); ok && cutoff > plan.CutoffMillis {
+		if plan, err = w.store.PlanRetentionBefore(cutoff); err != nil {
+			return err
+		}
 	}
 	if plan.PhysicalFloor <= *lastFloor {
 		plan.PhysicalFloor = 0 // nothing new to drop from the index
@@ -69,4 +92,36 @@ func (w *Writer) RunRetention() error {
 	w.log.Info().Int("queues", len(plan.Trims)).Int64("cutoffMillis", plan.CutoffMillis).Msg("retention trimmed")
 	w.store.CompactTrimmed(plan)
 	return nil
+}
+
+// forcedMinSpanMillis is the least stored time a forced pass deletes, and
+// the youngest stored time it leaves alone.
+const forcedMinSpanMillis = 60_000
+
+// forcedCutoff returns the cutoff of a forced clean-up when the store's
+// filesystem is used above DiskCleanForciblyRatio: the oldest stored
+// message's time plus a tenth of the span up to now (at least
+// forcedMinSpanMillis), at most now − forcedMinSpanMillis. ok=false when
+// the disk is below the ratio, the check is off, or nothing would go.
+// Retention goroutine.
+func (w *Writer) forcedCutoff(now int64) (int64, bool) {
+	limit := w.opts.DiskCleanForciblyRatio
+	if limit <= 0 {
+		return 0, false
+	}
+	ratio, _, err := w.store.DiskUsage()
+	if err != nil || ratio <= limit {
+		return 0, false
+	}
+	oldest, ok, err := w.store.OldestStoreTime()
+	if err != nil || !ok {
+		return 0, false
+	}
+	cutoff := min(oldest+max((now-oldest)/10, forcedMinSpanMillis), now-forcedMinSpanMillis)
+	if cutoff <= oldest {
+		return 0, false
+	}
+	w.log.Warn().Float64("usedRatio", ratio).Float64("cleanForciblyRatio", limit).Int64("oldestStoreMillis", oldest).
+		Int64("cutoffMillis", cutoff).Msg("disk usage above the clean-forcibly ratio; deleting the oldest messages before their retention ends")
+	return cutoff, true
 }

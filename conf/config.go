@@ -215,6 +215,14 @@ type Config struct {
 	// SENDs are accepted again below it minus 0.05. 0 disables.
 	// --disk-space-warning-level-ratio.
 	DiskSpaceWarningLevelRatio float64
+	// DiskSpaceCleanForciblyRatio: above this used fraction of the data
+	// directory's filesystem, retention passes run every 10 s and also
+	// delete the oldest messages before --retention ends (the oldest tenth
+	// of the stored time span per pass), as a Java broker with
+	// cleanFileForciblyEnable deletes its oldest commit-log files above
+	// diskSpaceCleanForciblyRatio (0.85). 0 disables.
+	// --disk-space-clean-forcibly-ratio.
+	DiskSpaceCleanForciblyRatio float64
 	// WriterProbeInterval is how often, after a failed synced write, the
 	// writer tries to reopen the store; work is refused until it succeeds.
 	// --writer-probe-interval, default 1s.

@@ -44,6 +44,7 @@ func Default() *Config {
 		WaitTimeMillsInSendQueue:        200,
 		WaitTimeMillsInTransactionQueue: 3000,
 		DiskSpaceWarningLevelRatio:      0.90,
+		DiskSpaceCleanForciblyRatio:     0.85,
 		WriterProbeInterval:             time.Second,
 		BackgroundShare:                 0.25,
 		BatchMaxBulkOps:                 16,

@@ -89,6 +89,9 @@ func (c *Config) Validate() error {
 	if !(c.DiskSpaceWarningLevelRatio >= 0 && c.DiskSpaceWarningLevelRatio <= 1) {
 		v.errf("--disk-space-warning-level-ratio must be in [0, 1] (0 disables), got %g", c.DiskSpaceWarningLevelRatio)
 	}
+	if !(c.DiskSpaceCleanForciblyRatio >= 0 && c.DiskSpaceCleanForciblyRatio <= 1) {
+		v.errf("--disk-space-clean-forcibly-ratio must be in [0, 1] (0 disables), got %g", c.DiskSpaceCleanForciblyRatio)
+	}
 	v.positiveDur("writer-probe-interval", c.WriterProbeInterval, 10*time.Millisecond)
 	if !(c.BackgroundShare > 0 && c.BackgroundShare <= 1) {
 		v.errf("--background-share must be in (0, 1], got %g", c.BackgroundShare)

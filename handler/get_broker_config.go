@@ -101,14 +101,18 @@ var brokerConfigJavaNames = map[string]struct {
 		}
 		return strconv.FormatInt(int64(d/time.Hour), 10)
 	}},
-	// Java: an int percentage.
-	"disk-space-warning-level-ratio": {"diskSpaceWarningLevelRatio", func(v string) string {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return v
-		}
-		return strconv.Itoa(int(f*100 + 0.5))
-	}},
+	// Java: int percentages.
+	"disk-space-warning-level-ratio":  {"diskSpaceWarningLevelRatio", percent},
+	"disk-space-clean-forcibly-ratio": {"diskSpaceCleanForciblyRatio", percent},
+}
+
+// percent converts a ratio flag value (0.9) to Java's int percentage (90).
+func percent(v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return v
+	}
+	return strconv.Itoa(int(f*100 + 0.5))
 }
 
 // durationIn converts a Go duration flag value to a whole number of unit,

@@ -74,6 +74,9 @@ type segment struct {
 	start int64 // physical offset of file offset 0
 	f     *os.File
 	data  []byte // the mapping; len is the capacity
+	// punched is how many bytes from the file's start dropBelow has
+	// given back to the filesystem (a hole). REQUIRES: commitLog.mu.
+	punched int64
 }
 
 func (g *segment) end() int64 { return g.start + int64(len(g.data)) }
@@ -284,11 +287,12 @@ func (c *commitLog) at(phys int64, n int) []byte {
 }
 
 // from returns the mapped bytes from phys to the end of the segment
-// holding it, nil when none does. REQUIRES: mu held (the bytes are valid
-// while it is).
+// holding it, nil when none does or phys lies in its punched-out start
+// (retention passed it). REQUIRES: mu held (the bytes are valid while it
+// is).
 func (c *commitLog) from(phys int64) []byte {
 	i := c.find(phys)
-	if i < 0 || phys >= c.segs[i].end() {
+	if i < 0 || phys >= c.segs[i].end() || phys < c.segs[i].start+c.segs[i].punched {
 		return nil
 	}
 	g := c.segs[i]
@@ -332,32 +336,6 @@ func (c *commitLog) resolve(dst []byte, recs [][]byte, first int) ([]byte, [][]b
 		kept++
 	}
 	return dst, recs[:kept]
-}
-
-// dropBelow removes the segments whose every byte lies below floor (the
-// smallest physical offset still referenced, RetentionPlan.PhysicalFloor);
-// the newest segment always stays. It returns the names removed. Any
-// goroutine; readers of those segments get errGone afterwards.
-func (c *commitLog) dropBelow(floor int64) ([]string, error) {
-	c.mu.Lock()
-	n := 0
-	for n+1 < len(c.segs) && c.segs[n+1].start <= floor {
-		n++
-	}
-	gone := append([]*segment(nil), c.segs[:n]...)
-	c.segs = append(c.segs[:0], c.segs[n:]...)
-	c.mu.Unlock()
-	var names []string
-	var first error
-	for _, g := range gone {
-		name := g.f.Name()
-		g.unmap()
-		if err := os.Remove(name); err != nil && first == nil {
-			first = fmt.Errorf("popstore: commit log: %w", err)
-		}
-		names = append(names, filepath.Base(name))
-	}
-	return names, first
 }
 
 func (g *segment) unmap() {

@@ -133,3 +133,11 @@ func (s *Store) PhysIndexEntries() int { return s.countEntries(s.cfMessages(), p
 // WALSpace is walSpace: the WAL files' sizes and the space allocated past
 // their ends. Test-only.
 func WALSpace(dir string) (wal, prealloc uint64, err error) { return walSpace(dir) }
+
+// ErrCommitLogGone is errGone: the record's segment, or its part of one,
+// was removed by retention. Test-only.
+var ErrCommitLogGone = errGone
+
+// CommitLogRead reads n bytes at phys straight from the commit log.
+// Test-only.
+func (s *Store) CommitLogRead(phys int64, n int) ([]byte, error) { return s.clog.read(nil, phys, n) }

@@ -30,10 +30,18 @@ type RetentionPlan struct {
 // meanwhile are never touched. An empty plan when retention is disabled.
 // Blocks on RocksDB: call from a background goroutine.
 func (s *Store) PlanRetention(nowMillis int64) (RetentionPlan, error) {
-	plan := RetentionPlan{CutoffMillis: nowMillis - s.keep, PhysicalFloor: -1}
 	if s.keep < 0 {
 		return RetentionPlan{}, nil
 	}
+	return s.PlanRetentionBefore(nowMillis - s.keep)
+}
+
+// PlanRetentionBefore is PlanRetention for an explicit cutoff (Unix ms):
+// every message stored before it goes, whatever RetentionMillis says (the
+// writer's forced clean-up of a filling disk). Reads only; blocks on
+// RocksDB: background goroutine.
+func (s *Store) PlanRetentionBefore(cutoffMillis int64) (RetentionPlan, error) {
+	plan := RetentionPlan{CutoffMillis: cutoffMillis, PhysicalFloor: -1}
 	if !s.readGuard() {
 		return plan, s.guardErr()
 	}
@@ -119,4 +127,33 @@ func (s *Store) CompactTrimmed(plan RetentionPlan) {
 			s.log.Info().Strs("segments", names).Int64("physicalFloor", plan.PhysicalFloor).Msg("commit log segments removed by retention")
 		}
 	}
+}
+
+// OldestStoreTime returns the smallest STORETIMESTAMP (Unix ms) of the
+// first message of any queue, ok=false when every queue is empty. Reads
+// one record per queue; blocks on RocksDB: background goroutine.
+func (s *Store) OldestStoreTime() (oldest int64, ok bool, err error) {
+	if !s.readGuard() {
+		return 0, false, s.guardErr()
+	}
+	defer s.readDone()
+	var keys []queueKey
+	s.queues.Range(func(k, _ any) bool { keys = append(keys, k.(queueKey)); return true })
+	for _, k := range keys {
+		st := s.queue(k.topic, k.queueId)
+		if st == nil || st.min.Load() >= st.max.Load() {
+			continue
+		}
+		rec, err := s.readOne(k.topic, k.queueId, st.min.Load())
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		if ts, tok := StoreTimestamp(rec); tok && (!ok || ts < oldest) {
+			oldest, ok = ts, true
+		}
+	}
+	return oldest, ok, nil
 }

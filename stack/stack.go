@@ -150,6 +150,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		RetentionInterval: retInterval, Logger: &log,
 		MaxQueuedBytes: cfg.QueueMaxBytes, MaxProduceWait: time.Duration(cfg.WaitTimeMillsInSendQueue) * time.Millisecond,
 		ProbeInterval: cfg.WriterProbeInterval, DiskWarningRatio: cfg.DiskSpaceWarningLevelRatio,
+		DiskCleanForciblyRatio: cfg.DiskSpaceCleanForciblyRatio,
 	}, reg)
 	if err != nil {
 		return nil, err

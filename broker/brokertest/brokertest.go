@@ -40,6 +40,7 @@ func Config(dir string) *conf.Config {
 	cfg.RetentionInterval = -1
 	cfg.WaitTimeMillsInSendQueue = 0
 	cfg.DiskSpaceWarningLevelRatio = 0
+	cfg.DiskSpaceCleanForciblyRatio = 0
 	return cfg
 }
 

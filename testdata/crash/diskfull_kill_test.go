@@ -69,6 +69,7 @@ func start(t *testing.T, bin, dir, logDir, addr string, n int, extra ...string) 
 		"--data-dir", dir,
 		"--writer-probe-interval", "100ms",
 		"--disk-space-warning-level-ratio", "0", // the synced write itself must fail
+		"--disk-space-clean-forcibly-ratio", "0", // and nothing acknowledged may be deleted
 		"--revive-interval", "100ms",
 		"--log-format", "console"}
 	b.cmd = exec.Command(bin, append(args, extra...)...)
