@@ -167,6 +167,14 @@ func SendInputOf(m *v2.Message, peer netip.AddrPort, now time.Time, lim SendLimi
 		return SendInput{}, NewStatus(v2.Code_ILLEGAL_MESSAGE_ID, "message id cannot contain control character")
 	}
 	in := SendInput{MessageID: id, Type: sp.GetMessageType(), MessageGroup: sp.GetMessageGroup(), BornHost: peer}
+	if in.MessageGroup == "" {
+		// __SHARDINGKEY is not reserved, and a user property of that name
+		// makes the stored message FIFO, as message_group does: the proxy
+		// derives the type from the stored properties
+		// (TopicMessageType.parseFromMessageProperty), so it is checked,
+		// validated and routed as a message group.
+		in.MessageGroup = m.GetUserProperties()[codec.PropertyShardingKey]
+	}
 	set := func(k, v string) {
 		if v != "" {
 			props.set(k, v)

@@ -154,12 +154,18 @@ func TestSendRefusalsThroughCore(t *testing.T) {
 	tx := message(normal, "x", "T")
 	tx.SystemProperties.MessageType = v2.MessageType_TRANSACTION
 	empty := message(normal, "", "T")
+	// A __SHARDINGKEY user property makes a FIFO message, as the proxy
+	// derives the type from the stored properties (it was stored as
+	// NORMAL until 2026-12-07, found side by side with rocketmq-proxy).
+	sharded := message(normal, "x", "T")
+	sharded.UserProperties = map[string]string{codec.PropertyShardingKey: "v"}
 	cases := []struct {
 		name string
 		m    *v2.Message
 		want v2.Code
 	}{
 		{"FIFO message to a NORMAL topic", grouped, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
+		{"__SHARDINGKEY user property to a NORMAL topic", sharded, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
 		{"NORMAL message to a FIFO topic", plain, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
 		{"DELAY message to a NORMAL topic", delayed, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
 		{"TRANSACTION message to a NORMAL topic", tx, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 	"github.com/popshim/popshim/handler"
 )
 
@@ -18,7 +19,7 @@ import (
 // accepts an unchanged value of another key, and refuses any other change
 // with NO_PERMISSION naming the key, applying nothing.
 func TestUpdateBrokerConfig(t *testing.T) {
-	h := startHarness(t, nil)
+	h := startHarness(t, func(c *conf.Config) { c.DiskSpaceWarningLevelRatio, c.DiskSpaceCleanForciblyRatio = 0.95, 0.8 })
 	h.createTopic("T", 1)
 	c := h.dial()
 	cfgText := func() string {
@@ -27,6 +28,8 @@ func TestUpdateBrokerConfig(t *testing.T) {
 		return string(resp.Body)
 	}
 	require.Contains(t, cfgText(), "autoCreateSubscriptionGroup=true\n")
+	require.Contains(t, cfgText(), "diskSpaceWarningLevelRatio=95\n", "Java's percentages")
+	require.Contains(t, cfgText(), "diskSpaceCleanForciblyRatio=80\n")
 
 	resp := d2Call(t, c, codec.RequestUpdateBrokerConfig, nil, []byte("autoCreateSubscriptionGroup=false\n"))
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)

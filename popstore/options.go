@@ -2,6 +2,7 @@ package popstore
 
 import (
 	"fmt"
+	"syscall"
 
 	"github.com/linxGnu/grocksdb"
 )
@@ -145,6 +146,37 @@ func messagesOptions(base *grocksdb.Options, minBlob int, memtable int64) (*groc
 	o.SetLevel0SlowdownWritesTrigger(messagesL0Slowdown)
 	o.SetLevel0StopWritesTrigger(messagesL0Stop)
 	return o, nil
+}
+
+// memtableDiskShare: the messages memtable is at most this fraction of the
+// data filesystem (but at least minFittedMemtable). A flush writes a whole
+// memtable at once and RocksDB preallocates each WAL to 1.1 × it, so on a
+// filesystem of a few hundred MiB a 128 MiB memtable moved usage by a
+// fifth in one step, past the disk guard and the forced clean-up
+// (found on a 600 MB filesystem: every flush failed for lack of space).
+const (
+	memtableDiskShare = 32
+	minFittedMemtable = 8 << 20
+)
+
+// fitMemtable returns memtable (0: DefaultMessagesMemtableBytes), lowered
+// to 1/memtableDiskShare of the data filesystem's size when that is
+// smaller, never below minFittedMemtable; logged when lowered.
+func (s *Store) fitMemtable(memtable int64) int64 {
+	if memtable <= 0 {
+		memtable = DefaultMessagesMemtableBytes
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(s.dir, &fs); err != nil {
+		return memtable
+	}
+	fit := max(int64(fs.Blocks)*fs.Bsize/memtableDiskShare, minFittedMemtable)
+	if fit >= memtable {
+		return memtable
+	}
+	s.log.Info().Int64("memtableBytes", fit).Int64("wanted", memtable).Int64("filesystemBytes", int64(fs.Blocks)*fs.Bsize).
+		Msg("messages memtable lowered to fit a small data filesystem")
+	return fit
 }
 
 // familyOptions builds the per-family options from s.opts: messages

@@ -136,10 +136,41 @@ func (s *Store) roomToReopen() error {
 	if err != nil {
 		return err
 	}
-	if avail+prealloc < wal+reopenMinFreeBytes {
-		return fmt.Errorf("%w: %d bytes free, %d more preallocated past the WAL's end, WAL %d bytes", ErrNoRoom, avail, prealloc, wal)
+	// The reopen flushes what the WAL holds that no table file does yet:
+	// the memtables' contents. The WAL files may be much larger (an old
+	// one stays while any family has not flushed past it), so while the
+	// failed database is still open its memtables' size is the bound.
+	need := wal
+	if mem, ok := s.memtableBytes(); ok && mem < need {
+		need = mem
+	}
+	if avail+prealloc < need+reopenMinFreeBytes {
+		return fmt.Errorf("%w: %d bytes free, %d more preallocated past the WAL's end, %d bytes to flush (WAL %d bytes)",
+			ErrNoRoom, avail, prealloc, need, wal)
 	}
 	return nil
+}
+
+// memtableBytes sums RocksDB's rocksdb.cur-size-all-mem-tables (active and
+// unflushed immutable memtables, their arenas: at least the data) over the
+// column families; ok=false when the database is not open.
+// REQUIRES: closeMu held exclusively (Reopen).
+func (s *Store) memtableBytes() (uint64, bool) {
+	if s.db == nil {
+		return 0, false
+	}
+	var sum uint64
+	for _, h := range s.cfs {
+		if h == nil {
+			return 0, false
+		}
+		n, ok := s.db.GetIntPropertyCF("rocksdb.cur-size-all-mem-tables", h)
+		if !ok {
+			return 0, false
+		}
+		sum += n
+	}
+	return sum, true
 }
 
 // walSpace sums the sizes of the WAL files (*.log) in dir, and the disk

@@ -2,6 +2,7 @@ package popstore_test
 
 import (
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 
@@ -32,4 +33,23 @@ func TestWALSpaceCountsPreallocation(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 4096, wal, "only the WAL's bytes are replayed")
 	require.EqualValues(t, 8<<20-4096, prealloc)
+}
+
+// TestMemtableFitsSmallFilesystem: on a 64 MiB filesystem the messages
+// memtable (and so a flush's output and the WAL's preallocation, 1.1 × it)
+// is lowered from 128 MiB to the 8 MiB floor (1/32 of the filesystem
+// would be 2 MiB), as the OPTIONS file RocksDB writes at open says.
+func TestMemtableFitsSmallFilesystem(t *testing.T) {
+	dir := filepath.Join(popstoretest.Tmpfs(t, 64), "db")
+	s, err := popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	defer s.Close()
+	opts, err := filepath.Glob(filepath.Join(dir, "OPTIONS-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, opts)
+	text, err := os.ReadFile(opts[len(opts)-1])
+	require.NoError(t, err)
+	_, messages, ok := strings.Cut(string(text), `[CFOptions "messages"]`)
+	require.True(t, ok, "no messages family in %s", opts[len(opts)-1])
+	require.Contains(t, messages[:strings.Index(messages+"[", "[")], "write_buffer_size=8388608\n")
 }

@@ -303,7 +303,7 @@ func Open(opts Options) (*Store, error) {
 	// few sync-mode workers whose one-entry batches RocksDB's write-group
 	// leader then inserts in turn.
 	s.opts.SetAllowConcurrentMemtableWrites(false)
-	if err := s.familyOptions(opts.BlobMinBytes, opts.MessagesMemtableBytes); err != nil {
+	if err := s.familyOptions(opts.BlobMinBytes, s.fitMemtable(opts.MessagesMemtableBytes)); err != nil {
 		s.destroyOptions()
 		return nil, err
 	}
