@@ -31,8 +31,7 @@ var probeKey = []byte("popshim.probe")
 // openDB opens the database in s.dir with the store's options.
 // REQUIRES: s.db == nil; closeMu held exclusively or the Store not shared.
 func (s *Store) openDB() error {
-	names := []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta, cfIndex}
-	cfOpts := []*grocksdb.Options{s.opts, s.msgs, s.hinted, s.hinted, s.opts, s.index}
+	names, cfOpts := s.families()
 	db, handles, err := grocksdb.OpenDbColumnFamilies(s.opts, s.dir, names, cfOpts)
 	if err != nil {
 		// Opening replays the WAL into a table file: on a full disk say
@@ -51,6 +50,13 @@ func (s *Store) openDB() error {
 		}
 	}
 	return nil
+}
+
+// families returns the column families' names and options, in the order
+// of s.cfs.
+func (s *Store) families() ([]string, []*grocksdb.Options) {
+	return []string{cfDefault, cfMessages, cfPop, cfOffsets, cfMeta, cfIndex},
+		[]*grocksdb.Options{s.opts, s.msgs, s.hinted, s.hinted, s.opts, s.index}
 }
 
 // WriteFailed reports whether a synced write (of the WAL or of the commit

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/linxGnu/grocksdb"
 )
 
 // ErrNoRoom is returned by Reopen, which then leaves the database as it
@@ -21,8 +23,26 @@ var ErrNoRoom = errors.New("popstore: not enough free disk space to reopen the d
 const reopenMinFreeBytes = 4 << 20
 
 // roomToReopen returns ErrNoRoom (wrapped, with the numbers) when the
-// filesystem cannot hold a flush of the live WAL files.
-func (s *Store) roomToReopen() error {
+// filesystem cannot hold a flush of the live WAL files; see roomToOpen.
+func (s *Store) roomToReopen() error { return s.roomToOpen(false) }
+
+// roomToOpen returns ErrNoRoom (wrapped, with the numbers) when the
+// filesystem cannot hold the flush that opening the database performs: a
+// replay of the live WAL files into table and blob files. cold is a start
+// (Open): the WAL blocks a killed process preallocated stay allocated
+// until that flush is done, so they do not count as free; a Reopen closes
+// its WAL first, which gives them back.
+//
+// The WAL files may be much larger than what they hold unflushed (an old
+// one stays while any family has not flushed past it), so below the WAL's
+// size the memtables are the bound: the open database's, or, when it is
+// not open, those a read-only open builds by replaying the WAL in memory
+// (it writes nothing). A start refused here leaves the data directory as
+// it was: an open that fails in its flush can leave a finished family's
+// blob file (hundreds of MB) that nothing references until a later open
+// succeeds, which then needs that much more room. When the read-only open
+// fails the check passes and the real open decides.
+func (s *Store) roomToOpen(cold bool) error {
 	_, avail, err := s.DiskUsage()
 	if err != nil {
 		return err
@@ -31,14 +51,19 @@ func (s *Store) roomToReopen() error {
 	if err != nil {
 		return err
 	}
-	// The reopen flushes what the WAL holds that no table file does yet:
-	// the memtables' contents. The WAL files may be much larger (an old
-	// one stays while any family has not flushed past it), so while the
-	// failed database is still open its memtables' size is the bound.
-	need := wal
-	if mem, ok := s.memtableBytes(); ok && mem < need {
-		need = mem
+	if cold {
+		prealloc = 0
 	}
+	if avail+prealloc >= wal+reopenMinFreeBytes {
+		return nil
+	}
+	mem, ok := s.memtableBytes()
+	if !ok {
+		if mem, ok = s.replayBytes(); !ok {
+			return nil
+		}
+	}
+	need := min(wal, mem)
 	if avail+prealloc < need+reopenMinFreeBytes {
 		return fmt.Errorf("%w: %d bytes free, %d more preallocated past the WAL's end, %d bytes to flush (WAL %d bytes)",
 			ErrNoRoom, avail, prealloc, need, wal)
@@ -46,20 +71,46 @@ func (s *Store) roomToReopen() error {
 	return nil
 }
 
-// memtableBytes sums RocksDB's rocksdb.cur-size-all-mem-tables (active and
-// unflushed immutable memtables, their arenas: at least the data) over the
-// column families; ok=false when the database is not open.
-// REQUIRES: closeMu held exclusively (Reopen).
+// replayBytes opens the database read-only, which replays the WAL into
+// memtables without writing a file, and returns their size
+// (memtablesSize); ok=false when that open fails (no database yet, a
+// family missing, damage: the real open reports it).
+// REQUIRES: s.db == nil.
+func (s *Store) replayBytes() (uint64, bool) {
+	names, cfOpts := s.families()
+	db, handles, err := grocksdb.OpenDbForReadOnlyColumnFamilies(s.opts, s.dir, names, cfOpts, false)
+	if err != nil {
+		return 0, false
+	}
+	defer func() {
+		for _, h := range handles {
+			h.Destroy()
+		}
+		db.Close()
+	}()
+	return memtablesSize(db, handles)
+}
+
+// memtableBytes is memtablesSize of the open database; ok=false when it
+// is not open. REQUIRES: closeMu held exclusively (Reopen).
 func (s *Store) memtableBytes() (uint64, bool) {
 	if s.db == nil {
 		return 0, false
 	}
+	return memtablesSize(s.db, s.cfs[:])
+}
+
+// memtablesSize sums RocksDB's rocksdb.cur-size-all-mem-tables (active
+// and unflushed immutable memtables, their arenas: at least the data)
+// over the column families handles of db; ok=false when a handle is nil
+// or the property is missing.
+func memtablesSize(db *grocksdb.DB, handles []*grocksdb.ColumnFamilyHandle) (uint64, bool) {
 	var sum uint64
-	for _, h := range s.cfs {
+	for _, h := range handles {
 		if h == nil {
 			return 0, false
 		}
-		n, ok := s.db.GetIntPropertyCF("rocksdb.cur-size-all-mem-tables", h)
+		n, ok := db.GetIntPropertyCF("rocksdb.cur-size-all-mem-tables", h)
 		if !ok {
 			return 0, false
 		}

@@ -1,6 +1,7 @@
 package popstore_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,4 +53,84 @@ func TestMemtableFitsSmallFilesystem(t *testing.T) {
 	_, messages, ok := strings.Cut(string(text), `[CFOptions "messages"]`)
 	require.True(t, ok, "no messages family in %s", opts[len(opts)-1])
 	require.Contains(t, messages[:strings.Index(messages+"[", "[")], "write_buffer_size=8388608\n")
+}
+
+// fillTo fallocates a file name in dir that leaves free bytes available
+// on its filesystem, and returns its path.
+func fillTo(t *testing.T, dir, name string, free int64) string {
+	t.Helper()
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs(dir, &st))
+	f, err := os.Create(filepath.Join(dir, name))
+	require.NoError(t, err)
+	defer f.Close()
+	if n := int64(st.Bavail)*st.Bsize - free; n > 0 {
+		require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, n))
+	}
+	return f.Name()
+}
+
+// listing returns the names and sizes of dir's files.
+func listing(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	m := make(map[string]int64, len(ents))
+	for _, e := range ents {
+		fi, err := e.Info()
+		require.NoError(t, err)
+		m[e.Name()] = fi.Size()
+	}
+	return m
+}
+
+// TestStartWithoutRoomTouchesNothing: a store stopped on a nearly full
+// disk keeps its unflushed writes in the WAL (Close's flush needs room);
+// a start then refuses with ErrNoRoom before RocksDB's open writes
+// anything, since a failing recovery flush can leave a family's finished
+// blob file behind, unreferenced, and every later start would need that
+// much more room (found on a full 400 MB disk: 132 MB). Once space is
+// freed the start replays the WAL and every message is there.
+func TestStartWithoutRoomTouchesNothing(t *testing.T) {
+	mnt := popstoretest.Tmpfs(t, 96)
+	dir := filepath.Join(mnt, "db")
+	s, err := popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	const n = 320 // 16 KiB each, one per batch: kept in the WAL, not the commit log
+	for i := 0; i < n; i++ {
+		tx := s.Begin()
+		require.NoError(t, tx.Do(func(tx *popstore.Txn) error {
+			_, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, bytes.Repeat([]byte{byte(i)}, 16<<10)))
+			return err
+		}))
+		require.NoError(t, tx.Commit())
+	}
+	// Fill the disk to 1 MiB free, close (Close's flush is skipped for
+	// lack of room), then fill again what the close gave back (its
+	// preallocations).
+	ballast := fillTo(t, mnt, "ballast1", 1<<20)
+	require.NoError(t, s.Close())
+	ballast2 := fillTo(t, mnt, "ballast2", 1<<20)
+	wal, _, err := popstore.WALSpace(dir)
+	require.NoError(t, err)
+	require.Greater(t, wal, uint64(4<<20), "Close flushed the memtables although the disk was full")
+
+	before := listing(t, dir)
+	_, err = popstore.Open(popstore.Options{Dir: dir})
+	require.ErrorIs(t, err, popstore.ErrNoRoom)
+	require.Contains(t, err.Error(), "free that much disk space")
+	require.Equal(t, before, listing(t, dir), "a refused start changed the data directory")
+
+	require.NoError(t, os.Remove(ballast))
+	require.NoError(t, os.Remove(ballast2))
+	s, err = popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, int64(n), s.MaxOffset("T", 0))
+	for _, i := range []int{0, n / 2, n - 1} {
+		recs, _, err := s.ReadMessages("T", 0, int64(i), 1, 1<<20)
+		require.NoError(t, err)
+		require.Len(t, recs, 1)
+		require.Equal(t, byte(i), popstoretest.Body(recs[0])[0], "message %d", i)
+	}
 }

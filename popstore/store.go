@@ -220,7 +220,9 @@ const numCFs = 6
 // Open opens (creating when missing) the database in opts.Dir with the
 // column families messages, pop, offsets and meta, and loads into memory
 // each queue's offsets extent, the consumer offsets, topics and groups.
-// Errors: the RocksDB open error or a corrupt meta value, wrapped.
+// Errors: ErrNoRoom, wrapped with the numbers, when the filesystem cannot
+// take the flush of the WAL's replay (roomToOpen; the data directory is
+// left as it was); the RocksDB open error or a corrupt meta value, wrapped.
 func Open(opts Options) (*Store, error) {
 	if opts.Dir == "" {
 		return nil, fmt.Errorf("popstore: Options.Dir is empty")
@@ -311,6 +313,10 @@ func Open(opts Options) (*Store, error) {
 	s.wo.SetSync(true)
 	s.wo.DisableWAL(false)
 	s.ro = grocksdb.NewDefaultReadOptions()
+	if err := s.roomToOpen(true); err != nil {
+		s.destroyOptions()
+		return nil, fmt.Errorf("popstore: open %s: %w; opening writes the WAL into table files, so free that much disk space and start again", s.dir, err)
+	}
 	if err := s.openDB(); err != nil {
 		s.destroyOptions()
 		return nil, err
