@@ -77,6 +77,50 @@ func (s *Store) roomToOpen(cold bool) error {
 // family missing, damage: the real open reports it).
 // REQUIRES: s.db == nil.
 func (s *Store) replayBytes() (uint64, bool) {
+	sig, err := walSignature(s.dir)
+	if err != nil {
+		return 0, false
+	}
+	if s.replayed.sig == sig && sig != "" {
+		return s.replayed.bytes, true
+	}
+	mem, ok := s.replayMeasure()
+	if ok {
+		s.replayed = replayMemo{sig: sig, bytes: mem}
+	}
+	return mem, ok
+}
+
+// replayMemo is the last replayBytes measure and the WAL files it
+// measured (walSignature): while a store is down its WAL does not change,
+// and the writer asks again every --writer-probe-interval.
+type replayMemo struct {
+	sig   string
+	bytes uint64
+}
+
+// walSignature names dir's WAL files with their sizes ("" when none).
+func walSignature(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "%s:%d;", e.Name(), fi.Size())
+	}
+	return b.String(), nil
+}
+
+// replayMeasure is replayBytes without the memo.
+func (s *Store) replayMeasure() (uint64, bool) {
 	names, cfOpts := s.families()
 	db, handles, err := grocksdb.OpenDbForReadOnlyColumnFamilies(s.opts, s.dir, names, cfOpts, false)
 	if err != nil {

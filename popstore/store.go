@@ -194,6 +194,9 @@ type Store struct {
 
 	closeMu sync.RWMutex // held shared by reads, exclusively by Close and Reopen
 	closed  bool
+	// replayed memoizes replayBytes for the WAL it measured (reopen_room.go).
+	// REQUIRES: closeMu held exclusively, or the Store not shared (Open).
+	replayed replayMemo
 	// writeFailed is set by a failed synced write: RocksDB's WAL writer has
 	// then seen an error, and any later flush of it (FlushWAL, SyncWAL)
 	// aborts the process (see Options.InfoLogDir); Close skips FlushWAL.
