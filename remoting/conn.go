@@ -63,6 +63,10 @@ type conn struct {
 	// write callback: direct replies (direct.go) wait until one finds it
 	// empty. REQUIRES: mu held.
 	loopHolds bool
+	// holding is set while the event loop runs OnTraffic for this
+	// connection: replies that would go out directly are kept in pending
+	// until it returns (releaseHeld). REQUIRES: mu held.
+	holding bool
 	// readStopped is set (on the loop) when a malformed frame ended the
 	// input: the connection then closes once nothing is owed or being
 	// written (settledLocked), or when grace fires. REQUIRES: mu held.
@@ -153,6 +157,9 @@ func (c *conn) reply(resp *codec.Command, settles bool) error {
 	if c.closed {
 		putFrame(f)
 		return net.ErrClosed
+	}
+	if c.holdLocked(f) {
+		return nil
 	}
 	if c.sendDirectLocked(f) {
 		c.touch()

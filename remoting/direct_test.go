@@ -134,3 +134,29 @@ func TestOnCloseRunsBeforeDescriptorCloses(t *testing.T) {
 		t.Fatal("OnClose did not run")
 	}
 }
+
+// Pipelined requests answered on the event loop (nothing else owed) are
+// written together when the read that carried them is done: 64 echo
+// requests in one write get their 64 replies, in order, from a few
+// sendmsg calls instead of 64.
+func TestRepliesOfOneReadSentTogether(t *testing.T) {
+	s := startServer(t, echoRouter(), ServerOptions{})
+	nc := dialRaw(t, s)
+	var out []byte
+	const n = 64
+	for i := range n {
+		out = codec.AppendFrame(out, codec.NewRequest(codeEcho, int32(i), nil, []byte{byte(i), 1, 2, 3}))
+	}
+	_, err := nc.Write(out)
+	require.NoError(t, err)
+	for i := range n {
+		resp := readFrame(t, nc)
+		require.Equal(t, int32(i), resp.Opaque)
+		require.Equal(t, []byte{byte(i), 1, 2, 3}, resp.Body)
+	}
+	require.Eventually(t, func() bool { return s.directReplies.Load() == n }, 10*time.Second, time.Millisecond)
+	require.Equal(t, uint64(0), s.flushes.Load(), "no reply went through AsyncWritev")
+	sends := s.heldSends.Load()
+	require.GreaterOrEqual(t, sends, uint64(1))
+	require.LessOrEqual(t, sends, uint64(8), "%d sendmsg calls for %d replies of one write", sends, n)
+}

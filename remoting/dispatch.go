@@ -20,9 +20,18 @@ import (
 // budget admits it, and the connection's reads pause while it waits
 // (largeframe.go). A malformed or too large frame ends the input of this
 // connection only (Server.malformed): the requests before it are still
-// answered, then the connection closes.
+// answered, then the connection closes. Replies that would be sent
+// directly meanwhile are written together when it returns (direct.go).
 func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
+	c.holdReplies()
+	a := s.onTraffic(c, gc)
+	c.releaseHeld()
+	return a
+}
+
+// onTraffic is OnTraffic while the connection holds its replies (direct.go).
+func (s *Server) onTraffic(c *conn, gc gnet.Conn) gnet.Action {
 	c.touch()
 	if c.discarding {
 		_, _ = gc.Discard(gc.InboundBuffered())

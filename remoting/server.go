@@ -52,8 +52,11 @@ type Server struct {
 	// directReplies counts replies sent (whole or in part) by direct.go's
 	// send, for its tests.
 	directReplies atomic.Uint64
-	directCtr     prometheus.Counter // popshim_remoting_direct_replies_total; nil without metrics
-	draining      atomic.Bool        // set by Drain: GO_AWAY to new clients
+	// heldSends counts the sendmsg calls that wrote replies held during
+	// an OnTraffic (direct.go releaseHeld).
+	heldSends atomic.Uint64
+	directCtr prometheus.Counter // popshim_remoting_direct_replies_total; nil without metrics
+	draining  atomic.Bool        // set by Drain: GO_AWAY to new clients
 
 	// Read budget (readbudget.go, largeframe.go, readpause_linux.go).
 	budget         readBudget
