@@ -98,6 +98,10 @@ func (w *Writer) completer(batches <-chan written, free chan<- []*Op, pending *a
 // per-op stages of the sampled ones, and clears b.ops. Writer or completer
 // goroutine, one batch at a time.
 func (w *Writer) completeBatch(b written) {
+	if box := w.scope.Load(); box != nil {
+		box.s.Begin()
+		defer box.s.End()
+	}
 	st := w.m.stages
 	for _, op := range b.ops {
 		if op.seq&stageSampleMask != 0 {

@@ -45,6 +45,32 @@ type Writer struct {
 	ret          *retention
 	retMu        sync.Mutex // serializes retention passes
 	retFloor     int64      // physical-offset index already trimmed below this
+	// scope brackets each group-mode batch's completion (SetCompletionScope).
+	scope atomic.Pointer[scopeBox]
+}
+
+// CompletionScope brackets the completion of one group-commit batch:
+// Begin before the first op's Done, End after the last, on the goroutine
+// that completes the batch (the completer, or the writer at light load),
+// one batch at a time. remoting.ReplyScope is one: the replies of a batch
+// to one connection leave with one sendmsg at End.
+type CompletionScope interface {
+	Begin()
+	End()
+}
+
+// scopeBox lets an interface live in an atomic.Pointer.
+type scopeBox struct{ s CompletionScope }
+
+// SetCompletionScope sets the scope of later batches' completions (nil:
+// none). Group mode only; sync-mode workers complete their ops alone. Any
+// goroutine.
+func (w *Writer) SetCompletionScope(s CompletionScope) {
+	if s == nil {
+		w.scope.Store(nil)
+		return
+	}
+	w.scope.Store(&scopeBox{s})
 }
 
 // Stats are cumulative counters since New.

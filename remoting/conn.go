@@ -63,10 +63,11 @@ type conn struct {
 	// write callback: direct replies (direct.go) wait until one finds it
 	// empty. REQUIRES: mu held.
 	loopHolds bool
-	// holding is set while the event loop runs OnTraffic for this
-	// connection: replies that would go out directly are kept in pending
-	// until it returns (releaseHeld). REQUIRES: mu held.
-	holding bool
+	// holds counts who holds this connection's replies (hold.go): its
+	// event loop while in OnTraffic, a ReplyScope (scoped set) while a
+	// group commit's replies are given. REQUIRES: mu held.
+	holds  int
+	scoped bool
 	// readStopped is set (on the loop) when a malformed frame ended the
 	// input: the connection then closes once nothing is owed or being
 	// written (settledLocked), or when grace fires. REQUIRES: mu held.

@@ -160,3 +160,43 @@ func TestRepliesOfOneReadSentTogether(t *testing.T) {
 	require.GreaterOrEqual(t, sends, uint64(1))
 	require.LessOrEqual(t, sends, uint64(8), "%d sendmsg calls for %d replies of one write", sends, n)
 }
+
+// A ReplyScope holds the replies given from another goroutine (the group
+// commit's completer) between Begin and End: 50 parked requests answered
+// inside the scope leave with one sendmsg at End, in order, none through
+// AsyncWritev; after End replies take the usual path again.
+func TestReplyScopeSendsAtEnd(t *testing.T) {
+	const n = 50
+	parkedCh := make(chan parked, n+1)
+	r := NewRouter()
+	r.Handle(codeDeferred, func(c Conn, req *codec.Command) { parkedCh <- parked{c, req} })
+	s := startServer(t, r, ServerOptions{})
+	nc := dialRaw(t, s)
+	var stream []byte
+	for i := range n + 1 {
+		stream = codec.AppendFrame(stream, codec.NewRequest(codeDeferred, int32(i), nil, nil))
+	}
+	_, err := nc.Write(stream)
+	require.NoError(t, err)
+	var held []parked
+	for range n + 1 {
+		held = append(held, <-parkedCh)
+	}
+
+	scope := s.ReplyScope()
+	scope.Begin()
+	for _, p := range held[:n] {
+		require.NoError(t, p.c.Reply(codec.NewResponse(p.req, 0, "")))
+	}
+	require.Equal(t, uint64(0), s.heldSends.Load()+s.flushes.Load(), "nothing leaves before End")
+	scope.End()
+	for i := range n {
+		require.Equal(t, int32(i), readFrame(t, nc).Opaque)
+	}
+	require.Equal(t, uint64(1), s.heldSends.Load())
+	require.Equal(t, uint64(0), s.flushes.Load())
+
+	require.NoError(t, held[n].c.Reply(codec.NewResponse(held[n].req, 0, "")))
+	require.Equal(t, int32(n), readFrame(t, nc).Opaque)
+	require.Equal(t, uint64(1), s.heldSends.Load(), "after End a reply is not held")
+}

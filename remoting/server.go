@@ -55,6 +55,8 @@ type Server struct {
 	// heldSends counts the sendmsg calls that wrote replies held during
 	// an OnTraffic (direct.go releaseHeld).
 	heldSends atomic.Uint64
+	// scope is the open ReplyScope, nil when none (hold.go).
+	scope     atomic.Pointer[ReplyScope]
 	directCtr prometheus.Counter // popshim_remoting_direct_replies_total; nil without metrics
 	draining  atomic.Bool        // set by Drain: GO_AWAY to new clients
 
