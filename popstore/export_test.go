@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/linxGnu/grocksdb"
+	"github.com/rs/zerolog"
 )
 
 // FlushMemtables starts (wait=false) or performs (wait=true) a flush of the
@@ -141,3 +142,6 @@ var ErrCommitLogGone = errGone
 // CommitLogRead reads n bytes at phys straight from the commit log.
 // Test-only.
 func (s *Store) CommitLogRead(phys int64, n int) ([]byte, error) { return s.clog.read(nil, phys, n) }
+
+// ReleaseWALTails is releaseWALTails with a silent logger.
+func ReleaseWALTails(dir string) { releaseWALTails(dir, zerolog.Nop()) }

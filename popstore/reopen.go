@@ -37,7 +37,7 @@ func (s *Store) openDB() error {
 		// Opening replays the WAL into a table file: on a full disk say
 		// so, with the numbers, instead of RocksDB's bare ENOSPC.
 		if room := s.roomToReopen(); errors.Is(room, ErrNoRoom) {
-			return fmt.Errorf("popstore: open %s: %w; opening writes the WAL into a table file, so free that much disk space and start again (%v)", s.dir, room, err)
+			return fmt.Errorf("popstore: open %s: %w, then start again (opening writes the WAL's replay into table files; %v)", s.dir, room, err)
 		}
 		return fmt.Errorf("popstore: open %s: %w", s.dir, err)
 	}

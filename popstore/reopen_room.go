@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/linxGnu/grocksdb"
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoRoom is returned by Reopen, which then leaves the database as it
@@ -29,9 +32,11 @@ func (s *Store) roomToReopen() error { return s.roomToOpen(false) }
 // roomToOpen returns ErrNoRoom (wrapped, with the numbers) when the
 // filesystem cannot hold the flush that opening the database performs: a
 // replay of the live WAL files into table and blob files. cold is a start
-// (Open): the WAL blocks a killed process preallocated stay allocated
-// until that flush is done, so they do not count as free; a Reopen closes
-// its WAL first, which gives them back.
+// (Open): a killed process leaves its WAL's preallocated blocks allocated
+// past the file's end, so they are given back first (releaseWALTails); a
+// Reopen closes its WAL first, which gives them back, so they count as
+// free. A process running as root may use the filesystem's reserved
+// blocks, and RocksDB does, so they count as free for it (roomAvail).
 //
 // The WAL files may be much larger than what they hold unflushed (an old
 // one stays while any family has not flushed past it), so below the WAL's
@@ -43,7 +48,10 @@ func (s *Store) roomToReopen() error { return s.roomToOpen(false) }
 // succeeds, which then needs that much more room. When the read-only open
 // fails the check passes and the real open decides.
 func (s *Store) roomToOpen(cold bool) error {
-	_, avail, err := s.DiskUsage()
+	if cold {
+		releaseWALTails(s.dir, s.log)
+	}
+	avail, err := roomAvail(s.dir)
 	if err != nil {
 		return err
 	}
@@ -52,9 +60,10 @@ func (s *Store) roomToOpen(cold bool) error {
 		return err
 	}
 	if cold {
-		prealloc = 0
+		prealloc = 0 // what releaseWALTails could not give back stays allocated
 	}
-	if avail+prealloc >= wal+reopenMinFreeBytes {
+	free := avail + prealloc
+	if free >= wal+reopenMinFreeBytes {
 		return nil
 	}
 	mem, ok := s.memtableBytes()
@@ -63,11 +72,86 @@ func (s *Store) roomToOpen(cold bool) error {
 			return nil
 		}
 	}
-	need := min(wal, mem)
-	if avail+prealloc < need+reopenMinFreeBytes {
-		return fmt.Errorf("%w: %d bytes free, %d more preallocated past the WAL's end, %d bytes to flush (WAL %d bytes)",
-			ErrNoRoom, avail, prealloc, need, wal)
+	need := min(wal, mem) + reopenMinFreeBytes
+	if free < need {
+		return fmt.Errorf("%w: %d bytes needed (%d to flush the WAL's replay into, plus %d), %d free: free at least %d more bytes",
+			ErrNoRoom, need, need-reopenMinFreeBytes, uint64(reopenMinFreeBytes), free, need-free)
 	}
+	return nil
+}
+
+// roomAvail is the free space of dir's filesystem that this process may
+// use: the blocks available to unprivileged users, and for root (euid 0)
+// the reserved ones too.
+func roomAvail(dir string) (uint64, error) {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return 0, fmt.Errorf("popstore: statfs %s: %w", dir, err)
+	}
+	if os.Geteuid() == 0 {
+		return fs.Bfree * uint64(fs.Bsize), nil
+	}
+	return fs.Bavail * uint64(fs.Bsize), nil
+}
+
+// releaseWALTails gives back the blocks RocksDB preallocated past the end
+// of each WAL file (fallocate with KEEP_SIZE, about 1.1 × a memtable) by
+// truncating the file to its own size: nothing is stored past the end,
+// and a killed process leaves them allocated (42 MB of a 43-byte WAL on a
+// 64 MB filesystem kept a broker from starting). Best effort, logged.
+// REQUIRES: the database is not open.
+func releaseWALTails(dir string, log zerolog.Logger) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || uint64(st.Blocks)*512 <= uint64(fi.Size())+uint64(st.Blksize) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := os.Truncate(path, fi.Size()); err != nil {
+			log.Warn().Err(err).Str("file", path).Msg("could not give back the WAL's preallocated blocks")
+			continue
+		}
+		log.Info().Str("file", path).Int64("bytes", int64(st.Blocks)*512-fi.Size()).Msg("gave back the WAL's preallocated blocks")
+	}
+}
+
+// ErrLocked is returned by Open when another process has the database
+// open (RocksDB's LOCK file is locked).
+var ErrLocked = errors.New("popstore: the data directory is in use by another process")
+
+// checkUnlocked returns ErrLocked (wrapped) when another process holds
+// the lock on dir's LOCK file that RocksDB takes at open (fcntl, a write
+// lock of the whole file), so that a second broker on the same directory
+// is told so before the room check reads the directory. It tests with an
+// open-file-description lock, which conflicts with the other process's
+// lock and, unlike a process lock, is dropped without touching the locks
+// this process holds. A missing LOCK file (a new database) passes.
+func checkUnlocked(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = f.Close() }() // opened only to test the lock
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("%w: %s is locked (another popshim?)", ErrLocked, filepath.Join(dir, "LOCK"))
+		}
+		return nil // the real open reports what is wrong
+	}
+	lk.Type = unix.F_UNLCK
+	_ = unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
 	return nil
 }
 

@@ -268,7 +268,7 @@ func Open(opts Options) (*Store, error) {
 	s.opts.SetWALRecoveryMode(grocksdb.PointInTimeRecovery)
 	// Bound the WAL kept alive by rarely written families (meta, offsets):
 	// past this size RocksDB flushes them so old WAL files can go.
-	s.opts.SetMaxTotalWalSize(512 << 20)
+	s.fitWAL()
 	// Flushes and compactions write their files with a sync_file_range
 	// every MiB instead of one large writeback at the end: the WAL fsync of
 	// every batch shares the disk (and ext4's journal) with them, and a
@@ -316,9 +316,13 @@ func Open(opts Options) (*Store, error) {
 	s.wo.SetSync(true)
 	s.wo.DisableWAL(false)
 	s.ro = grocksdb.NewDefaultReadOptions()
+	if err := checkUnlocked(s.dir); err != nil {
+		s.destroyOptions()
+		return nil, err
+	}
 	if err := s.roomToOpen(true); err != nil {
 		s.destroyOptions()
-		return nil, fmt.Errorf("popstore: open %s: %w; opening writes the WAL into table files, so free that much disk space and start again", s.dir, err)
+		return nil, fmt.Errorf("popstore: open %s: %w, then start again (opening writes the WAL's replay into table files)", s.dir, err)
 	}
 	if err := s.openDB(); err != nil {
 		s.destroyOptions()
