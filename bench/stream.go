@@ -62,12 +62,19 @@ func (s *stream) start() {
 		}
 	}
 	if s.rate <= 0 {
+		// The first requests go out from a goroutine of their own: a send
+		// waits while the connection's queue is full, and a broker that
+		// stopped reading (its read budget, large frames) must not keep
+		// the caller from its deadline and signals; closing the
+		// connections after the drain ends those waits.
 		s.wg.Add(s.slots)
-		for i := range s.slots {
-			if !s.issue(i, startNow) {
-				s.wg.Done()
+		go func() {
+			for i := range s.slots {
+				if !s.issue(i, startNow) {
+					s.wg.Done()
+				}
 			}
-		}
+		}()
 	} else {
 		s.free = make(chan int, s.slots)
 		for i := range s.slots {
