@@ -66,6 +66,10 @@ func (r *retention) stop() {
 func (w *Writer) RunRetention() error {
 	w.retMu.Lock()
 	defer w.retMu.Unlock()
+	// Planning reads records of the commit log's oldest part through its
+	// mapping; each pass ends by unmapping the pages read (they stay in
+	// the page cache), so the process's RSS does not keep them.
+	defer w.store.ReleaseMappedPages()
 	lastFloor := &w.retFloor
 	now := w.store.NowMillis()
 	plan, err := w.store.PlanRetention(now)

@@ -53,6 +53,10 @@ func TestRunRetentionForcedAboveRatio(t *testing.T) {
 	require.NoError(t, w.RunRetention())
 	require.EqualValues(t, 1, store.MinOffset("T", 0), "the oldest minute (a tenth of ten) goes")
 	for i := 2; i <= 10; i++ {
+		// A pass's write can switch the WAL and give back its
+		// preallocation: fill to the same ratio again.
+		require.NoError(t, os.Remove(ballast))
+		ballast = fillTo(t, mnt, 0.92)
 		require.NoError(t, w.RunRetention())
 	}
 	require.EqualValues(t, 9, store.MinOffset("T", 0), "never the last minute (messages 9 and 10)")

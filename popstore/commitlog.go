@@ -354,3 +354,16 @@ func (c *commitLog) close() {
 	}
 	c.segs = nil
 }
+
+// releaseMapped drops every segment's mapped pages from this process
+// (madvise MADV_DONTNEED on the shared, read-only mappings): they stay in
+// the page cache and a later read maps them again, but the process's RSS
+// no longer counts what reads touched (after a retention pass 349 MiB of
+// one segment was counted in a 629 MiB RSS). Any goroutine.
+func (c *commitLog) releaseMapped() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, g := range c.segs {
+		_ = unix.Madvise(g.data, unix.MADV_DONTNEED) // advice: nothing to lose
+	}
+}

@@ -191,12 +191,13 @@ func (s *Store) fitMemtable(memtable int64) int64 {
 const (
 	maxTotalWAL  = 512 << 20
 	walDiskShare = 16
-	minFittedWAL = 8 << 20
+	minFittedWAL = 2 << 20
 )
 
 // fitWAL sets max_total_wal_size: maxTotalWAL, or 1/walDiskShare of the
-// data filesystem when that is smaller (never below minFittedWAL); logged
-// when lowered.
+// data filesystem when that is smaller (never below minFittedWAL, which
+// on a filesystem of a few MiB means a flush every couple of MiB
+// written); logged when lowered.
 func (s *Store) fitWAL() {
 	bound := int64(maxTotalWAL)
 	var fs syscall.Statfs_t

@@ -129,6 +129,19 @@ func (s *Store) CompactTrimmed(plan RetentionPlan) {
 	}
 }
 
+// ReleaseMappedPages unmaps the commit-log pages this process has read
+// (commitLog.releaseMapped); they stay cached by the kernel. Any
+// goroutine; a no-op while the store is down.
+func (s *Store) ReleaseMappedPages() {
+	if !s.readGuard() {
+		return
+	}
+	defer s.readDone()
+	if s.clog != nil {
+		s.clog.releaseMapped()
+	}
+}
+
 // OldestStoreTime returns the smallest STORETIMESTAMP (Unix ms) of the
 // first message of any queue, ok=false when every queue is empty. Reads
 // one record per queue; blocks on RocksDB: background goroutine.
