@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -43,9 +44,28 @@ func main() {
 	}
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "popshim:", err)
+		var ec exitCodeError
+		if errors.As(err, &ec) {
+			os.Exit(ec.code)
+		}
 		os.Exit(1)
 	}
 }
+
+// exitCodeError makes the process exit with code instead of 1.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e exitCodeError) Error() string { return e.err.Error() }
+func (e exitCodeError) Unwrap() error { return e.err }
+
+// errInterrupted is a bench run's error when SIGINT or SIGTERM ended it:
+// the process exits 130, as a shell reports a command that SIGINT ended,
+// so a script running benches in a row stops too (its own INT trap does
+// not run when the bench handles the signal and exits normally).
+var errInterrupted = exitCodeError{code: 130, err: errors.New("interrupted (the report above covers the run until then)")}
 
 // serveCommand runs the broker until SIGINT or SIGTERM.
 func serveCommand() *cobra.Command {

@@ -77,6 +77,9 @@ func runBench(cmd *cobra.Command, o *bench.Options, run func(context.Context, be
 		o.Out = cmd.ErrOrStderr()
 	}
 	_, err := run(ctx, *o)
+	if ctx.Err() != nil && cmd.Context().Err() == nil { // a signal ended the run
+		return errInterrupted
+	}
 	return err
 }
 

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+
+	"github.com/popshim/popshim/stack/stacktest"
 )
 
 // The bench commands refuse an explicit 0 that would silently become the
@@ -59,4 +65,48 @@ func benchHelp(t *testing.T, mode string) string {
 	cmd.SetArgs([]string{mode, "--help"})
 	require.NoError(t, cmd.Execute())
 	return out.String()
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A bench run that SIGINT ends returns errInterrupted (exit status 130),
+// so a script running benches in a row (testdata/bench/cost.sh) stops
+// instead of tabulating the partial run and going on.
+func TestBenchInterruptedBySignal(t *testing.T) {
+	st := stacktest.StartEdited(t, nil)
+	cmd := benchCommand()
+	var out syncBuffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"produce", "--addr=" + st.BrokerAddr(), "--duration=1m", "--interval=100ms",
+		"--fsync-probe-every=0", "--conns=1", "--inflight=2"})
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "send") }, 30*time.Second, 10*time.Millisecond,
+		"the run did not start: %s", out.String())
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT)) // caught by the run's NotifyContext
+	select {
+	case err := <-done:
+		var ec exitCodeError
+		require.ErrorAs(t, err, &ec)
+		require.Equal(t, 130, ec.code)
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not end on SIGINT")
+	}
 }

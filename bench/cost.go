@@ -208,8 +208,14 @@ func costOps(mode string) (series []string, payload bool) {
 
 // printCost writes the cost line of a report.
 func printCost(out io.Writer, c *CostStats) {
-	fmt.Fprintf(out, "server cost: %.1f µs CPU per message, %.1f µs net of its idle %.1f %% of a core (%d messages, %.2f CPU s incl. %.1f s after the run",
-		c.CPUMicrosPerOp, c.NetMicrosPerOp, c.IdleCPUPercent, c.Ops, c.CPUSeconds, c.TailSeconds)
+	fmt.Fprintf(out, "server cost: %.1f µs CPU per message", c.CPUMicrosPerOp)
+	if c.TailSeconds > 0 { // the idle rate is measured with SettleAfter only
+		fmt.Fprintf(out, ", %.1f µs net of its idle %.1f %% of a core", c.NetMicrosPerOp, c.IdleCPUPercent)
+	}
+	fmt.Fprintf(out, " (%d messages, %.2f CPU s", c.Ops, c.CPUSeconds)
+	if c.TailSeconds > 0 {
+		fmt.Fprintf(out, " in the run and the %.1f s after it", c.TailSeconds)
+	}
 	if !c.Settled && c.TailSeconds > 0 {
 		fmt.Fprint(out, ", still busy")
 	}

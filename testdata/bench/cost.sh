@@ -164,7 +164,7 @@ stop_target() {
 
 # run_workload LABEL ROUND W: one measured run of workload W.
 run_workload() {
-  local label=$1 round=$2 w=$3 f
+  local label=$1 round=$2 w=$3 f rc=()
   f="$out/cost-$w-$label-r$round.json"
   local common=(--addr "$addr" --broker-name "$bname" --conns "$conns" --server-pid "$spid" --label "$label"
     --round "$round" --workload "$w" --settle-after "$settle_after" --fsync-probe-dir "$work" --json "$f" --quiet)
@@ -187,7 +187,10 @@ run_workload() {
       "$bin" bench produce "${common[@]}" --random-body --body-size 1024 --duration "${minutes}m" \
         --settle-after "$sustained_settle" ;;
     *) echo "cost: unknown workload $w" >&2; exit 2 ;;
-  esac | grep -E '^(server cost|disk during)' || true
+  esac | grep -E '^(server cost|disk during)' || rc=("${PIPESTATUS[@]}")
+  # A bench that SIGINT or SIGTERM ended exits 130: stop here rather than
+  # go on to the next run and tabulate the interrupted one.
+  if [ "${rc[0]:-0}" = 130 ]; then rm -f "$f"; exit 130; fi
 }
 
 machine_note | tee "$out/machine-cost.txt"
