@@ -20,7 +20,9 @@
 // the write path. A batch of at most 32 ops written while the completer is
 // idle is completed by the writer itself (light load: cheaper than waking
 // the completer). Batches complete in write order; Done still runs only
-// after its batch is durable.
+// after its batch is durable. Each batch's completion is bracketed by the
+// CompletionScope the stack sets (SetCompletionScope): the remoting
+// server's, which sends each connection's replies of the batch together.
 //
 // Every stage is timed (popshim_writer_stage_seconds, stages.go): lane
 // wait, apply, write, completion wait, Done and total, per op for one op in

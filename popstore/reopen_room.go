@@ -16,11 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrNoRoom is returned by Reopen, which then leaves the database as it
-// is, while the filesystem has less free space than the live WAL files
-// plus reopenMinFreeBytes: the reopen would replay the WAL and flush it
-// to new table files, and fail.
-var ErrNoRoom = errors.New("popstore: not enough free disk space to reopen the database")
+// ErrNoRoom is returned by Open and Reopen, which then leave the data
+// directory as it is, while the filesystem has less free space than the
+// flush of the WAL's replay needs plus reopenMinFreeBytes (roomToOpen).
+var ErrNoRoom = errors.New("popstore: not enough free disk space to open the database")
 
 // reopenMinFreeBytes is the free space Reopen wants beyond the WAL's size.
 const reopenMinFreeBytes = 4 << 20

@@ -7,8 +7,9 @@
 //	gnet loop  OnTraffic ─ Peek(4) ─ codec.PeekFrame ─ Peek(frame) ─ codec.DecodeFrame
 //	           (owned *codec.Command) ─ Discard ─ Router.Lookup(code) ─ HandlerFunc
 //	any goroutine  Conn.Reply ─ codec.AppendFrame into a pooled buffer ─ nothing else owed:
-//	           non-blocking send from that goroutine (direct.go) ─ else per-connection pending
-//	           list ─ one AsyncWritev per flush ─ write callback returns the buffers
+//	           non-blocking send from that goroutine (direct.go) ─ held (OnTraffic running, or an
+//	           open ReplyScope: hold.go): pending list, one sendmsg when the hold ends ─ else
+//	           pending list ─ one AsyncWritev per flush ─ write callback returns the buffers
 //
 // Accepting (accept.go): a Go net.Listener and one accept goroutine, not
 // gnet's acceptor (gnet v2.9.7 stops its whole engine when accept fails
@@ -30,15 +31,16 @@
 //     tail of that buffer (largeframe.go).
 //   - A reply buffer belongs to gnet from AsyncWritev until its write
 //     callback runs; only the callback puts it back into the pool. A reply
-//     sent whole by direct.go goes back at once.
-//   - A socket is written outside the event loop only by direct.go: under
+//     sent whole by direct.go or hold.go goes back at once.
+//   - A socket is written outside gnet only by direct.go and hold.go: under
 //     the conn's mutex, while the conn is not marked closed (gnet runs
 //     OnClose before it closes the descriptor) and gnet holds none of its
 //     bytes.
 //   - At most one AsyncWritev per connection is outstanding. Replies that
 //     arrive meanwhile wait in the pending list and leave together in the next
 //     writev, so replies completed together (one group-commit batch) coalesce
-//     into few syscalls without any deliberate delay.
+//     into few syscalls without any deliberate delay; held replies leave in
+//     one sendmsg per connection when their holder lets go (hold.go).
 //
 // Oneway requests (flag bit 1) get no reply: the Conn a handler receives is a
 // per-request view whose Reply drops the frame (and records result "oneway"
