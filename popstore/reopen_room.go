@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -272,4 +273,31 @@ func walSpace(dir string) (wal, prealloc uint64, err error) {
 		}
 	}
 	return wal, prealloc, nil
+}
+
+// trimOldInfoLogs deletes all but the newest keptInfoLogs of RocksDB's
+// rotated info logs (names containing "LOG.old.") in dir. RocksDB trims
+// them only after an open succeeded, and every open rotates the LOG: a
+// start that kept failing (a full disk, a restart loop) left one more
+// each time (25 after 25 attempts). Best effort.
+func trimOldInfoLogs(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var old []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), "LOG.old.") {
+			old = append(old, e.Name())
+		}
+	}
+	if len(old) <= keptInfoLogs {
+		return
+	}
+	// The suffix is the rotation time in µs, all of one width: the names
+	// sort by age.
+	slices.Sort(old)
+	for _, name := range old[:len(old)-keptInfoLogs] {
+		_ = os.Remove(filepath.Join(dir, name)) // a log file: nothing to lose
+	}
 }

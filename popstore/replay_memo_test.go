@@ -49,3 +49,27 @@ func TestReplayBytesMemo(t *testing.T) {
 	require.False(t, ok, "a changed WAL must be measured again")
 	require.NoError(t, os.Rename(filepath.Join(dir, "CURRENT.away"), filepath.Join(dir, "CURRENT")))
 }
+
+// TestTrimOldInfoLogs: of 20 rotated info logs the newest keptInfoLogs
+// stay (RocksDB trims them only after an open succeeds, so failed starts
+// piled them up); other files are not touched.
+func TestTrimOldInfoLogs(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 20; i++ {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("LOG.old.17966344%08d", i)), nil, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "LOG"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "000004.log"), []byte("wal"), 0o644))
+	trimOldInfoLogs(dir)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	require.Len(t, names, keptInfoLogs+2)
+	require.Contains(t, names, "000004.log")
+	require.Contains(t, names, "LOG")
+	require.Contains(t, names, fmt.Sprintf("LOG.old.17966344%08d", 19))
+	require.NotContains(t, names, fmt.Sprintf("LOG.old.17966344%08d", 11))
+}

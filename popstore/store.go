@@ -320,6 +320,11 @@ func Open(opts Options) (*Store, error) {
 		s.destroyOptions()
 		return nil, err
 	}
+	logDir := s.dir
+	if opts.InfoLogDir != "" {
+		logDir = opts.InfoLogDir
+	}
+	trimOldInfoLogs(logDir)
 	if err := s.roomToOpen(true); err != nil {
 		s.destroyOptions()
 		return nil, fmt.Errorf("popstore: open %s: %w, then start again (opening writes the WAL's replay into table files)", s.dir, err)
