@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/remoting/logtest"
 	"github.com/popshim/popshim/stack/stacktest"
 )
 
@@ -67,31 +67,13 @@ func benchHelp(t *testing.T, mode string) string {
 	return out.String()
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A bench run that SIGINT ends returns errInterrupted (exit status 130),
 // so a script running benches in a row (testdata/bench/cost.sh) stops
 // instead of tabulating the partial run and going on.
 func TestBenchInterruptedBySignal(t *testing.T) {
 	st := stacktest.StartEdited(t, nil)
 	cmd := benchCommand()
-	var out syncBuffer
+	var out logtest.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs([]string{"produce", "--addr=" + st.BrokerAddr(), "--duration=1m", "--interval=100ms",

@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/linxGnu/grocksdb"
-	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
 
@@ -94,38 +93,6 @@ func roomAvail(dir string) (uint64, error) {
 	return fs.Bavail * uint64(fs.Bsize), nil
 }
 
-// releaseWALTails gives back the blocks RocksDB preallocated past the end
-// of each WAL file (fallocate with KEEP_SIZE, about 1.1 × a memtable) by
-// truncating the file to its own size: nothing is stored past the end,
-// and a killed process leaves them allocated (42 MB of a 43-byte WAL on a
-// 64 MB filesystem kept a broker from starting). Best effort, logged.
-// REQUIRES: the database is not open.
-func releaseWALTails(dir string, log zerolog.Logger) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".log") {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || uint64(st.Blocks)*512 <= uint64(fi.Size())+uint64(st.Blksize) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		if err := os.Truncate(path, fi.Size()); err != nil {
-			log.Warn().Err(err).Str("file", path).Msg("could not give back the WAL's preallocated blocks")
-			continue
-		}
-		log.Info().Str("file", path).Int64("bytes", int64(st.Blocks)*512-fi.Size()).Msg("gave back the WAL's preallocated blocks")
-	}
-}
-
 // ErrLocked is returned by Open when another process has the database
 // open (RocksDB's LOCK file is locked).
 var ErrLocked = errors.New("popstore: the data directory is in use by another process")
@@ -183,26 +150,6 @@ type replayMemo struct {
 	bytes uint64
 }
 
-// walSignature names dir's WAL files with their sizes ("" when none).
-func walSignature(dir string) (string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".log") {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "%s:%d;", e.Name(), fi.Size())
-	}
-	return b.String(), nil
-}
-
 // replayMeasure is replayBytes without the memo.
 func (s *Store) replayMeasure() (uint64, bool) {
 	names, cfOpts := s.families()
@@ -245,34 +192,6 @@ func memtablesSize(db *grocksdb.DB, handles []*grocksdb.ColumnFamilyHandle) (uin
 		sum += n
 	}
 	return sum, true
-}
-
-// walSpace sums the sizes of the WAL files (*.log) in dir, and the disk
-// space allocated past their ends: RocksDB preallocates a WAL
-// (fallocate, about 1.1 × the memtable) and gives the unused part back
-// when it closes the file, as Reopen's close does, so that space is free
-// for the replay's flush.
-func walSpace(dir string) (wal, prealloc uint64, err error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, 0, fmt.Errorf("popstore: %w", err)
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".log") {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		wal += uint64(fi.Size())
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			if alloc := uint64(st.Blocks) * 512; alloc > uint64(fi.Size()) {
-				prealloc += alloc - uint64(fi.Size())
-			}
-		}
-	}
-	return wal, prealloc, nil
 }
 
 // trimOldInfoLogs deletes all but the newest keptInfoLogs of RocksDB's
