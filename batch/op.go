@@ -267,6 +267,12 @@ type Options struct {
 	// DiskCheckInterval is how often the disk usage is read (one statfs).
 	// Default 1 s.
 	DiskCheckInterval time.Duration
+	// MappedReleaseInterval is how often the retention loop unmaps the
+	// commit-log pages that reads have mapped (Store.ReleaseMappedPages;
+	// they stay in the page cache), so the process's RSS counts what it
+	// holds, not what POPs read lately. Default 10 s; negative disables;
+	// runs only with the retention loop.
+	MappedReleaseInterval time.Duration
 	// Logger; nil means zerolog.Nop().
 	Logger *zerolog.Logger
 }
@@ -307,6 +313,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DiskCheckInterval == 0 {
 		o.DiskCheckInterval = time.Second
+	}
+	if o.MappedReleaseInterval == 0 {
+		o.MappedReleaseInterval = 10 * time.Second
 	}
 	switch {
 	case o.SyncWorkers < 1:

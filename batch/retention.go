@@ -34,10 +34,19 @@ func (r *retention) loop(every time.Duration) {
 		defer ft.Stop()
 		forced = ft.C
 	}
+	var release <-chan time.Time
+	if every := r.w.opts.MappedReleaseInterval; every > 0 {
+		rt := time.NewTicker(every)
+		defer rt.Stop()
+		release = rt.C
+	}
 	for {
 		select {
 		case <-r.quit:
 			return
+		case <-release:
+			r.w.store.ReleaseMappedPages()
+			continue
 		case <-t.C:
 		case <-forced:
 			if ratio, _, err := r.w.store.DiskUsage(); err != nil || ratio <= r.w.opts.DiskCleanForciblyRatio {

@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/popshim/popshim/batch"
 	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/popstore/popstoretest"
 )
 
 // countingScope records Begin and End and whether a scope is open.
@@ -87,4 +89,35 @@ func TestCompletionScopeBracketsBatches(t *testing.T) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	require.Equal(t, 1, sc.outside, "no scope after SetCompletionScope(nil)")
+}
+
+// The retention loop unmaps the commit-log pages that reads mapped every
+// MappedReleaseInterval (here 20 ms), between retention passes (here an
+// hour apart): a store whose 4 MiB of records were read has them mapped,
+// then not.
+func TestRetentionLoopReleasesMappedPages(t *testing.T) {
+	dir := t.TempDir()
+	store, err := popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	defer store.Close()
+	tx := store.Begin()
+	for i := 0; i < 64; i++ { // one 4 MiB batch: the commit log
+		_, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, make([]byte, 64<<10)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit())
+	read := func() {
+		for i := 0; i < 64; i++ {
+			recs, _, err := store.ReadMessages("T", 0, int64(i), 1, 1<<20)
+			require.NoError(t, err)
+			require.Len(t, recs, 1)
+		}
+	}
+	clog := filepath.Join(dir, "commitlog")
+	read()
+	require.Greater(t, popstoretest.MappedRSS(t, clog), int64(2<<20))
+	w, err := batch.New(store, batch.Options{RetentionInterval: time.Hour, MappedReleaseInterval: 20 * time.Millisecond}, nil)
+	require.NoError(t, err)
+	defer w.Close()
+	require.Eventually(t, func() bool { return popstoretest.MappedRSS(t, clog) < 64<<10 }, 10*time.Second, 10*time.Millisecond)
 }

@@ -1,44 +1,14 @@
 package popstore_test
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/popstore"
+	"github.com/popshim/popshim/popstore/popstoretest"
 )
-
-// mappedRSS sums the Rss of this process's mappings of files under dir
-// (/proc/self/smaps), bytes.
-func mappedRSS(t *testing.T, dir string) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	require.NoError(t, err)
-	defer func() { _ = f.Close() }()
-	var sum int64
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		fields := strings.Fields(line)
-		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			in = len(fields) >= 6 && strings.HasPrefix(fields[5], dir) // a mapping's header line
-			continue
-		}
-		if in && strings.HasPrefix(line, "Rss:") {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			require.NoError(t, err)
-			sum += kb << 10
-		}
-	}
-	require.NoError(t, sc.Err())
-	return sum
-}
 
 // Reads through the commit log's mapping count in the process's RSS until
 // ReleaseMappedPages (run at the end of every retention pass) unmaps them;
@@ -63,9 +33,9 @@ func TestReleaseMappedPages(t *testing.T) {
 	}
 	read()
 	clog := filepath.Join(dir, "commitlog")
-	require.Greater(t, mappedRSS(t, clog), int64(n*size/2), "reads map the records' pages")
+	require.Greater(t, popstoretest.MappedRSS(t, clog), int64(n*size/2), "reads map the records' pages")
 	s.ReleaseMappedPages()
-	require.Less(t, mappedRSS(t, clog), int64(64<<10))
+	require.Less(t, popstoretest.MappedRSS(t, clog), int64(64<<10))
 	read()
-	require.Greater(t, mappedRSS(t, clog), int64(n*size/2))
+	require.Greater(t, popstoretest.MappedRSS(t, clog), int64(n*size/2))
 }
