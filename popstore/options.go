@@ -166,17 +166,27 @@ func (s *Store) fitMemtable(memtable int64) int64 {
 	if memtable <= 0 {
 		memtable = DefaultMessagesMemtableBytes
 	}
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(s.dir, &fs); err != nil {
+	size, ok := filesystemBytes(s.dir)
+	if !ok {
 		return memtable
 	}
-	fit := max(int64(fs.Blocks)*fs.Bsize/memtableDiskShare, minFittedMemtable)
+	fit := max(size/memtableDiskShare, minFittedMemtable)
 	if fit >= memtable {
 		return memtable
 	}
-	s.log.Info().Int64("memtableBytes", fit).Int64("wanted", memtable).Int64("filesystemBytes", int64(fs.Blocks)*fs.Bsize).
+	s.log.Info().Int64("memtableBytes", fit).Int64("wanted", memtable).Int64("filesystemBytes", size).
 		Msg("messages memtable lowered to fit a small data filesystem")
 	return fit
+}
+
+// filesystemBytes is the size of dir's filesystem, bytes; ok=false when
+// statfs fails.
+func filesystemBytes(dir string) (int64, bool) {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return 0, false
+	}
+	return int64(fs.Blocks) * fs.Bsize, true
 }
 
 // maxTotalWAL bounds the WAL files' total size (max_total_wal_size): past
@@ -200,9 +210,7 @@ const (
 // written); logged when lowered.
 func (s *Store) fitWAL() {
 	bound := int64(maxTotalWAL)
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(s.dir, &fs); err == nil {
-		size := int64(fs.Blocks) * fs.Bsize
+	if size, ok := filesystemBytes(s.dir); ok {
 		if fit := max(size/walDiskShare, minFittedWAL); fit < bound {
 			bound = fit
 			s.log.Info().Int64("maxTotalWalBytes", bound).Int64("filesystemBytes", size).

@@ -1,7 +1,8 @@
 package popstore
 
-// The room check before a reopen: whether the filesystem can take the
-// flush the reopen's WAL replay performs.
+// The checks before RocksDB opens the database, at a start and at a
+// reopen: whether the filesystem can take the flush of the WAL's replay,
+// and at a start whether another process holds the directory.
 
 import (
 	"errors"
@@ -21,8 +22,27 @@ import (
 // flush of the WAL's replay needs plus reopenMinFreeBytes (roomToOpen).
 var ErrNoRoom = errors.New("popstore: not enough free disk space to open the database")
 
-// reopenMinFreeBytes is the free space Reopen wants beyond the WAL's size.
+// reopenMinFreeBytes is the free space an open wants beyond what the
+// WAL's replay flushes.
 const reopenMinFreeBytes = 4 << 20
+
+// readyToOpen runs the checks of a start before RocksDB's open:
+// checkUnlocked, trimOldInfoLogs (in infoLogDir, Options.InfoLogDir, or
+// the data directory) and roomToOpen. Errors: ErrLocked, ErrNoRoom
+// (wrapped, with the numbers and what to do).
+func (s *Store) readyToOpen(infoLogDir string) error {
+	if err := checkUnlocked(s.dir); err != nil {
+		return err
+	}
+	if infoLogDir == "" {
+		infoLogDir = s.dir
+	}
+	trimOldInfoLogs(infoLogDir)
+	if err := s.roomToOpen(true); err != nil {
+		return fmt.Errorf("popstore: open %s: %w, then start again (opening writes the WAL's replay into table files)", s.dir, err)
+	}
+	return nil
+}
 
 // roomToReopen returns ErrNoRoom (wrapped, with the numbers) when the
 // filesystem cannot hold a flush of the live WAL files; see roomToOpen.

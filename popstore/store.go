@@ -224,8 +224,9 @@ const numCFs = 6
 // column families messages, pop, offsets and meta, and loads into memory
 // each queue's offsets extent, the consumer offsets, topics and groups.
 // Errors: ErrNoRoom, wrapped with the numbers, when the filesystem cannot
-// take the flush of the WAL's replay (roomToOpen; the data directory is
-// left as it was); the RocksDB open error or a corrupt meta value, wrapped.
+// take the flush of the WAL's replay, ErrLocked when another process has
+// the directory open (readyToOpen; the data directory is left as it was);
+// the RocksDB open error or a corrupt meta value, wrapped.
 func Open(opts Options) (*Store, error) {
 	if opts.Dir == "" {
 		return nil, fmt.Errorf("popstore: Options.Dir is empty")
@@ -316,18 +317,9 @@ func Open(opts Options) (*Store, error) {
 	s.wo.SetSync(true)
 	s.wo.DisableWAL(false)
 	s.ro = grocksdb.NewDefaultReadOptions()
-	if err := checkUnlocked(s.dir); err != nil {
+	if err := s.readyToOpen(opts.InfoLogDir); err != nil {
 		s.destroyOptions()
 		return nil, err
-	}
-	logDir := s.dir
-	if opts.InfoLogDir != "" {
-		logDir = opts.InfoLogDir
-	}
-	trimOldInfoLogs(logDir)
-	if err := s.roomToOpen(true); err != nil {
-		s.destroyOptions()
-		return nil, fmt.Errorf("popstore: open %s: %w, then start again (opening writes the WAL's replay into table files)", s.dir, err)
 	}
 	if err := s.openDB(); err != nil {
 		s.destroyOptions()

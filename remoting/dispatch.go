@@ -20,8 +20,8 @@ import (
 // budget admits it, and the connection's reads pause while it waits
 // (largeframe.go). A malformed or too large frame ends the input of this
 // connection only (Server.malformed): the requests before it are still
-// answered, then the connection closes. Replies that would be sent
-// directly meanwhile are written together when it returns (direct.go).
+// answered, then the connection closes. Replies given meanwhile are held
+// and written together when it returns (hold.go).
 func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
 	c.holdReplies()
@@ -30,7 +30,7 @@ func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	return a
 }
 
-// onTraffic is OnTraffic while the connection holds its replies (direct.go).
+// onTraffic is OnTraffic while the connection holds its replies (hold.go).
 func (s *Server) onTraffic(c *conn, gc gnet.Conn) gnet.Action {
 	c.touch()
 	if c.discarding {

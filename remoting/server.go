@@ -52,8 +52,8 @@ type Server struct {
 	// directReplies counts replies sent (whole or in part) by direct.go's
 	// send, for its tests.
 	directReplies atomic.Uint64
-	// heldSends counts the sendmsg calls that wrote replies held during
-	// an OnTraffic (direct.go releaseHeld).
+	// heldSends counts the sendmsg calls that wrote held replies (hold.go
+	// sendPendingLocked), for its tests.
 	heldSends atomic.Uint64
 	// scope is the open ReplyScope, nil when none (hold.go).
 	scope     atomic.Pointer[ReplyScope]
