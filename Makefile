@@ -28,7 +28,7 @@ GOLANGCI_LINT := $(CURDIR)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/gola
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build run test deps interop-deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc bench-cost clean
+.PHONY: all build run test deps interop-deps tools vet unit fuzz-quick fuzz crash interop bench bench-anchor bench-memory bench-timers-long bench-tls bench-auth bench-grpc bench-cost bench-producer clean
 
 all: build
 
@@ -152,6 +152,10 @@ bench-auth: build
 ## bench-cost: server CPU per message and disk bytes per payload byte, popshim vs Apache RocketMQ, interleaved.
 bench-cost: build
 	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/cost.sh
+
+## bench-producer: server CPU per message under RocketMQ's own benchmark Producer, popshim vs Apache RocketMQ, interleaved.
+bench-producer: build
+	POPSHIM_BIN=$(abspath $(BIN)) bash testdata/bench/producer.sh
 
 clean:
 	rm -rf bin
