@@ -64,7 +64,8 @@ type Stack struct {
 // Serve runs popshim until ctx is done, then shuts down in order and
 // returns. main.go calls exactly this. Start-up errors (store, writer,
 // listeners) are returned at once with everything already started undone;
-// shutdown errors are joined into the result. It first applies
+// shutdown errors are joined into the result, except a writer failure
+// awaiting recovery, which is only logged (requestedStopResult). It first applies
 // --gc-percent, --memory-limit and GOMAXPROCS (process-wide, so only here
 // and not in StartStack; planMemoryLimit says how --memory-limit and
 // GOMEMLIMIT combine, serveProcs how many Ps).
@@ -93,7 +94,7 @@ func Serve(ctx context.Context, cfg *conf.Config, log zerolog.Logger) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return st.Close(sctx)
+	return requestedStopResult(st.Close(sctx), log)
 }
 
 // StartStack opens the store in cfg.DataDir (with opts' WriteHook around
