@@ -270,8 +270,8 @@ type Options struct {
 	// MappedReleaseInterval is how often the retention loop unmaps the
 	// commit-log pages that reads have mapped (Store.ReleaseMappedPages;
 	// they stay in the page cache), so the process's RSS counts what it
-	// holds, not what POPs read lately. Default 10 s; negative disables;
-	// runs only with the retention loop.
+	// holds, not what POPs read lately. Default 10 s; negative disables.
+	// The retention loop runs it, also when retention itself is off.
 	MappedReleaseInterval time.Duration
 	// Logger; nil means zerolog.Nop().
 	Logger *zerolog.Logger

@@ -8,7 +8,9 @@ import (
 
 // retention runs the store's age-based retention every interval: plan on
 // its own goroutine (reads only), then one background-lane op with the range
-// deletes, then a compaction of the deleted ranges.
+// deletes, then a compaction of the deleted ranges. It also releases the
+// commit log's mapped pages every Options.MappedReleaseInterval, with
+// retention passes or without them (interval 0).
 type retention struct {
 	w    *Writer
 	quit chan struct{}
@@ -23,13 +25,17 @@ func startRetention(w *Writer, every time.Duration) *retention {
 
 func (r *retention) loop(every time.Duration) {
 	defer close(r.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	// Above DiskCleanForciblyRatio passes run every forcedCheckEvery, as
 	// a Java broker's CleanCommitLogService looks every
 	// cleanResourceInterval (10 s), not only every retention interval.
 	var forced <-chan time.Time
-	if r.w.opts.DiskCleanForciblyRatio > 0 {
+	if every > 0 && r.w.opts.DiskCleanForciblyRatio > 0 {
 		ft := time.NewTicker(forcedCheckEvery)
 		defer ft.Stop()
 		forced = ft.C
@@ -47,7 +53,7 @@ func (r *retention) loop(every time.Duration) {
 		case <-release:
 			r.w.store.ReleaseMappedPages()
 			continue
-		case <-t.C:
+		case <-tick:
 		case <-forced:
 			if ratio, _, err := r.w.store.DiskUsage(); err != nil || ratio <= r.w.opts.DiskCleanForciblyRatio {
 				continue

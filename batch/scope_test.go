@@ -93,9 +93,15 @@ func TestCompletionScopeBracketsBatches(t *testing.T) {
 
 // The retention loop unmaps the commit-log pages that reads mapped every
 // MappedReleaseInterval (here 20 ms), between retention passes (here an
-// hour apart): a store whose 4 MiB of records were read has them mapped,
-// then not.
+// hour apart) and with retention off: a store whose 4 MiB of records were
+// read has them mapped, then not.
 func TestRetentionLoopReleasesMappedPages(t *testing.T) {
+	for _, every := range []time.Duration{time.Hour, -1} {
+		t.Run(fmt.Sprintf("retention=%v", every), func(t *testing.T) { testReleasesMappedPages(t, every) })
+	}
+}
+
+func testReleasesMappedPages(t *testing.T, retentionEvery time.Duration) {
 	dir := t.TempDir()
 	store, err := popstore.Open(popstore.Options{Dir: dir})
 	require.NoError(t, err)
@@ -116,7 +122,7 @@ func TestRetentionLoopReleasesMappedPages(t *testing.T) {
 	clog := filepath.Join(dir, "commitlog")
 	read()
 	require.Greater(t, popstoretest.MappedRSS(t, clog), int64(2<<20))
-	w, err := batch.New(store, batch.Options{RetentionInterval: time.Hour, MappedReleaseInterval: 20 * time.Millisecond}, nil)
+	w, err := batch.New(store, batch.Options{RetentionInterval: retentionEvery, MappedReleaseInterval: 20 * time.Millisecond}, nil)
 	require.NoError(t, err)
 	defer w.Close()
 	require.Eventually(t, func() bool { return popstoretest.MappedRSS(t, clog) < 64<<10 }, 10*time.Second, 10*time.Millisecond)

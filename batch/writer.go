@@ -119,8 +119,12 @@ func New(store *popstore.Store, opts Options, reg prometheus.Registerer) (*Write
 		w.faultWG.Add(1)
 		go w.diskGuardLoop()
 	}
+	var retainEvery time.Duration // 0: no retention passes, only page releases
 	if o.RetentionInterval > 0 && store.RetentionMillis() >= 0 {
-		w.ret = startRetention(w, o.RetentionInterval)
+		retainEvery = o.RetentionInterval
+	}
+	if retainEvery > 0 || o.MappedReleaseInterval > 0 {
+		w.ret = startRetention(w, retainEvery)
 	}
 	w.log.Info().Str("mode", string(o.Mode)).Int("maxBatchOps", o.MaxBatchOps).
 		Int("maxBatchBytes", o.MaxBatchBytes).Int("maxBulkOps", o.MaxBulkOps).Int("laneCapacity", o.LaneCapacity).
