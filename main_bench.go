@@ -24,7 +24,7 @@ func benchCommand() *cobra.Command {
 		Short: "Load a broker with ACKs and CHANGE_MESSAGE_INVISIBLETIME bursts and report throughput and latency",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runBench(cmd, &o, bench.RunAck)
+			return runBench(cmd, "ack", &o, bench.RunAck)
 		},
 	}
 	o.BindFlags(cmd.Flags(), true)
@@ -44,7 +44,7 @@ func benchMode(name, short string, run func(context.Context, bench.Options) (*be
 	o := bench.DefaultOptions()
 	cmd := &cobra.Command{
 		Use: name, Short: short, Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, &o, run) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, name, &o, run) },
 	}
 	o.BindFlags(cmd.Flags(), false)
 	return cmd
@@ -55,16 +55,20 @@ func benchGRPCMode(name, short string, receive bool, run func(context.Context, b
 	o := bench.DefaultOptions()
 	cmd := &cobra.Command{
 		Use: name, Short: short, Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, &o, run) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, name, &o, run) },
 	}
 	o.BindGRPCFlags(cmd.Flags(), receive)
 	return cmd
 }
 
-// runBench runs a network mode with the options its flags filled, after
-// refusing an explicit 0 where the flag needs a value (bench.CheckFlags).
-func runBench(cmd *cobra.Command, o *bench.Options, run func(context.Context, bench.Options) (*bench.Report, error)) error {
+// runBench runs network mode mode with the options its flags filled,
+// after refusing an explicit 0 where the flag needs a value
+// (bench.CheckFlags) and a flag another mode reads (bench.CheckModeFlags).
+func runBench(cmd *cobra.Command, mode string, o *bench.Options, run func(context.Context, bench.Options) (*bench.Report, error)) error {
 	if err := bench.CheckFlags(cmd.Flags()); err != nil {
+		return err
+	}
+	if err := bench.CheckModeFlags(cmd.Flags(), mode); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)

@@ -100,3 +100,26 @@ func probeDirWritable(dir string) error {
 	}
 	return os.Remove(d)
 }
+
+// modeOnly names the flags that only one `popshim bench` mode reads, and
+// that mode; the others bind them too (one flag set for all) and would
+// ignore them silently.
+var modeOnly = []struct{ flag, mode string }{
+	{"orderly", "pop"},
+	{"keys", "produce"},
+	{"timer-spread", "timer"},
+	{"timer-spread-start", "timer"},
+}
+
+// CheckModeFlags reports a flag of fs set explicitly on a mode that does
+// not read it, e.g. "bench produce: --orderly applies to bench pop only".
+// mode is the subcommand's name ("ack" for `popshim bench` itself). Call it
+// after parsing, before a Run function.
+func CheckModeFlags(fs *pflag.FlagSet, mode string) error {
+	for _, m := range modeOnly {
+		if f := fs.Lookup(m.flag); f != nil && f.Changed && mode != m.mode {
+			return fmt.Errorf("bench %s: --%s applies to bench %s only", mode, m.flag, m.mode)
+		}
+	}
+	return nil
+}

@@ -72,6 +72,28 @@ func TestCheckFlagsRefusesMeaninglessZero(t *testing.T) {
 	}
 }
 
+// A flag only one mode reads is refused on the others, naming the mode
+// that reads it, and accepted on that mode.
+func TestCheckModeFlagsRefusesOtherModesFlags(t *testing.T) {
+	for _, tc := range []struct{ mode, arg, want string }{
+		{"produce", "--orderly", "bench produce: --orderly applies to bench pop only"},
+		{"produce", "--timer-spread=1h", "bench produce: --timer-spread applies to bench timer only"},
+		{"produce", "--timer-spread-start=2h", "bench produce: --timer-spread-start applies to bench timer only"},
+		{"ack", "--keys=2", "bench ack: --keys applies to bench produce only"},
+	} {
+		fs := flagSets()[tc.mode]
+		require.NoError(t, fs.Parse([]string{tc.arg}))
+		require.EqualError(t, CheckModeFlags(fs, tc.mode), tc.want, tc.mode+" "+tc.arg)
+	}
+	for _, tc := range []struct{ mode, arg string }{
+		{"pop", "--orderly"}, {"timer", "--timer-spread=1h"}, {"produce", "--keys=2"}, {"produce", "--conns=4"},
+	} {
+		fs := flagSets()["produce"] // the remoting modes bind one flag set
+		require.NoError(t, fs.Parse([]string{tc.arg}))
+		require.NoError(t, CheckModeFlags(fs, tc.mode), tc.mode+" "+tc.arg)
+	}
+}
+
 // missingPID is a pid no process has: the kernel hands out pids below
 // /proc/sys/kernel/pid_max only.
 func missingPID(t *testing.T) int {
