@@ -28,7 +28,7 @@ const reopenMinFreeBytes = 4 << 20
 
 // readyToOpen runs the checks of a start before RocksDB's open:
 // checkUnlocked, trimOldInfoLogs (in infoLogDir, Options.InfoLogDir, or
-// the data directory) and roomToOpen. Errors: ErrLocked, ErrNoRoom
+// the data directory), roomToCreate and roomToOpen. Errors: ErrLocked, ErrNoRoom
 // (wrapped, with the numbers and what to do).
 func (s *Store) readyToOpen(infoLogDir string) error {
 	if err := checkUnlocked(s.dir); err != nil {
@@ -38,8 +38,31 @@ func (s *Store) readyToOpen(infoLogDir string) error {
 		infoLogDir = s.dir
 	}
 	trimOldInfoLogs(infoLogDir)
+	if err := roomToCreate(s.dir); err != nil {
+		return fmt.Errorf("popstore: create %s: %w, then start again", s.dir, err)
+	}
 	if err := s.roomToOpen(true); err != nil {
 		return fmt.Errorf("popstore: open %s: %w, then start again (opening writes the WAL's replay into table files)", s.dir, err)
+	}
+	return nil
+}
+
+// roomToCreate returns ErrNoRoom (wrapped, with the numbers) when dir
+// holds no database yet (no CURRENT file) and its filesystem has less
+// than reopenMinFreeBytes free: RocksDB's creation would fail writing its
+// first files with its own ENOSPC message, and a writer could take no
+// write afterwards anyway. An existing database is left to roomToOpen.
+func roomToCreate(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	avail, err := roomAvail(dir)
+	if err != nil {
+		return err
+	}
+	if avail < reopenMinFreeBytes {
+		return fmt.Errorf("%w: a new database needs %d bytes free, %d free: free at least %d more bytes",
+			ErrNoRoom, uint64(reopenMinFreeBytes), avail, reopenMinFreeBytes-avail)
 	}
 	return nil
 }

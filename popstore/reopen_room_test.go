@@ -208,3 +208,23 @@ func TestWALFitsSmallFilesystem(t *testing.T) {
 	require.NoError(t, err)
 	require.LessOrEqual(t, wal+prealloc, uint64(16<<20)+1<<20, "WAL bytes %d + preallocated %d", wal, prealloc)
 }
+
+// TestCreateWithoutRoom: a new database on a filesystem with less than
+// 4 MiB free is refused before RocksDB's open with the numbers and what to
+// do (it failed with RocksDB's own "000000.dbtmp: No space left on device"),
+// leaving the directory empty; with room it opens.
+func TestCreateWithoutRoom(t *testing.T) {
+	mnt := popstoretest.Tmpfs(t, 16)
+	dir := filepath.Join(mnt, "db")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	ballast := fillTo(t, mnt, "ballast", 1<<20)
+	_, err := popstore.Open(popstore.Options{Dir: dir})
+	require.ErrorIs(t, err, popstore.ErrNoRoom)
+	require.Regexp(t, `create .*: a new database needs 4194304 bytes free, \d+ free: free at least \d+ more bytes, then start again`, err.Error())
+	require.Empty(t, listing(t, dir), "a refused creation wrote into the data directory")
+
+	require.NoError(t, os.Remove(ballast))
+	s, err := popstore.Open(popstore.Options{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+}
