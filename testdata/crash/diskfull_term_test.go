@@ -3,16 +3,13 @@
 package crash
 
 import (
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/popshim/popshim/codec"
-	"github.com/popshim/popshim/popstore/popstoretest"
 )
 
 // TestSIGTERMWhileWriterFailed: a broker whose writer failed on a full
@@ -22,19 +19,7 @@ import (
 // Before, it exited 1, and a service manager restarting on failure looped
 // through starts the full disk refused.
 func TestSIGTERMWhileWriterFailed(t *testing.T) {
-	bin := os.Getenv("POPSHIM_BIN")
-	if bin == "" {
-		t.Skip("skipping: POPSHIM_BIN is not set (make crash builds bin/popshim and sets it)")
-	}
-	mnt := popstoretest.Tmpfs(t, 64)
-	dir := filepath.Join(mnt, "data")
-	logDir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	bin, mnt, dir, logDir, addr := fullDiskEnv(t)
 	l := newLedger()
 
 	b := start(t, bin, dir, logDir, addr, 1)
@@ -45,16 +30,7 @@ func TestSIGTERMWhileWriterFailed(t *testing.T) {
 			t.Fatalf("SEND before the disk filled answered %d", code)
 		}
 	}
-	ballast := popstoretest.Fill(t, mnt)
-	refused := 0
-	for k := 0; refused < 3; k++ {
-		if k == 500 {
-			t.Fatalf("no SEND refused after 500 on a full disk; answers %v", l.answers)
-		}
-		if c.send(l) == codec.ServiceNotAvailable {
-			refused++
-		}
-	}
+	ballast := fillUntilRefused(t, c, l, mnt, 3)
 
 	if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
