@@ -474,6 +474,9 @@ func TestRepliesCompletedTogetherShareOneWritev(t *testing.T) {
 	for i := range n {
 		require.Equal(t, int32(i), readFrame(t, nc).Opaque, "replies keep their Reply order")
 	}
+	// The counters move just after the sendmsg, so the peer can read the
+	// replies first: wait for them, then hold them to exact values.
+	require.Eventually(t, func() bool { return s.directReplies.Load() >= n }, 10*time.Second, time.Millisecond)
 	require.Equal(t, uint64(0), s.flushes.Load())
 	require.Equal(t, uint64(1), s.heldSends.Load())
 	require.Equal(t, uint64(n), s.directReplies.Load())
