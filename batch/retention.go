@@ -23,6 +23,8 @@ func startRetention(w *Writer, every time.Duration) *retention {
 	return r
 }
 
+// loop runs a retention pass every interval (none when every is 0) and
+// above DiskCleanForciblyRatio, and releases mapped pages, until stop.
 func (r *retention) loop(every time.Duration) {
 	defer close(r.done)
 	var tick <-chan time.Time
@@ -41,8 +43,8 @@ func (r *retention) loop(every time.Duration) {
 		forced = ft.C
 	}
 	var release <-chan time.Time
-	if every := r.w.opts.MappedReleaseInterval; every > 0 {
-		rt := time.NewTicker(every)
+	if releaseEvery := r.w.opts.MappedReleaseInterval; releaseEvery > 0 {
+		rt := time.NewTicker(releaseEvery)
 		defer rt.Stop()
 		release = rt.C
 	}
