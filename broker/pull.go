@@ -23,8 +23,9 @@ package broker
 //     (background lane, not waited for: commitPullOffset).
 //   - On a reader: read from queueOffset (at most 32 messages and 256 KiB
 //     of records, MaxPullBytes; one larger message alone), filter by
-//     tag or SQL92 selector (the subscription in the request, else the one
-//     registered by HEART_BEAT, else everything; subscription_filter.go). Offset rules: empty queue → 19 (offset
+//     tag or SQL92 selector (with sysFlag 0x4 the subscription in the
+//     request, empty meaning everything; without it the one registered by
+//     HEART_BEAT; subscription_filter.go). Offset rules: empty queue → 19 (offset
 //     0) or 21; below min → 21 with nextBeginOffset = min; at max → 19;
 //     above max → 21 with nextBeginOffset = max; everything filtered out →
 //     20 with nextBeginOffset past the scanned range.
@@ -46,7 +47,10 @@ package broker
 // SUBSCRIPTION_GROUP_NOT_EXIST (26) consumerGroup not a legal group name
 // (codec.ValidateGroup); SYSTEM_ERROR (1) for SQL92 with
 // --enable-property-filter off; SUBSCRIPTION_PARSE_FAILED (23) unknown
-// expression type or a selector that does not compile; SYSTEM_BUSY (2)
+// expression type or a selector that does not compile;
+// SUBSCRIPTION_NOT_EXIST (24) without sysFlag 0x4 when no live consumer of
+// the group registered a subscription of the topic (pullSubscription);
+// SYSTEM_BUSY (2)
 // reader queue full;
 // POLLING_FULL (209) registry full.
 
@@ -158,14 +162,10 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 			return
 		}
 	}
-	expType, exp := h.ExpressionType, h.Subscription
-	if h.SysFlag&codec.PullSysFlagSubscription == 0 || exp == "" {
-		expType, exp = "", ""
-		if g, ok := b.Clients.Consumer(h.ConsumerGroup); ok {
-			if s, ok := g.Subscriptions[h.Topic]; ok {
-				expType, exp = s.ExpressionType, s.SubString
-			}
-		}
+	expType, exp, e := b.pullSubscription(h)
+	if e != nil {
+		refuse(e)
+		return
 	}
 	filter, e := b.ParseFilter(expType, exp)
 	if e != nil {
@@ -181,6 +181,29 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 	if !b.SubmitRead(j.run) {
 		refuse(errBusy)
 	}
+}
+
+// pullSubscription returns the expression a PULL filters with: the
+// request's own with sysFlag 0x4 (empty: everything), else the one the
+// group's HEART_BEAT registered for the topic. Without 0x4, a group with no
+// live consumer or a topic its consumers do not subscribe is
+// SUBSCRIPTION_NOT_EXIST (24), "the consumer's group info not exist" or
+// "the consumer's subscription not exist", as PullMessageProcessor
+// (push consumers pull without 0x4 unless postSubscriptionWhenPull is
+// set, after their first HEART_BEAT). Memory only.
+func (b *Broker) pullSubscription(h *codec.PullMessageRequestHeader) (expType, exp string, e *Error) {
+	if h.SysFlag&codec.PullSysFlagSubscription != 0 {
+		return h.ExpressionType, h.Subscription, nil
+	}
+	g, ok := b.Clients.Consumer(h.ConsumerGroup)
+	if !ok {
+		return "", "", &Error{Code: codec.SubscriptionNotExist, Remark: "the consumer's group info not exist"}
+	}
+	sub, ok := g.Subscriptions[h.Topic]
+	if !ok {
+		return "", "", &Error{Code: codec.SubscriptionNotExist, Remark: "the consumer's subscription not exist"}
+	}
+	return sub.ExpressionType, sub.SubString, nil
 }
 
 // commitPullOffset stores a consumer's committed offset without waiting

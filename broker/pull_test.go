@@ -14,6 +14,7 @@ import (
 func pullReq(group, topic string, queueID int32, offset int64) broker.PullRequest {
 	var r broker.PullRequest
 	r.ConsumerGroup, r.Topic, r.QueueID, r.QueueOffset, r.MaxMsgNums = group, topic, queueID, offset, 32
+	r.SysFlag, r.Subscription, r.ExpressionType = codec.PullSysFlagSubscription, "*", "TAG"
 	return r
 }
 

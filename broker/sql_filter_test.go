@@ -277,7 +277,9 @@ func TestCorePullSQL92(t *testing.T) {
 		MessageModel: "CLUSTERING", Subscriptions: []clients.Subscription{
 			{Topic: "TopicP", SubString: "region IS NOT NULL", ExpressionType: "SQL92"}}},
 		clients.ClientChannel{ClientID: "127.0.0.1@sql", ConnID: 1})
-	res, err = pull(t, f, pullReq("GroupHB", "TopicP", 0, 0))
+	r := pullReq("GroupHB", "TopicP", 0, 0)
+	r.SysFlag = 0 // as a push consumer pulls: the heartbeat's selector applies
+	res, err = pull(t, f, r)
 	wantPull(t, res, err, codec.Success, "FOUND", 4, 0, 4)
 	if b := bodiesOf(t, res.Body); !slices.Equal(b, []string{"p1", "p3"}) {
 		t.Fatalf("pulled with the heartbeat's selector %v, want [p1 p3]", b)

@@ -83,13 +83,9 @@ func TestSQL92OverRemoting(t *testing.T) {
 	cd.SubscriptionDataSet[0].ExpressionType, cd.SubscriptionDataSet[0].SubString = "SQL92", "a BETWEEN 7 AND 9"
 	hb.ConsumerDataSet = []codec.ConsumerData{cd}
 	requireCode(t, beat(t, c, hb), codec.Success, "")
-	r := pull(t, c, pullReq("GPull", "TS", 0, 0, 32, 0, ""))
+	r := pull(t, c, pullReqRegistered("GPull", "TS", 0, 0, 32, 0))
 	require.Equal(t, codec.Success, r.code)
-	var got []string
-	for _, m := range r.msgs {
-		got = append(got, string(m.Body))
-	}
-	require.Equal(t, []string{"m0", "m2", "m3"}, got)
+	require.Equal(t, []string{"m0", "m2", "m3"}, bodiesOfExt(r.msgs))
 }
 
 // TestSQL92OnRetryCopy: a revived copy keeps its properties, so an SQL92

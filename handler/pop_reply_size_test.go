@@ -56,7 +56,8 @@ func TestPULL_ReplyFitsClientFrameLimit(t *testing.T) {
 	next, got := int64(0), 0
 	for next < n {
 		req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
-		codec.PullMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 0, QueueOffset: next, MaxMsgNums: 32}.Encode(req)
+		codec.PullMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 0, QueueOffset: next, MaxMsgNums: 32,
+			SysFlag: codec.PullSysFlagSubscription, Subscription: "*", ExpressionType: "TAG"}.Encode(req)
 		resp := call(t, c, req)
 		require.Equal(t, codec.Success, resp.Code, resp.Remark)
 		ms, err := codec.DecodeMessages(resp.Body)

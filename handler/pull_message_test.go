@@ -14,20 +14,35 @@ import (
 	"github.com/popshim/popshim/codec"
 )
 
+// pullReq is a PULL carrying its subscription (sysFlag 0x4, as the lite
+// pull consumer and admin tools send): sub "" is every tag.
 func pullReq(group, topic string, q int32, offset int64, max int32, suspend int64, sub string) *codec.Command {
-	flag := int32(0)
-	if suspend > 0 {
-		flag |= codec.PullSysFlagSuspend
+	if sub == "" {
+		sub = "*"
 	}
-	if sub != "" {
-		flag |= codec.PullSysFlagSubscription
-	}
+	req := pullReqRegistered(group, topic, q, offset, max, suspend)
+	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagSubscription | pullFlags(suspend)))
+	req.ExtFields["subscription"] = sub
+	return req
+}
+
+// pullReqRegistered is a PULL without its subscription, as push consumers
+// send it: the broker filters with what the group's HEART_BEAT registered.
+func pullReqRegistered(group, topic string, q int32, offset int64, max int32, suspend int64) *codec.Command {
+	flag, sub := pullFlags(suspend), ""
 	h := codec.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: q, QueueOffset: offset,
 		MaxMsgNums: max, SysFlag: flag, CommitOffset: -1, SuspendTimeoutMillis: suspend, Subscription: sub,
 		ExpressionType: "TAG"}
 	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
 	h.Encode(req)
 	return req
+}
+
+func pullFlags(suspend int64) int32 {
+	if suspend > 0 {
+		return codec.PullSysFlagSuspend
+	}
+	return 0
 }
 
 type pullResult struct {
@@ -119,7 +134,7 @@ func TestPullMessage_LongPoll(t *testing.T) {
 	require.EqualValues(t, 1, r.hdr.NextBeginOffset)
 
 	req := pullReq("G", "T", 0, 1, 32, 0, "")
-	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagCommitOffset))
+	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagCommitOffset | codec.PullSysFlagSubscription))
 	req.ExtFields["commitOffset"] = "1"
 	call(t, c, req)
 	eventually(t, func() bool { return committedOffset(h, "G", "T", 0) == 1 }, "commit offset stored")
@@ -204,4 +219,47 @@ func TestPullMessage_ByteCap(t *testing.T) {
 	r = pull(t, c, pullReq("G", "TB", 0, 40, 32, 0, ""))
 	require.Equal(t, codec.Success, r.code)
 	require.Len(t, r.msgs, 1)
+}
+
+// TestPULL_WithoutSubscriptionNeedsRegisteredConsumer: a PULL without
+// sysFlag 0x4 filters with what the group's HEART_BEAT registered, and
+// without a live consumer or a subscription of the topic it is
+// SUBSCRIPTION_NOT_EXIST (24), as PullMessageProcessor; with 0x4 and an
+// empty expression every message matches.
+func TestPULL_WithoutSubscriptionNeedsRegisteredConsumer(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	h.createTopic("Other", 1)
+	c := h.dial()
+	send(t, c, "T", 0, "a", sendOpts{tag: "TagA"})
+	send(t, c, "T", 0, "b", sendOpts{tag: "TagB"})
+
+	r := call(t, c, pullReqRegistered("GR", "T", 0, 0, 32, 0))
+	requireCode(t, r, codec.SubscriptionNotExist, "the consumer's group info not exist")
+	require.Empty(t, r.Body)
+
+	hb := codec.HeartbeatData{ClientID: "10.0.0.1@pull"}
+	cd := hbConsumer("GR", "T")
+	cd.SubscriptionDataSet[0].SubString = "TagB"
+	hb.ConsumerDataSet = []codec.ConsumerData{cd}
+	requireCode(t, beat(t, c, hb), codec.Success, "")
+
+	requireCode(t, call(t, c, pullReqRegistered("GR", "Other", 0, 0, 32, 0)), codec.SubscriptionNotExist, "the consumer's subscription not exist")
+	got := pull(t, c, pullReqRegistered("GR", "T", 0, 0, 32, 0))
+	require.Equal(t, codec.Success, got.code)
+	require.Equal(t, []string{"b"}, bodiesOfExt(got.msgs), "the registered filter applies")
+
+	req := pullReqRegistered("GX", "T", 0, 0, 32, 0)
+	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagSubscription))
+	got = pull(t, c, req)
+	require.Equal(t, codec.Success, got.code, "the request's own (empty) subscription needs no registration")
+	require.Equal(t, []string{"a", "b"}, bodiesOfExt(got.msgs))
+}
+
+func bodiesOfExt(ms []codec.MessageExt) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, string(m.Body))
+	}
+	return out
 }

@@ -226,7 +226,7 @@ func TestResetOffsetSurvivesPushConsumerCommits(t *testing.T) {
 	// commitOffset: both ignored while the reset waits.
 	require.Equal(t, codec.Success, call(t, c, resetReq("GP", "TP", 0, 5)).Code)
 	hd := codec.PullMessageRequestHeader{ConsumerGroup: "GP", Topic: "TP", QueueID: 0, QueueOffset: 5, MaxMsgNums: 32,
-		SysFlag: codec.PullSysFlagCommitOffset, CommitOffset: 5, ExpressionType: "TAG"}
+		SysFlag: codec.PullSysFlagCommitOffset | codec.PullSysFlagSubscription, CommitOffset: 5, Subscription: "*", ExpressionType: "TAG"}
 	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
 	hd.Encode(req)
 	r = pull(t, c, req)

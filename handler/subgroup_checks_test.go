@@ -15,7 +15,8 @@ import (
 
 func groupPullReq(group, topic string) *codec.Command {
 	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
-	codec.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: 0, QueueOffset: 0, MaxMsgNums: 32}.Encode(req)
+	codec.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: 0, QueueOffset: 0, MaxMsgNums: 32,
+		SysFlag: codec.PullSysFlagSubscription, Subscription: "*", ExpressionType: "TAG"}.Encode(req)
 	return req
 }
 
