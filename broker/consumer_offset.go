@@ -84,13 +84,11 @@ type UpdateConsumerOffsetRequest struct {
 // the group on the queue (a rewind makes messages available again).
 //
 // The group must exist (ConsumerManageProcessor's containsSubscriptionGroup,
-// which never creates): with --auto-create-subscription-group off an
-// unknown group is SUBSCRIPTION_GROUP_NOT_EXIST (26) "Group <g> not exist!".
-// With it on, popshim accepts the offset of a group it has not seen (a
-// Java broker answers 26 there too, but every consumer that could commit
-// has been auto-created by its HEART_BEAT or POP; admin tools resetting a
-// group that only ever pulled through a proxy keep working). The offset
-// commit does not create the group.
+// which never creates): an unknown group is SUBSCRIPTION_GROUP_NOT_EXIST
+// (26) "Group <g> not exist!", whatever --auto-create-subscription-group
+// says; a consumer's HEART_BEAT, PULL or POP creates its group first when
+// that flag allows. Until 2026-12-07 popshim stored the offset of an
+// unknown group when the flag was on.
 //
 // Errors (*Error): TOPIC_NOT_EXIST (17) "Topic <t> not exist!";
 // SUBSCRIPTION_GROUP_NOT_EXIST (26) as above; INVALID_PARAMETER (29) for a
@@ -100,7 +98,7 @@ type UpdateConsumerOffsetRequest struct {
 // write. done runs on the caller's goroutine for a refusal, else on the
 // writer's completer goroutine. Any goroutine; never blocks.
 func (b *Broker) UpdateConsumerOffset(r UpdateConsumerOffsetRequest, done func(error)) {
-	if _, ok := b.Groups.Get(r.ConsumerGroup); !ok && !b.Groups.MayAutoCreate(r.ConsumerGroup) {
+	if _, ok := b.Groups.Get(r.ConsumerGroup); !ok {
 		done(&Error{Code: codec.SubscriptionGroupNotExist, Remark: "Group " + r.ConsumerGroup + " not exist!"})
 		return
 	}

@@ -57,6 +57,9 @@ func TestCoreConsumerOffsetSurvivesRestart(t *testing.T) {
 		t.Fatalf("not found offset %d", off)
 	}
 
+	// UPDATE_CONSUMER_OFFSET never creates the group (ConsumerManageProcessor).
+	wantCodeRemark(t, tryUpdateOffset(t, f, "GroupO", "TopicO", 1, 2), codec.SubscriptionGroupNotExist, "Group GroupO not exist!")
+	putGroup(t, f, codec.NewSubscriptionGroupConfig("GroupO"))
 	updateOffset(t, f, "GroupO", "TopicO", 1, 2)
 	if off, e := queryOffset(f, "GroupO", "TopicO", 1, false); e != nil || off != 2 {
 		t.Fatalf("after commit: %d %v, want 2", off, e)

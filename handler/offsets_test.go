@@ -68,6 +68,10 @@ func TestConsumerOffsetsSurviveRestart(t *testing.T) {
 		ext["commitOffset"] = strconv.FormatInt(off, 10)
 		return d2Call(t, bc, codec.RequestUpdateConsumerOffset, ext, nil)
 	}
+	// The group must exist first (ConsumerManageProcessor's
+	// containsSubscriptionGroup), also with auto-creation on.
+	requireCode(t, upd(0, 42), codec.SubscriptionGroupNotExist, "Group GO not exist!")
+	require.Equal(t, codec.Success, putGroup(t, bc, codec.NewSubscriptionGroupConfig("GO")).Code)
 	require.Equal(t, codec.Success, upd(0, 42).Code)
 	require.Equal(t, codec.Success, upd(1, 7).Code)
 	assert.Equal(t, int64(42), offsetOf(t, d2Call(t, bc, codec.RequestQueryConsumerOffset, q(0, "false"), nil)))
