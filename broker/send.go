@@ -69,7 +69,8 @@ package broker
 // or with a non-numeric timer property ("timer message illegal, …" as
 // Java's WHEEL_TIMER_MSG_ILLEGAL), and for a batch an empty or undecodable
 // body, a %RETRY% topic, a topic over 127 characters or a transaction
-// sysFlag, a half message without producer group; SYSTEM_ERROR (1)
+// sysFlag, a half message without producer group, sysFlag 0x80 or the
+// INNER_NUM property (checkInnerBatch); SYSTEM_ERROR (1)
 // bad topic name, failed write; SYSTEM_BUSY (2) writer lane or queued bytes
 // full, or "[TIMEOUT_CLEAN_QUEUE]" after waiting
 // --wait-time-mills-in-send-queue; SERVICE_NOT_AVAILABLE (14) disk above
@@ -107,7 +108,7 @@ type SendRequest struct {
 	// QueueID is the queue to write (e); negative: the broker picks one of
 	// the topic's writable queues at random.
 	QueueID       int32
-	SysFlag       int32 // sysFlag (f): compression and transaction bits, stored as given
+	SysFlag       int32 // sysFlag (f): compression and transaction bits, stored as given; 0x80 refused (checkInnerBatch)
 	BornTimestamp int64 // bornTimestamp (g): producer clock, Unix ms
 	Flag          int32 // flag (h): user flag, stored as given (single message only)
 	// Properties is the raw properties string (i; codec properties
@@ -176,6 +177,22 @@ type SendResult struct {
 	TransactionID string
 }
 
+// checkInnerBatch refuses what HookUtils.checkInnerBatch refuses on a
+// topic without a batch consume queue (popshim serves none): sysFlag 0x80
+// (INNER_BATCH_FLAG), or the INNER_NUM property without it. Both are
+// MESSAGE_ILLEGAL (13) naming the field. Before 2026-12-07 such a SEND was
+// stored as given; a Java client cannot decode a record flagged 0xffff and
+// its consumer skipped it without an error.
+func checkInnerBatch(sysFlag int32, props string) *Error {
+	if sysFlag&codec.SysFlagInnerBatch != 0 {
+		return Errorf(codec.MessageIllegal, "sysFlag %#x has INNER_BATCH_FLAG (0x80), which only a batch consume queue topic takes; this broker serves none", sysFlag)
+	}
+	if _, ok := codec.PropertyValue(props, codec.PropertyInnerNum); ok {
+		return Errorf(codec.MessageIllegal, "property %s is set but sysFlag %#x lacks INNER_BATCH_FLAG (0x80)", codec.PropertyInnerNum, sysFlag)
+	}
+	return nil
+}
+
 // sendTarget is where a send lands after validation.
 type sendTarget struct {
 	topic   string
@@ -198,6 +215,9 @@ func (b *Broker) Send(r SendRequest, done func(SendResult, error)) {
 		return
 	}
 	t, e := b.sendTargetOf(&r)
+	if e == nil {
+		e = checkInnerBatch(r.SysFlag, r.Properties)
+	}
 	if e != nil {
 		done(SendResult{}, e)
 		return

@@ -22,6 +22,10 @@ func (b *Broker) sendBatch(r *SendRequest, done func(SendResult, error)) {
 		done(SendResult{}, b.bodyTooLarge(len(r.Body)))
 		return
 	}
+	if e := checkInnerBatch(r.SysFlag, r.Properties); e != nil {
+		done(SendResult{}, e)
+		return
+	}
 	if v, _ := codec.PropertyValue(r.Properties, codec.PropertyDelayTimeLevel); atoiPositive(v) || codec.TransactionType(r.SysFlag) != codec.SysFlagTransactionNotType {
 		// CommitLog.asyncPutMessages refuses a batch with a delay level or a
 		// transaction type.

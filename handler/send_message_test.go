@@ -170,3 +170,29 @@ func TestSendToAutoCreateTemplateTopic(t *testing.T) {
 	resp := call(t, c, sendReq("SCHEDULE_TOPIC_XXXX", 0, []byte("x"), sendOpts{}))
 	require.Equal(t, codec.NoPermission, resp.Code)
 }
+
+// TestSendInnerBatchFlagRefused: sysFlag 0x80 (INNER_BATCH_FLAG, also in
+// 0xffff) and the INNER_NUM property without it are MESSAGE_ILLEGAL (13),
+// for single and batch SENDs, as HookUtils.checkInnerBatch on a topic
+// without a batch consume queue; nothing is stored.
+func TestSendInnerBatchFlagRefused(t *testing.T) {
+	h := startHarness(t, nil)
+	h.createTopic("T", 1)
+	c := h.dial()
+	for _, o := range []sendOpts{{sysFlag: 0x80}, {sysFlag: 0xffff}, {props: map[string]string{codec.PropertyInnerNum: "2"}}} {
+		resp := call(t, c, sendReq("T", 0, []byte("x"), o))
+		require.Equal(t, codec.MessageIllegal, resp.Code, "%+v: %s", o, resp.Remark)
+		require.Contains(t, resp.Remark, "INNER_BATCH_FLAG")
+	}
+	var body []byte
+	body, _ = codec.AppendBatchEntry(body, &codec.Message{Body: []byte("x")})
+	hdr := codec.SendMessageRequestHeader{ProducerGroup: "PG", Topic: "T", QueueID: 0, Batch: true, SysFlag: 0x80}
+	req := codec.NewRequest(codec.RequestSendBatchMessage, 0, nil, body)
+	hdr.EncodeV2(req)
+	resp := call(t, c, req)
+	require.Equal(t, codec.MessageIllegal, resp.Code, resp.Remark)
+	require.Zero(t, h.b().Store.MaxOffset("T", 0), "nothing stored")
+
+	ok := send(t, c, "T", 0, "y", sendOpts{sysFlag: 0x1 << 8}) // a compression type alone is stored as given
+	require.Zero(t, ok.QueueOffset)
+}
