@@ -203,7 +203,7 @@ func (c *crashClient) pullAll() map[int]bool {
 	found := map[int]bool{}
 	for off := int64(0); ; {
 		h := codec.PullMessageRequestHeader{ConsumerGroup: "CrashReader", Topic: topic, QueueID: 0, QueueOffset: off,
-			MaxMsgNums: 32, CommitOffset: -1, ExpressionType: "TAG"}
+			MaxMsgNums: 32, CommitOffset: -1, SysFlag: codec.PullSysFlagSubscription, Subscription: "*", ExpressionType: "TAG"}
 		req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
 		h.Encode(req)
 		resp := c.call(req)

@@ -136,7 +136,7 @@ func pullTopic(t *testing.T, c *crashClient, topic string) map[string]*storedTim
 	found := map[string]*storedTimer{}
 	for off := int64(0); ; {
 		h := codec.PullMessageRequestHeader{ConsumerGroup: "CrashTimerReader", Topic: topic, QueueID: 0, QueueOffset: off,
-			MaxMsgNums: 32, CommitOffset: -1, ExpressionType: "TAG"}
+			MaxMsgNums: 32, CommitOffset: -1, SysFlag: codec.PullSysFlagSubscription, Subscription: "*", ExpressionType: "TAG"}
 		req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
 		h.Encode(req)
 		resp := c.call(req)
