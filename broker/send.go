@@ -177,22 +177,6 @@ type SendResult struct {
 	TransactionID string
 }
 
-// checkInnerBatch refuses what HookUtils.checkInnerBatch refuses on a
-// topic without a batch consume queue (popshim serves none): sysFlag 0x80
-// (INNER_BATCH_FLAG), or the INNER_NUM property without it. Both are
-// MESSAGE_ILLEGAL (13) naming the field. Before 2026-12-07 such a SEND was
-// stored as given; a Java client cannot decode a record flagged 0xffff and
-// its consumer skipped it without an error.
-func checkInnerBatch(sysFlag int32, props string) *Error {
-	if sysFlag&codec.SysFlagInnerBatch != 0 {
-		return Errorf(codec.MessageIllegal, "sysFlag %#x has INNER_BATCH_FLAG (0x80), which only a batch consume queue topic takes; this broker serves none", sysFlag)
-	}
-	if _, ok := codec.PropertyValue(props, codec.PropertyInnerNum); ok {
-		return Errorf(codec.MessageIllegal, "property %s is set but sysFlag %#x lacks INNER_BATCH_FLAG (0x80)", codec.PropertyInnerNum, sysFlag)
-	}
-	return nil
-}
-
 // sendTarget is where a send lands after validation.
 type sendTarget struct {
 	topic   string
