@@ -85,7 +85,7 @@ func TestSQL92OverRemoting(t *testing.T) {
 	requireCode(t, beat(t, c, hb), codec.Success, "")
 	r := pull(t, c, pullReqRegistered("GPull", "TS", 0, 0, 32, 0))
 	require.Equal(t, codec.Success, r.code)
-	require.Equal(t, []string{"m0", "m2", "m3"}, bodiesOfExt(r.msgs))
+	require.Equal(t, []string{"m0", "m2", "m3"}, bodiesOf(r.msgs))
 }
 
 // TestSQL92OnRetryCopy: a revived copy keeps its properties, so an SQL92

@@ -55,10 +55,7 @@ func TestPULL_ReplyFitsClientFrameLimit(t *testing.T) {
 	}
 	next, got := int64(0), 0
 	for next < n {
-		req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
-		codec.PullMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 0, QueueOffset: next, MaxMsgNums: 32,
-			SysFlag: codec.PullSysFlagSubscription, Subscription: "*", ExpressionType: "TAG"}.Encode(req)
-		resp := call(t, c, req)
+		resp := call(t, c, pullReq("G", "T", 0, next, 32, 0, ""))
 		require.Equal(t, codec.Success, resp.Code, resp.Remark)
 		ms, err := codec.DecodeMessages(resp.Body)
 		require.NoError(t, err)

@@ -22,9 +22,7 @@ import (
 // connection and returns the reply (code and remark).
 func pullBinary(t *testing.T, addr, group, topic string) *codec.Command {
 	t.Helper()
-	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
-	codec.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: 0, QueueOffset: 0, MaxMsgNums: 32,
-		SysFlag: codec.PullSysFlagSubscription, Subscription: "*", ExpressionType: "TAG"}.Encode(req)
+	req := pullReq(group, topic, 0, 0, 32, 0, "")
 	req.Opaque = 7
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)

@@ -20,29 +20,27 @@ func pullReq(group, topic string, q int32, offset int64, max int32, suspend int6
 	if sub == "" {
 		sub = "*"
 	}
-	req := pullReqRegistered(group, topic, q, offset, max, suspend)
-	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagSubscription | pullFlags(suspend)))
-	req.ExtFields["subscription"] = sub
-	return req
+	return pullCmd(group, topic, q, offset, max, suspend, codec.PullSysFlagSubscription, sub)
 }
 
 // pullReqRegistered is a PULL without its subscription, as push consumers
 // send it: the broker filters with what the group's HEART_BEAT registered.
 func pullReqRegistered(group, topic string, q int32, offset int64, max int32, suspend int64) *codec.Command {
-	flag, sub := pullFlags(suspend), ""
+	return pullCmd(group, topic, q, offset, max, suspend, 0, "")
+}
+
+// pullCmd builds a PULL with sysFlag flag, plus the suspend bit when
+// suspend (ms) is positive.
+func pullCmd(group, topic string, q int32, offset int64, max int32, suspend int64, flag int32, sub string) *codec.Command {
+	if suspend > 0 {
+		flag |= codec.PullSysFlagSuspend
+	}
 	h := codec.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: q, QueueOffset: offset,
 		MaxMsgNums: max, SysFlag: flag, CommitOffset: -1, SuspendTimeoutMillis: suspend, Subscription: sub,
 		ExpressionType: "TAG"}
 	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
 	h.Encode(req)
 	return req
-}
-
-func pullFlags(suspend int64) int32 {
-	if suspend > 0 {
-		return codec.PullSysFlagSuspend
-	}
-	return 0
 }
 
 type pullResult struct {
@@ -133,8 +131,7 @@ func TestPullMessage_LongPoll(t *testing.T) {
 	require.Equal(t, codec.PullNotFound, r.code)
 	require.EqualValues(t, 1, r.hdr.NextBeginOffset)
 
-	req := pullReq("G", "T", 0, 1, 32, 0, "")
-	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagCommitOffset | codec.PullSysFlagSubscription))
+	req := pullCmd("G", "T", 0, 1, 32, 0, codec.PullSysFlagCommitOffset|codec.PullSysFlagSubscription, "*")
 	req.ExtFields["commitOffset"] = "1"
 	call(t, c, req)
 	eventually(t, func() bool { return committedOffset(h, "G", "T", 0) == 1 }, "commit offset stored")
@@ -247,19 +244,9 @@ func TestPULL_WithoutSubscriptionNeedsRegisteredConsumer(t *testing.T) {
 	requireCode(t, call(t, c, pullReqRegistered("GR", "Other", 0, 0, 32, 0)), codec.SubscriptionNotExist, "the consumer's subscription not exist")
 	got := pull(t, c, pullReqRegistered("GR", "T", 0, 0, 32, 0))
 	require.Equal(t, codec.Success, got.code)
-	require.Equal(t, []string{"b"}, bodiesOfExt(got.msgs), "the registered filter applies")
+	require.Equal(t, []string{"b"}, bodiesOf(got.msgs), "the registered filter applies")
 
-	req := pullReqRegistered("GX", "T", 0, 0, 32, 0)
-	req.ExtFields["sysFlag"] = strconv.Itoa(int(codec.PullSysFlagSubscription))
-	got = pull(t, c, req)
+	got = pull(t, c, pullCmd("GX", "T", 0, 0, 32, 0, codec.PullSysFlagSubscription, ""))
 	require.Equal(t, codec.Success, got.code, "the request's own (empty) subscription needs no registration")
-	require.Equal(t, []string{"a", "b"}, bodiesOfExt(got.msgs))
-}
-
-func bodiesOfExt(ms []codec.MessageExt) []string {
-	var out []string
-	for _, m := range ms {
-		out = append(out, string(m.Body))
-	}
-	return out
+	require.Equal(t, []string{"a", "b"}, bodiesOf(got.msgs))
 }

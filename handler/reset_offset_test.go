@@ -225,10 +225,8 @@ func TestResetOffsetSurvivesPushConsumerCommits(t *testing.T) {
 	// The consumer's periodic commit and a PULL carrying its position as
 	// commitOffset: both ignored while the reset waits.
 	require.Equal(t, codec.Success, call(t, c, resetReq("GP", "TP", 0, 5)).Code)
-	hd := codec.PullMessageRequestHeader{ConsumerGroup: "GP", Topic: "TP", QueueID: 0, QueueOffset: 5, MaxMsgNums: 32,
-		SysFlag: codec.PullSysFlagCommitOffset | codec.PullSysFlagSubscription, CommitOffset: 5, Subscription: "*", ExpressionType: "TAG"}
-	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
-	hd.Encode(req)
+	req := pullCmd("GP", "TP", 0, 5, 32, 0, codec.PullSysFlagCommitOffset|codec.PullSysFlagSubscription, "*")
+	req.ExtFields["commitOffset"] = "5"
 	r = pull(t, c, req)
 	require.Equal(t, codec.PullOffsetMoved, r.code, "the reset is told to the next PULL")
 	require.EqualValues(t, 0, r.hdr.NextBeginOffset)

@@ -116,11 +116,7 @@ func TestSendShed_TimeoutCleanQueueOverTCP(t *testing.T) {
 	require.EqualValues(t, nAck+1, after.QueueOffset, "shed SENDs took no queue offsets")
 	r := pull(t, c, pullReq("P", "T", 0, 0, 32, 0, ""))
 	require.Equal(t, codec.Success, r.code)
-	var got []string
-	for _, m := range r.msgs {
-		got = append(got, string(m.Body))
-	}
-	require.Equal(t, []string{"a-0", "a-1", "a-2", "a-3", "held", "after"}, got)
+	require.Equal(t, []string{"a-0", "a-1", "a-2", "a-3", "held", "after"}, bodiesOf(r.msgs))
 
 	// The ACKs held: past the invisible time only the two new messages
 	// come to G, none of a0..a3 again.

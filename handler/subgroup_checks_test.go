@@ -13,12 +13,7 @@ import (
 	"github.com/popshim/popshim/conf"
 )
 
-func groupPullReq(group, topic string) *codec.Command {
-	req := codec.NewRequest(codec.RequestPullMessage, 0, nil, nil)
-	codec.PullMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: 0, QueueOffset: 0, MaxMsgNums: 32,
-		SysFlag: codec.PullSysFlagSubscription, Subscription: "*", ExpressionType: "TAG"}.Encode(req)
-	return req
-}
+func groupPullReq(group, topic string) *codec.Command { return pullReq(group, topic, 0, 0, 32, 0, "") }
 
 func notificationReq(group, topic string) *codec.Command {
 	req := codec.NewRequest(codec.RequestNotification, 0, nil, nil)
