@@ -69,6 +69,7 @@ var annotations = map[int32]annotated{
 	codec.RequestGetConsumerRunningInfo:    {acts: ActGet, fields: []field{fGroup}},
 	codec.RequestConsumeMessageDirectly:    subGT,
 	codec.RequestGetProducerConnectionList: clusterGt,
+	codec.RequestGetAllProducerInfo:        clusterGt,
 	requestGetKVConfig:                     clusterGt,
 	requestDeleteKVConfig:                  clusterUp,
 	codec.RequestPutKVConfig:               clusterUp,

@@ -233,6 +233,38 @@ func DecodeProducerConnection(b []byte) (ProducerConnection, error) {
 	return v, decodeJSONBody("producer connection", b, &v)
 }
 
+// ProducerInfo is one live producer client of a ProducerTableInfo
+// (body/ProducerInfo.java): the HEART_BEAT clientID, the remote address as
+// Java prints a channel's ("/ip:port"), the language enum name, the
+// client's MQVersion ordinal and its last heartbeat, Unix ms.
+type ProducerInfo struct {
+	ClientID            string `json:"clientId"`
+	RemoteIP            string `json:"remoteIP"`
+	Language            string `json:"language"`
+	Version             int32  `json:"version"`
+	LastUpdateTimestamp int64  `json:"lastUpdateTimestamp"`
+}
+
+// ProducerTableInfo is the GET_ALL_PRODUCER_INFO (328) SUCCESS body
+// (body/ProducerTableInfo.java): producerGroup → its clients.
+type ProducerTableInfo struct {
+	Data map[string][]ProducerInfo `json:"data"`
+}
+
+// EncodeProducerTableInfo returns the body; a nil map is written as {}.
+func EncodeProducerTableInfo(v ProducerTableInfo) []byte {
+	if v.Data == nil {
+		v.Data = map[string][]ProducerInfo{}
+	}
+	return encodeJSONBody(v)
+}
+
+// DecodeProducerTableInfo parses the body.
+func DecodeProducerTableInfo(b []byte) (ProducerTableInfo, error) {
+	var v ProducerTableInfo
+	return v, decodeJSONBody("producer table", b, &v)
+}
+
 // GroupList is the QUERY_TOPIC_CONSUME_BY_WHO (300) SUCCESS body
 // (body/GroupList.java): {"groupList":[...]}.
 type GroupList struct {

@@ -128,6 +128,8 @@ const (
 	RequestGetConsumerConnectionList int32 = 203
 	// RequestGetProducerConnectionList lists a producer group's connections (GET_PRODUCER_CONNECTION_LIST).
 	RequestGetProducerConnectionList int32 = 204
+	// RequestGetAllProducerInfo lists every producer group's live clients (GET_ALL_PRODUCER_INFO; mqadmin `producer -b`).
+	RequestGetAllProducerInfo int32 = 328
 	// RequestGetConsumeStats answers a group's consume progress per queue (GET_CONSUME_STATS).
 	RequestGetConsumeStats int32 = 208
 	// RequestQueryTopicConsumeByWho lists the groups consuming a topic (QUERY_TOPIC_CONSUME_BY_WHO).
@@ -225,7 +227,7 @@ var requestNames = map[int32]string{
 	RequestConsumeMessageDirectly: "CONSUME_MESSAGE_DIRECTLY", RequestPushReplyMessageToClient: "PUSH_REPLY_MESSAGE_TO_CLIENT",
 	RequestGetBrokerConfig: "GET_BROKER_CONFIG", RequestUpdateAndCreateTopicList: "UPDATE_AND_CREATE_TOPIC_LIST",
 	RequestPutKVConfig: "PUT_KV_CONFIG", RequestGetTopicStatsInfo: "GET_TOPIC_STATS_INFO",
-	RequestGetConsumerConnectionList: "GET_CONSUMER_CONNECTION_LIST", RequestGetProducerConnectionList: "GET_PRODUCER_CONNECTION_LIST",
+	RequestGetConsumerConnectionList: "GET_CONSUMER_CONNECTION_LIST", RequestGetProducerConnectionList: "GET_PRODUCER_CONNECTION_LIST", RequestGetAllProducerInfo: "GET_ALL_PRODUCER_INFO",
 	RequestGetConsumeStats: "GET_CONSUME_STATS", RequestQueryTopicConsumeByWho: "QUERY_TOPIC_CONSUME_BY_WHO",
 	RequestCleanExpiredConsumeQueue: "CLEAN_EXPIRED_CONSUMEQUEUE", RequestGetBrokerConsumeStats: "GET_BROKER_CONSUME_STATS",
 	RequestUpdateBrokerConfig: "UPDATE_BROKER_CONFIG", RequestQueryConsumeQueue: "QUERY_CONSUME_QUEUE",

@@ -209,3 +209,17 @@ func TestStreamSplits(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguageCodeName: LanguageCode.java names pass as they are; the v5
+// SDKs' protobuf names map to the nearest enum name, anything else to
+// OTHER.
+func TestLanguageCodeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"JAVA": "JAVA", "GO": "GO", "NODE_JS": "NODE_JS", "HTTP": "HTTP", "RUST": "RUST", "PYTHON": "PYTHON",
+		"GOLANG": "GO", "DOT_NET": "DOTNET", "": "OTHER", "golang": "OTHER", "KOTLIN": "OTHER",
+	} {
+		if got := LanguageCodeName(in); got != want {
+			t.Errorf("LanguageCodeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -10,6 +10,24 @@ import (
 // used in JSON (remoting/.../protocol/LanguageCode.java).
 var languageNames = [...]string{"JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY", "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST", "NODE_JS"}
 
+// LanguageCodeName returns name when it is a LanguageCode.java enum name,
+// else the nearest one: "GOLANG" (the v5 gRPC SDKs' protobuf Language) →
+// "GO", "DOT_NET" → "DOTNET", anything else → "OTHER". Admin bodies carry
+// it (Connection, ProducerInfo), and a Java tool reading a name its enum
+// lacks gets null and fails printing it.
+func LanguageCodeName(name string) string {
+	switch name {
+	case "GOLANG":
+		return "GO"
+	case "DOT_NET":
+		return "DOTNET"
+	}
+	if slices.Contains(languageNames[:], name) {
+		return name
+	}
+	return "OTHER"
+}
+
 func languageCode(name string) byte {
 	for i, n := range languageNames {
 		if n == name {

@@ -40,7 +40,7 @@ func (s *service) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.
 	if typ == v2.ClientType_CLIENT_TYPE_UNSPECIFIED {
 		typ = req.GetClientType()
 	}
-	hr := broker.HeartbeatRequest{ClientID: id, Language: metaValue(ctx, MetaLanguage),
+	hr := broker.HeartbeatRequest{ClientID: id, Language: codec.LanguageCodeName(metaValue(ctx, MetaLanguage)),
 		Version: registeredVersion(metaValue(ctx, MetaClientVersion)), Protocol: "grpc"}
 	if c := connOf(ctx); c != nil {
 		hr.ConnID = c.id

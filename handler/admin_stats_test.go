@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,6 +84,19 @@ func TestAdminStatsCodes(t *testing.T) {
 	resp = d2Call(t, c, codec.RequestGetProducerConnectionList, map[string]string{"producerGroup": "PX"}, nil)
 	assert.Equal(t, codec.SystemError, resp.Code)
 	assert.Equal(t, "the producer group[PX] not exist", resp.Remark)
+
+	// 328: every producer group with its live clients (mqadmin producer -b).
+	resp = d2Call(t, c, codec.RequestGetAllProducerInfo, nil, nil)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	pt, err := codec.DecodeProducerTableInfo(resp.Body)
+	require.NoError(t, err, string(resp.Body))
+	require.Len(t, pt.Data, 1, string(resp.Body))
+	require.Len(t, pt.Data["CLIENT_INNER_PRODUCER"], 1, string(resp.Body))
+	pi := pt.Data["CLIENT_INNER_PRODUCER"][0]
+	assert.Equal(t, "10.0.0.1@123#1", pi.ClientID)
+	assert.Regexp(t, `^/127\.0\.0\.1:\d+$`, pi.RemoteIP)
+	assert.Equal(t, "JAVA", pi.Language)
+	assert.InDelta(t, time.Now().UnixMilli(), pi.LastUpdateTimestamp, 60_000)
 
 	// 300: GS by its offset, GH by its subscription.
 	for topic, want := range map[string][]string{"TS": {"GS"}, "TopicH": {"GH"}, "none": {}} {

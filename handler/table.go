@@ -63,6 +63,7 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetConsumeStats, b.handleGetConsumeStats)
 	r.Handle(codec.RequestGetConsumerConnectionList, b.handleGetConsumerConnectionList)
 	r.Handle(codec.RequestGetProducerConnectionList, b.handleGetProducerConnectionList)
+	r.Handle(codec.RequestGetAllProducerInfo, b.handleGetAllProducerInfo)
 	r.Handle(codec.RequestGetBrokerConfig, b.handleGetBrokerConfig)
 	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
 	r.Handle(codec.RequestQueryTopicConsumeByWho, b.handleQueryTopicConsumeByWho)

@@ -1,6 +1,9 @@
 package clients
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Producers returns copies of the live channels of producer group group,
 // sorted by ClientID, and false when the group has no live channel (Java
@@ -10,26 +13,37 @@ func (t *ClientTable) Producers(group string) ([]ClientChannel, bool) {
 	nowMillis := t.now().UnixMilli()
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	m, ok := t.producers[group]
-	if !ok {
-		return nil, false
+	out := t.liveSorted(t.producers[group], nowMillis)
+	return out, len(out) > 0
+}
+
+// ProducerGroups returns every producer group with a live channel and
+// copies of its live channels sorted by ClientID (GET_ALL_PRODUCER_INFO,
+// ProducerManager.getProducerTable). Safe on the event loop.
+func (t *ClientTable) ProducerGroups() map[string][]ClientChannel {
+	nowMillis := t.now().UnixMilli()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make(map[string][]ClientChannel, len(t.producers))
+	for group, m := range t.producers {
+		if chs := t.liveSorted(m, nowMillis); len(chs) > 0 {
+			out[group] = chs
+		}
 	}
-	out := make([]ClientChannel, 0, len(m))
+	return out
+}
+
+// liveSorted copies the live channels of m sorted by ClientID; nil when
+// none is. REQUIRES: t.mu held.
+func (t *ClientTable) liveSorted(m map[string]*ClientChannel, nowMillis int64) []ClientChannel {
+	var out []ClientChannel
 	for _, ch := range m {
 		if t.alive(ch, nowMillis) {
 			out = append(out, *ch)
 		}
 	}
-	slices.SortFunc(out, func(a, b ClientChannel) int {
-		switch {
-		case a.ClientID < b.ClientID:
-			return -1
-		case a.ClientID > b.ClientID:
-			return 1
-		}
-		return 0
-	})
-	return out, len(out) > 0
+	slices.SortFunc(out, func(a, b ClientChannel) int { return strings.Compare(a.ClientID, b.ClientID) })
+	return out
 }
 
 // GroupsSubscribing returns the consumer groups, sorted, with a live member

@@ -19,7 +19,9 @@
 #   M7 consumerProgress -g G2 -t T2: queue 0 with broker offset 100, consumer offset 50, diff 50;
 #      "Diff Total: 50"
 #   M8 consumerConnection -g G2 lists the live client, its subscription of T2 and ConsumeType CONSUME_POP
-#   M9 producerConnection -g PG2 -t T2 lists the live client
+#   M9 producerConnection -g PG2 -t T2 lists the live client; producer -b ADDR (GET_ALL_PRODUCER_INFO) prints
+#      "producer group (PG2) instance : " with the client's clientId, remoteIP /127.0.0.1:PORT, language,
+#      version and last heartbeat
 #   M10 getBrokerConfig -b ADDR prints brokerName and listenPort lines
 #   M11 resetOffsetByTime (INVOKE_BROKER_TO_RESET_OFFSET): adminclient sends 20 messages to a new topic T3 and
 #      pops and acks all 20 as group G3; resetOffsetByTime -g G3 -t T3 -s <ms before the first send> prints the
@@ -248,6 +250,9 @@ m9() {
   mq m9_conn producerConnection -g "$pgroup2" -t "$topic2"
   [ "$(rc m9_conn)" = 0 ] && grep -qE "^0001 +127.0.0.1@adminclient[0-9]+ +127.0.0.1:[0-9]+ " "$tmp/m9_conn.out" \
     || { show m9_conn "producerConnection -g $pgroup2 -t $topic2"; return 1; }
+  mq m9_all producer -b "${brokers[0]}"
+  [ "$(rc m9_all)" = 0 ] && grep -qE "^producer group \($pgroup2\) instance : clientId=127\.0\.0\.1@adminclient[0-9]+,remoteIP=/127\.0\.0\.1:[0-9]+, language=[A-Z_]+, version=[0-9]+, lastUpdateTimestamp=[1-9][0-9]+$" "$tmp/m9_all.out" \
+    || { show m9_all "producer -b ${brokers[0]}"; return 1; }
 }
 m10() {
   mq m10_config getBrokerConfig -b "${brokers[0]}"
@@ -622,7 +627,7 @@ client_pid=""
 check "M6 updateTopic -o true; topicStatus lists queue 0 with min 0, max 100" m6
 check "M7 consumerProgress shows diff 50 after a POP consumer acked 50 of 100" m7
 check "M8 consumerConnection lists the live POP consumer" m8
-check "M9 producerConnection lists the live producer" m9
+check "M9 producerConnection and producer -b list the live producer (GET_ALL_PRODUCER_INFO)" m9
 check "M23 brokerConsumeStats lists the POP consumer's queue (GET_BROKER_CONSUME_STATS)" m23
 check "M24 consumerStatus is forwarded; a client that does not serve it answers CODE: 3 (GET_CONSUMER_RUNNING_INFO)" m24
 check "M25 queryCq prints the queue extent and entries (QUERY_CONSUME_QUEUE)" m25

@@ -17,7 +17,7 @@
 #            installed under ~/.cache/popshim-v5 when missing), each over plaintext and over TLS on the same
 #            port (--tls-mode permissive); then two brokers on an Apache name server, the Go v5 client
 #            sending to and receiving from both through the first one's route
-#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll, consumerStatus, queryMsgById -g -d, queryMsgByUniqueKey -g -d and queryMsgById -s true against a live Java consumer (mqadmin_test.sh)
+#   mqadmin  rocketmq-tools 5.5.0 (mqadmin) against popshim: users and ACLs (--auth-enabled), subscription groups, deleteTopic, topicStatus, consumerProgress, consumer/producerConnection, producer -b, getBrokerConfig, resetOffsetByTime, exportMetadata -c, clusterList, brokerStatus, queryMsgByKey/UniqueKey/Id, statsAll, consumerStatus, queryMsgById -g -d, queryMsgByUniqueKey -g -d and queryMsgById -s true against a live Java consumer (mqadmin_test.sh)
 # `all` runs four lanes at once (java+go, proxy+cluster, mqadmin, grpc), each printed whole when it ends.
 # Env:   INTEROP_SERIAL=1         run the suites one after another instead
 #        INTEROP_JAVA_TESTS=S2*   run only matching Java test classes (surefire -Dtest)
