@@ -23,9 +23,12 @@ type PopJob struct {
 	done           func(PopResult, error) // called once: the answer
 	meta           popstore.TopicMeta
 	filter         *longpoll.Filter
-	deadlineMillis int64          // end of the long poll, broker clock
-	keys           []longpoll.Key // what wakes it: the topic and its pop retry topics
-	seqStripe      int            // popSeq stripe of (group, topic)
+	deadlineMillis int64 // end of the long poll, broker clock
+	// maxBytes bounds this run's reply body: Settings.MaxPopBytes capped
+	// by the reply room (reply_room.go). Set by Run.
+	maxBytes  int
+	keys      []longpoll.Key // what wakes it: the topic and its pop retry topics
+	seqStripe int            // popSeq stripe of (group, topic)
 	// taker stands for this request in the registry's takerTable from its
 	// arrival until it is answered, queued for a reader, running or parked,
 	// so a peer POP of the group scanning meanwhile leaves the messages its
@@ -158,6 +161,13 @@ func (j *PopJob) Run() {
 	}()
 	j.StartTaking()
 	s.Polls.CountPopRun()
+	if j.maxBytes = s.replyBytes(s.Settings.MaxPopBytes); j.maxBytes == 0 {
+		// Clients hold the reply bound: read nothing until they read.
+		if j.h.PollTime <= 0 || !retryForRoom(s.nowMillis(), j.deadlineMillis, j.rerun) {
+			j.fail(errPollingTimeout)
+		}
+		return
+	}
 	seen := s.Polls.Snapshot(j.keys)
 	j.collect(o)
 	if o.contended {
@@ -176,6 +186,8 @@ func (j *PopJob) Run() {
 			(*hook)()
 		}
 	}
+	pending := int64(len(o.body)) // the answer's room, until Done
+	s.replyPending.Add(pending)
 	op := &batch.Op{
 		Lane:  batch.LaneForeground,
 		Bytes: 64*len(o.cks) + 32*len(o.commits),
@@ -200,6 +212,7 @@ func (j *PopJob) Run() {
 			return j.putLeases(tx, o)
 		},
 		Done: func(err error) {
+			s.replyPending.Add(-pending)
 			j.release(o)
 			if errors.Is(err, errLeaseMoved) {
 				j.rerun() // an ACK or CHANGE moved a lease since the read
@@ -226,6 +239,7 @@ func (j *PopJob) Run() {
 	// From here Done (completer goroutine) may release o.held at any time.
 	owned = false
 	if err := s.Writer.Submit(op); err != nil {
+		s.replyPending.Add(-pending)
 		j.release(o)
 		j.fail(SubmitError("pop", err))
 	}

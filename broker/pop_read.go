@@ -17,7 +17,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		remaining = min(remaining, popstore.MaxOrderOffsets)
 	}
 	k := queueLockKey{group, s.topic, s.queueID}
-	if remaining <= 0 || len(o.body) >= svc.Settings.MaxPopBytes {
+	if remaining <= 0 || len(o.body) >= j.maxBytes {
 		j.skipQueue(o, s)
 		return
 	}
@@ -72,12 +72,12 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 		peers = svc.Polls.WantsOf(group, s.topic, s.queueID)
 	}
 	handedOff, full := false, false
-	for !handedOff && !full && remaining > 0 && next < maxOff && scanned < svc.Settings.MaxScanPerQueue && len(o.body) < svc.Settings.MaxPopBytes {
+	for !handedOff && !full && remaining > 0 && next < maxOff && scanned < svc.Settings.MaxScanPerQueue && len(o.body) < j.maxBytes {
 		want := remaining
 		if j.filter != nil {
 			want = min(256, svc.Settings.MaxScanPerQueue-scanned)
 		}
-		recs, nxt, err := st.ReadMessagesInto(o.rb, s.topic, s.queueID, next, want, svc.Settings.MaxPopBytes-len(o.body))
+		recs, nxt, err := st.ReadMessagesInto(o.rb, s.topic, s.queueID, next, want, j.maxBytes-len(o.body))
 		if err != nil {
 			if o.readErr == nil {
 				o.readErr = err
@@ -117,7 +117,7 @@ func (j *PopJob) readQueue(o *popOutcome, s popSource) {
 				}
 				continue
 			}
-			if len(o.body) > 0 && len(o.body)+len(rec) > svc.Settings.MaxPopBytes {
+			if len(o.body) > 0 && len(o.body)+len(rec) > j.maxBytes {
 				// It would take the reply past maxPopBytes (and a client's
 				// frame limit): left for the next POP.
 				next, full = m.QueueOffset, true

@@ -48,8 +48,16 @@ func (j *pullJob) run() {
 		code, next = codec.PullNotFound, off
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
+	case b.Svc.replyBytes(1) == 0:
+		// Clients hold the reply bound: read nothing until they read
+		// (reply_room.go); a suspended PULL looks again until its poll ends.
+		if h.SysFlag&codec.PullSysFlagSuspend != 0 && h.SuspendTimeoutMillis > 0 &&
+			retryForRoom(b.Now(), j.deadlineMillis, func() { j.rerun() }) {
+			return
+		}
+		code, next = codec.PullNotFound, off
 	default:
-		limit := min(b.Settings.MaxPopBytes, MaxPullBytes)
+		limit := b.Svc.replyBytes(min(b.Settings.MaxPopBytes, MaxPullBytes))
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}
@@ -97,6 +105,14 @@ func (j *pullJob) run() {
 	j.answer(code, next, minOff, maxOff, body, found)
 }
 
+// rerun submits the pull to the reader pool again; SYSTEM_BUSY when the
+// pool is full. Any goroutine.
+func (j *pullJob) rerun() {
+	if !j.b.ResubmitRead(j.run) {
+		j.done(PullResult{}, errBusy)
+	}
+}
+
 // park suspends the pull; false when it must be answered now. Reader
 // goroutine.
 func (j *pullJob) park(seen []uint64) bool {
@@ -105,11 +121,7 @@ func (j *pullJob) park(seen []uint64) bool {
 		j.r.OnPark()
 	}
 	p := &longpoll.Poll{Keys: j.keys, DeadlineMillis: j.deadlineMillis, ConnID: j.r.ConnID,
-		OnWake: func() {
-			if !b.ResubmitRead(j.run) {
-				j.done(PullResult{}, errBusy)
-			}
-		},
+		OnWake: j.rerun,
 		OnExpire: func() {
 			st := b.Store
 			minOff, maxOff := st.MinOffset(h.Topic, h.QueueID), st.MaxOffset(h.Topic, h.QueueID)

@@ -47,6 +47,10 @@ type Service struct {
 
 	locks   queueLocks
 	readers *readerPool
+	// replyPending counts the bytes of POP answers read and waiting for
+	// their checkpoint write (reply_room.go): the reply room they will
+	// take. Reader goroutines add, the op's Done subtracts.
+	replyPending atomic.Int64
 	// popSeq counts POP requests per stripe of (group, topic): it drives
 	// the retry-first ratio and the round-robin start queue of queueId -1.
 	popSeq  [stripeCount]atomic.Uint64

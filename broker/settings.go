@@ -42,6 +42,13 @@ type Settings struct {
 	// single message larger than it is still sent alone). The default
 	// leaves maxReplyHeadroom below a client's 16 MiB frame limit.
 	MaxPopBytes int
+	// ReplyRoom, when not nil, returns how many more reply bytes the
+	// remoting listener may hold for clients that have not read theirs
+	// (remoting.Server.ReplyRoom): a POP or PULL reads at most that many
+	// bytes of messages (at least one message while it is positive), and
+	// none while it is not: it waits replyRoomRetry at a time until its
+	// poll ends, then answers empty (reply_room.go). Set before traffic.
+	ReplyRoom func() int64
 	// MaxReconsumeTimes is the default retry limit (retryMaxTimes, 16)
 	// when neither the message's MAX_RECONSUME_TIMES property nor the group
 	// says otherwise; past it revive writes to %DLQ%group.

@@ -184,6 +184,13 @@ type Config struct {
 	// SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE]); negative: no bound.
 	// --read-max-bytes.
 	ReadMaxBytes int64
+	// ReplyMaxBytes is remoting.ServerOptions.MaxReplyBytes of the broker
+	// listener: reply bytes waiting for peers to read them (outbound
+	// buffers); while they reach it POP and PULL read no message bodies
+	// and wait, and a connection whose peer has not read for 5 s plus 1 s
+	// per MiB it holds is closed. 0 (default): half of QueueMaxBytes;
+	// negative: no bound. --reply-max-bytes.
+	ReplyMaxBytes int64
 	// MemoryLimit is the Go runtime's soft memory limit, bytes
 	// (runtime/debug.SetMemoryLimit): the GC works harder as the heap nears
 	// it, so the garbage of large SENDs cannot grow the heap to

@@ -10,12 +10,21 @@ import (
 // EffectiveReadMaxBytes returns the read budget of each remoting listener
 // (remoting.ServerOptions.MaxReadBytes): -1 for none, else ReadMaxBytes or
 // its default, half of QueueMaxBytes.
-func (c *Config) EffectiveReadMaxBytes() int64 {
+func (c *Config) EffectiveReadMaxBytes() int64 { return c.orHalfQueue(c.ReadMaxBytes) }
+
+// EffectiveReplyMaxBytes returns the reply bound of the broker listener
+// (remoting.ServerOptions.MaxReplyBytes): -1 for none, else ReplyMaxBytes
+// or its default, half of QueueMaxBytes.
+func (c *Config) EffectiveReplyMaxBytes() int64 { return c.orHalfQueue(c.ReplyMaxBytes) }
+
+// orHalfQueue resolves a byte bound flag: -1 (none) when negative, v when
+// positive, half of QueueMaxBytes when 0.
+func (c *Config) orHalfQueue(v int64) int64 {
 	switch {
-	case c.ReadMaxBytes < 0:
+	case v < 0:
 		return -1
-	case c.ReadMaxBytes > 0:
-		return c.ReadMaxBytes
+	case v > 0:
+		return v
 	}
 	return c.QueueMaxBytes / 2
 }

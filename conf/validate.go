@@ -81,6 +81,9 @@ func (c *Config) Validate() error {
 	if c.ReadMaxBytes > 0 && (c.ReadMaxBytes < 1<<20 || c.ReadMaxBytes > 1<<40) {
 		v.errf("--read-max-bytes must be 0, negative, or in [1 MiB, 1 TiB], got %d", c.ReadMaxBytes)
 	}
+	if c.ReplyMaxBytes > 0 && (c.ReplyMaxBytes < 1<<20 || c.ReplyMaxBytes > 1<<40) {
+		v.errf("--reply-max-bytes must be 0, negative, or in [1 MiB, 1 TiB], got %d", c.ReplyMaxBytes)
+	}
 	if c.MemoryLimit > 0 && c.MemoryLimit < minMemoryLimit {
 		v.errf("--memory-limit must be 0 (auto), negative (none) or ≥ 16 MiB (%d), got %d", int64(minMemoryLimit), c.MemoryLimit)
 	}

@@ -1,6 +1,9 @@
 package remoting
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // frameBuf is one encoded reply frame. It is owned by the goroutine that
 // encoded it until it is queued on a conn, then by that conn's flusher, then
@@ -8,6 +11,10 @@ import "sync"
 type frameBuf struct {
 	b   []byte
 	off int // bytes of b already sent by a partial direct send (direct.go)
+	// held is the Server counter a large reply counts in until putFrame
+	// (replyheld.go), nil when it counts nowhere; heldN is what it added.
+	held  *atomic.Int64
+	heldN int64
 }
 
 // maxPooledFrame is the largest buffer capacity, in bytes, kept for reuse;
@@ -27,6 +34,10 @@ func getFrame() *frameBuf {
 // putFrame returns f to the pool. The caller must be the buffer's last user:
 // for a buffer handed to gnet that is the write callback.
 func putFrame(f *frameBuf) {
+	if f.held != nil {
+		f.held.Add(-f.heldN)
+		f.held, f.heldN = nil, 0
+	}
 	if cap(f.b) > maxPooledFrame {
 		return
 	}

@@ -124,6 +124,14 @@ type conn struct {
 	// (ticker goroutine) reads them.
 	bigDeadline  atomic.Int64
 	bigAnnounced atomic.Int64
+
+	// outbound is gnet's outbound buffer of this connection as last seen
+	// (replyheld.go), its share of Server.replyOutbound. Loop goroutine.
+	outbound int64
+	// outboundHeld is outbound, for the ticker's poll and slow-reader
+	// scan; outboundSince is when it last shrank or started (monoNanos).
+	outboundHeld  atomic.Int64
+	outboundSince atomic.Int64
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {
@@ -150,6 +158,7 @@ func (c *conn) touch() { c.lastActive.Store(monoNanos()) }
 func (c *conn) reply(resp *codec.Command, settles bool) error {
 	f := getFrame()
 	f.b = codec.AppendFrame(f.b, resp)
+	c.srv.countReply(f)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if settles {
@@ -204,6 +213,9 @@ func (c *conn) written(gc gnet.Conn, err error) error {
 	c.srv.opts.Metrics.observeFlush(time.Duration(monoNanos() - c.flushAt))
 	c.releaseInflight()
 	held := gc.OutboundBuffered()
+	if err == nil {
+		c.setOutbound(int64(held))
+	}
 	if err != nil {
 		c.srv.log.Debug().Uint64("conn", c.id).Err(err).Msg("reply write failed")
 	} else if held > maxOutboundBytes {

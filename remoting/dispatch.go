@@ -24,6 +24,7 @@ import (
 // and written together when it returns (hold.go).
 func (s *Server) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
+	c.observeOutbound(gc)
 	c.holdReplies()
 	a := s.onTraffic(c, gc)
 	c.releaseHeld()

@@ -51,6 +51,13 @@ type ServerOptions struct {
 	// Each Server counts its own. Zero means DefaultMaxReadBytes; a
 	// negative value disables the bound (every frame is read at once).
 	MaxReadBytes int64
+	// MaxReplyBytes bounds the reply bytes this Server holds for peers
+	// that have not read them (gnet's outbound buffers, replyheld.go):
+	// while they reach it, ReplyRoom is not positive and the broker reads
+	// no message bodies for POP and PULL (broker.Settings.ReplyRoom).
+	// Each Server counts its own. Zero means DefaultMaxReplyBytes; a
+	// negative value disables the bound.
+	MaxReplyBytes int64
 	// Metrics receives per-request latency and connection counters. Nil
 	// disables metrics. One Metrics may be shared by several servers.
 	Metrics *Metrics
@@ -125,6 +132,10 @@ const (
 	// the default of popshim's --queue-max-bytes (256 MiB), as popshim's
 	// --read-max-bytes defaults.
 	DefaultMaxReadBytes = 128 << 20
+	// DefaultMaxReplyBytes is the default ServerOptions.MaxReplyBytes, as
+	// popshim's --reply-max-bytes defaults: half of --queue-max-bytes'
+	// default.
+	DefaultMaxReplyBytes = 128 << 20
 	// DefaultTLSHandshakeTimeout is the default
 	// ServerOptions.TLSHandshakeTimeout (Netty SslHandler's 10 s).
 	DefaultTLSHandshakeTimeout = 10 * time.Second
@@ -155,6 +166,9 @@ func (o ServerOptions) WithDefaults() ServerOptions {
 	}
 	if o.MaxReadBytes == 0 {
 		o.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if o.MaxReplyBytes == 0 {
+		o.MaxReplyBytes = DefaultMaxReplyBytes
 	}
 	if o.TLSHandshakeTimeout == 0 {
 		o.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout

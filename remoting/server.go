@@ -60,6 +60,12 @@ type Server struct {
 	directCtr prometheus.Counter // popshim_remoting_direct_replies_total; nil without metrics
 	draining  atomic.Bool        // set by Drain: GO_AWAY to new clients
 
+	// replyOutbound is the sum of the connections' outbound bytes as last
+	// seen (replyheld.go); replyGauge publishes it (nil without Metrics).
+	replyOutbound atomic.Int64
+	replyFrames   atomic.Int64 // large reply frames encoded, not yet written or handed to gnet
+	replyGauge    prometheus.Gauge
+
 	// Read budget (readbudget.go, largeframe.go, readpause_linux.go).
 	budget         readBudget
 	gauges         *readGauges  // nil without Metrics
@@ -112,6 +118,7 @@ func NewServer(opts ServerOptions, router *Router, log zerolog.Logger) *Server {
 
 		tlsSessions: make(map[*tlsSession]struct{}),
 		directCtr:   opts.Metrics.directCounter(opts.Name),
+		replyGauge:  opts.Metrics.replyGauge(opts.Name),
 	}
 }
 
@@ -146,7 +153,7 @@ func (s *Server) Start() error {
 		gnet.WithNumEventLoop(s.opts.EventLoops),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithLogger(gnetLogger{log: s.log.With().Str("component", "gnet").Logger()}),
-		gnet.WithTicker(s.opts.IdleTimeout > 0 || s.budget.enabled()),
+		gnet.WithTicker(s.opts.IdleTimeout > 0 || s.budget.enabled() || s.opts.MaxReplyBytes >= 0),
 	)
 	if err == nil {
 		err = cli.Start()
@@ -260,6 +267,7 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	c.markClosed()
+	c.setOutbound(0)
 	s.closeReads(c)
 	s.mu.Lock()
 	delete(s.conns, c.id)
@@ -272,6 +280,20 @@ func (s *Server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.log.Debug().Uint64("conn", c.id).Stringer("remote", c.remote).AnErr("reason", err).
 		Bool("handed_to_tls", c.handedOff).Msg("connection closed")
 	return gnet.None
+}
+
+// connsWhere returns the open connections keep reports true for; keep
+// runs under mu and must only read atomics. Any goroutine.
+func (s *Server) connsWhere(keep func(*conn) bool) []*conn {
+	var out []*conn
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // openConns is the number of accepted connections not yet closed (OnClose
@@ -331,24 +353,24 @@ func (s *Server) readStats() (reserved int64, waiting int, paused, buffered int6
 func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	now := monoNanos()
 	s.closeSlowFrames(now)
+	s.closeSlowReaders(now)
+	next := time.Second
+	if s.pollOutbound() {
+		next = outboundPollEvery
+	}
 	idle := s.opts.IdleTimeout
 	if idle <= 0 {
-		return time.Second, gnet.None
+		return next, gnet.None
 	}
 	deadline := now - int64(idle)
-	var victims []*conn
-	s.mu.Lock()
-	for _, c := range s.conns {
-		if c.lastActive.Load() < deadline && !c.scanClosing.Load() && !c.readWaiting.Load() {
-			victims = append(victims, c)
-		}
-	}
-	s.mu.Unlock()
+	victims := s.connsWhere(func(c *conn) bool {
+		return c.lastActive.Load() < deadline && !c.scanClosing.Load() && !c.readWaiting.Load()
+	})
 	for _, c := range victims {
 		c.scanClosing.Store(true)
 		s.opts.Metrics.idleClose(s.opts.Name)
 		s.log.Info().Uint64("conn", c.id).Stringer("remote", c.remote).Dur("idle_timeout", idle).Msg("closing idle connection")
 		_ = c.gc.Close()
 	}
-	return min(max(idle/4, 10*time.Millisecond), time.Second), gnet.None
+	return min(max(idle/4, 10*time.Millisecond), next), gnet.None
 }

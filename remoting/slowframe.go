@@ -48,14 +48,10 @@ func (s *Server) closeSlowFrames(now int64) {
 	if _, waiting := s.budget.stats(); waiting == 0 {
 		return
 	}
-	var victims []*conn
-	s.mu.Lock()
-	for _, c := range s.conns {
-		if d := c.bigDeadline.Load(); d != 0 && now > d && !c.scanClosing.Load() {
-			victims = append(victims, c)
-		}
-	}
-	s.mu.Unlock()
+	victims := s.connsWhere(func(c *conn) bool {
+		d := c.bigDeadline.Load()
+		return d != 0 && now > d && !c.scanClosing.Load()
+	})
 	for _, c := range victims {
 		if !c.scanClosing.CompareAndSwap(false, true) {
 			continue

@@ -134,9 +134,13 @@ func (m *memoryLimiter) run(ctx context.Context, done chan<- struct{}) {
 // 2026-12-05) kept the queue full of records that counted as broker state:
 // growth multiplied them and the limit rose to its ceiling (1 GiB, peak RSS
 // 1.1–1.2 GB against the 612 MiB bound). A SEND both held as a large frame
-// and queued counts twice, which only lowers the limit. Any goroutine.
+// and queued counts twice, which only lowers the limit. Replies waiting in
+// outbound buffers for clients that do not read them count too
+// (remoting.Server.HeldReplyBytes, bounded by --reply-max-bytes): 400
+// connections that each POPped 15 MiB and read nothing raised the limit
+// with them (peak RSS 714 MiB with the bound, 2026-12-07). Any goroutine.
 func (st *Stack) heldFrameBytes() int64 {
-	n := st.broker.HeldReadBytes() + st.Writer.QueuedBytes()
+	n := st.broker.HeldReadBytes() + st.broker.HeldReplyBytes() + st.Writer.QueuedBytes()
 	if st.namesrv != nil {
 		n += st.namesrv.HeldReadBytes()
 	}

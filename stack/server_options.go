@@ -9,7 +9,8 @@ import (
 )
 
 // BrokerServerOptions returns the remoting options of the broker listener
-// (--listen and the connection flags). m may be nil (no metrics).
+// (--listen and the connection flags; --reply-max-bytes, which the
+// embedded name server's listener shares). m may be nil (no metrics).
 func BrokerServerOptions(c *conf.Config, m *remoting.Metrics) remoting.ServerOptions {
 	return serverOptions(c, "broker", c.Listen, m)
 }
@@ -36,6 +37,7 @@ func serverOptions(c *conf.Config, name, addr string, m *remoting.Metrics) remot
 		IdleTimeout:   idle,
 		MaxConns:      maxConns,
 		MaxReadBytes:  c.EffectiveReadMaxBytes(),
+		MaxReplyBytes: c.EffectiveReplyMaxBytes(),
 		EventLoops:    c.EventLoops,
 		Metrics:       m,
 

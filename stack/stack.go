@@ -193,6 +193,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 	bopts.Guard = guard.New(st.Broker.Auth, log)
 	bopts.ScribbleBorrowedBodies = o.scribble
 	st.broker = remoting.NewServer(bopts, brokerRouter, log)
+	st.Broker.Settings.ReplyRoom = st.broker.ReplyRoom
 	st.Writer.SetCompletionScope(st.broker.ReplyScope())
 	if err = st.broker.Start(); err != nil {
 		return nil, err
