@@ -10,16 +10,21 @@
 #     BENCH_MEM_SEND_DURATION;
 #   drip: BENCH_MEM_DRIP_CONNS connections each announcing a
 #     BENCH_MEM_DRIP_BYTES frame and sending BENCH_MEM_DRIP_RATE bytes of it
-#     per second for BENCH_MEM_DRIP_SECS seconds (python3).
+#     per second for BENCH_MEM_DRIP_SECS seconds (python3);
+#   unread: BENCH_MEM_UNREAD_MSGS messages of 1 MiB stored, then
+#     BENCH_MEM_UNREAD_CONNS connections (4 KiB receive window) each send one
+#     POP of 32 for a group of its own and never read the answer; peak over
+#     BENCH_MEM_UNREAD_SECS seconds (python3; --reply-max-bytes bounds it).
 # Writes $BENCH_OUT/memory.md.
 #
 # Env (defaults in brackets): POPSHIM_BIN, BENCH_OUT [<repo>/bin/bench],
-#   BENCH_MEM_CASES ["checkpoints conns send drip"]: the rows to measure
+#   BENCH_MEM_CASES ["checkpoints conns send drip unread"]: the rows to measure
 #   BENCH_MEM_CHECKPOINTS [1000000]   BENCH_MEM_CONNS [10000]
 #   BENCH_MEM_SEND_CONNS [800]   BENCH_MEM_SEND_BYTES [1048576]
 #   BENCH_MEM_SEND_DURATION [15s]   BENCH_MEM_DRIP_CONNS [5000]
 #   BENCH_MEM_DRIP_BYTES [4194304]   BENCH_MEM_DRIP_RATE [4]
-#   BENCH_MEM_DRIP_SECS [30]
+#   BENCH_MEM_DRIP_SECS [30]   BENCH_MEM_UNREAD_MSGS [40]
+#   BENCH_MEM_UNREAD_CONNS [400]   BENCH_MEM_UNREAD_SECS [20]
 #   BENCH_MEM_SERVE_ARGS: extra `popshim serve` flags for every row, e.g.
 #     "--read-max-bytes=-1" measures without the read budget
 #   BENCH_KEEP
@@ -34,7 +39,7 @@ mkdir -p "$work/pids"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 bench_settings memory
-cases=${BENCH_MEM_CASES:-checkpoints conns send drip}
+cases=${BENCH_MEM_CASES:-checkpoints conns send drip unread}
 cks=${BENCH_MEM_CHECKPOINTS:-1000000}
 nconns=${BENCH_MEM_CONNS:-10000}
 sconns=${BENCH_MEM_SEND_CONNS:-800}
@@ -44,10 +49,13 @@ dconns=${BENCH_MEM_DRIP_CONNS:-5000}
 dbytes=${BENCH_MEM_DRIP_BYTES:-4194304}
 drate=${BENCH_MEM_DRIP_RATE:-4}
 dsecs=${BENCH_MEM_DRIP_SECS:-30}
+umsgs=${BENCH_MEM_UNREAD_MSGS:-40}
+uconns=${BENCH_MEM_UNREAD_CONNS:-400}
+usecs=${BENCH_MEM_UNREAD_SECS:-20}
 # shellcheck disable=SC2206 # split on purpose: a list of flags
 serve_args=(${BENCH_MEM_SERVE_ARGS:-})
 maxconns=$nconns
-for n in "$sconns" "$dconns"; do
+for n in "$sconns" "$dconns" "$uconns"; do
   [ "$n" -gt "$maxconns" ] && maxconns=$n
 done
 ulimit -n $((maxconns + 4096)) 2>/dev/null || { echo "memory: cannot raise the open-file limit to $((maxconns + 4096))" >&2; exit 2; }
@@ -147,6 +155,56 @@ for s in socks:
 print(f"memory: {len(closed)} dripping connections closed by the server as too slow", flush=True)
 EOF
   rows+=("| $dconns × $dbytes-byte frame dripped at $drate bytes/s for ${dsecs}s: peak | $(hwm_mib "$pid") |")
+  stop_bg popshim
+fi
+
+if want unread; then
+  start
+  echo "memory: $umsgs messages of 1 MiB; $uconns connections each POP 32 of them and read nothing for ${usecs}s"
+  python3 - "$port" "$umsgs" "$uconns" "$usecs" <<'EOF'
+import json, os, socket, struct, sys, time
+port, nmsg, nconn, secs = (int(a) for a in sys.argv[1:5])
+opaque = 0
+def frame(code, ext, body=b""):
+    global opaque
+    opaque += 1
+    h = json.dumps({"code": code, "flag": 0, "language": "JAVA", "opaque": opaque, "serializeTypeCurrentRPC": "JSON",
+                    "version": 479, "extFields": {k: str(v) for k, v in ext.items()}}).encode()
+    return struct.pack(">ii", 4 + len(h) + len(body), len(h)) + h + body
+def answer(s):
+    buf = b""
+    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            raise SystemExit("memory: the broker closed the producing connection")
+        buf += chunk
+    return json.loads(buf[8:8 + (struct.unpack(">i", buf[4:8])[0] & 0xFFFFFF)])
+s = socket.create_connection(("127.0.0.1", port), timeout=30)
+s.sendall(frame(17, {"topic": "MemUnread", "defaultTopic": "TBW102", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6,
+                     "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": "false"}))
+if answer(s).get("code") != 0:
+    raise SystemExit("memory: cannot create the topic")
+body = os.urandom(1 << 20)
+for _ in range(nmsg):
+    s.sendall(frame(10, {"producerGroup": "mem", "topic": "MemUnread", "defaultTopic": "TBW102", "defaultTopicQueueNums": 1,
+                         "queueId": 0, "sysFlag": 0, "bornTimestamp": int(time.time() * 1000), "flag": 0,
+                         "properties": "", "reconsumeTimes": 0}, body))
+    if answer(s).get("code") != 0:
+        raise SystemExit("memory: a SEND failed")
+readers = []
+for i in range(nconn):
+    c = socket.socket()
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    c.connect(("127.0.0.1", port))
+    c.sendall(frame(200050, {"consumerGroup": "mem_unread_%d" % i, "topic": "MemUnread", "queueId": 0, "maxMsgNums": 32,
+                             "invisibleTime": 60000, "pollTime": 0, "bornTime": int(time.time() * 1000), "initMode": 1,
+                             "expType": "TAG", "exp": "*", "order": "false"}))
+    readers.append(c)
+time.sleep(secs)
+for c in readers:
+    c.close()
+EOF
+  rows+=("| $uconns connections × one POP of $umsgs × 1 MiB messages, answers never read, ${usecs}s: peak | $(hwm_mib "$pid") |")
   stop_bg popshim
 fi
 
