@@ -204,17 +204,20 @@ func (c *commitLog) find(phys int64) int {
 // each), straight from the records' own buffers, then fdatasync of every
 // segment written, creating segments as records need them (and syncing the
 // directory then). On error some records may be written, none is
-// referenced yet: the caller fails the batch. Caller: the goroutine
-// committing, with serialMu held.
-func (c *commitLog) write(recs []clogRec) error {
+// referenced yet: the caller fails the batch. It returns how far the
+// records reach into each segment written (ends, reused), for the batch to
+// record (commitlog_check.go). Caller: the goroutine committing, with
+// serialMu held.
+func (c *commitLog) write(recs []clogRec, ends []segEnd) ([]segEnd, error) {
 	var dirty []*segment
+	ends = ends[:0]
 	created := false
 	iov := make([][]byte, 0, min(len(recs), maxIovecs))
 	for i := 0; i < len(recs); {
 		r := &recs[i]
 		g, err := c.segmentFor(r.phys, int64(len(r.b)), &created)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		iov = append(iov[:0], r.b)
 		j := i + 1
@@ -223,22 +226,26 @@ func (c *commitLog) write(recs []clogRec) error {
 			j++
 		}
 		if err := pwritevAll(g.f, iov, r.phys-g.start); err != nil {
-			return fmt.Errorf("popstore: commit log write: %w", err)
+			return nil, fmt.Errorf("popstore: commit log write: %w", err)
 		}
 		if len(dirty) == 0 || dirty[len(dirty)-1] != g {
 			dirty = append(dirty, g)
+			ends = append(ends, segEnd{start: g.start})
 		}
+		ends[len(ends)-1].end = recs[j-1].end()
 		i = j
 	}
 	for _, g := range dirty {
 		if err := unix.Fdatasync(int(g.f.Fd())); err != nil {
-			return fmt.Errorf("popstore: commit log fdatasync: %w", err)
+			return nil, fmt.Errorf("popstore: commit log fdatasync: %w", err)
 		}
 	}
 	if created {
-		return syncDir(c.dir)
+		if err := syncDir(c.dir); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return ends, nil
 }
 
 // segmentFor returns the segment a record of n bytes at phys goes to,

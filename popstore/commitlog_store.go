@@ -6,6 +6,7 @@ package popstore
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 
@@ -34,8 +35,9 @@ const DefaultCommitLogBatchMinBytes = 32 << 10
 const DefaultCommitLogBatchMinRecords = 64
 
 // openCommitLog opens the commit log Options ask for, after the state is
-// loaded (nextPhys known). REQUIRES: called by Open only.
-func (s *Store) openCommitLog(opts Options) error {
+// loaded (nextPhys known), and checks its segments against the committed
+// ends (commitlog_check.go). REQUIRES: called by Open only.
+func (s *Store) openCommitLog(opts Options, ends map[int64]int64) error {
 	// Opened even when turned off, so references written before resolve.
 	switch s.clogMin = opts.CommitLogMinBytes; {
 	case s.clogMin < 0:
@@ -66,6 +68,23 @@ func (s *Store) openCommitLog(opts Options) error {
 	if len(removed) > 0 {
 		s.log.Warn().Strs("segments", removed).Int64("nextPhysicalOffset", s.nextPhys).
 			Msg("commit log segments past the last durable write removed")
+	}
+	stale, err := c.checkEnds(ends)
+	if err != nil {
+		c.close()
+		return err
+	}
+	if len(stale) > 0 {
+		wb := grocksdb.NewWriteBatch()
+		for _, start := range stale {
+			wb.DeleteCF(s.cfMeta(), clogEndKey(start))
+		}
+		err := s.db.Write(s.wo, wb) // a stale end left behind is only dropped again
+		wb.Destroy()
+		if err != nil {
+			c.close()
+			return fmt.Errorf("popstore: commit log: drop ends of removed segments: %w", err)
+		}
 	}
 	s.clog = c
 	return nil

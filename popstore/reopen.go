@@ -133,6 +133,7 @@ type loaded struct {
 	orders    map[offsetID]OrderState
 	groupsVer *groupsVersion
 	inflight  map[GroupTopic]int64 // durable checkpoints (countAllCheckpoints)
+	clogEnds  map[int64]int64      // segment start → committed end (commitlog_check.go)
 }
 
 // loadState reads the meta and offsets column families.
@@ -141,7 +142,7 @@ func (s *Store) loadState() (*loaded, error) {
 	st := &loaded{
 		queues: make(map[queueKey][2]int64), topics: make(map[string]TopicMeta),
 		groups: make(map[string]GroupMeta), offsets: make(map[offsetID]int64),
-		orders: make(map[offsetID]OrderState),
+		orders: make(map[offsetID]OrderState), clogEnds: make(map[int64]int64),
 	}
 	it := s.db.NewIteratorCF(s.ro, s.cfMeta())
 	defer it.Close()
@@ -155,6 +156,12 @@ func (s *Store) loadState() (*loaded, error) {
 				return nil, fmt.Errorf("popstore: corrupt %s value (%d bytes)", metaPhysKey, len(v))
 			}
 			st.nextPhys = p
+		case len(ks) > len(metaClogEndPrefix) && ks[:len(metaClogEndPrefix)] == metaClogEndPrefix:
+			start, end, ok := parseClogEnd(k, v)
+			if !ok {
+				return nil, fmt.Errorf("popstore: corrupt commit log end %q", k)
+			}
+			st.clogEnds[start] = end
 		case ks == metaTimersKey:
 			n, ok := getInt64(v)
 			if !ok {

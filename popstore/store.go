@@ -209,6 +209,9 @@ type Store struct {
 	// clogBatchMin, clogBatchMinRecs: Options.CommitLogBatchMinBytes (0
 	// when negative) and CommitLogBatchMinRecords (math.MaxInt when negative).
 	clogBatchMin, clogBatchMinRecs int
+	// clogEnds is commitLog.write's scratch for the segment ends a batch
+	// records. REQUIRES: serialMu held.
+	clogEnds []segEnd
 }
 
 func (s *Store) cfMessages() *grocksdb.ColumnFamilyHandle { return s.cfs[1] }
@@ -334,7 +337,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.install(st)
 	s.committedPhys.Store(s.nextPhys)
-	if err := s.openCommitLog(opts); err != nil {
+	if err := s.openCommitLog(opts, st.clogEnds); err != nil {
 		s.closeDB()
 		s.destroyOptions()
 		return nil, err

@@ -156,10 +156,15 @@ func (t *Txn) Commit() error {
 		// The records are durable before anything references them. A
 		// failure here is a write failure like the WAL's (the writer stops
 		// and reopens the store): the disk is usually full.
-		if err := t.s.clog.write(t.clogRecs); err != nil {
+		ends, err := t.s.clog.write(t.clogRecs, t.s.clogEnds)
+		if err != nil {
 			t.s.writeFailed.Store(true)
 			t.s.readDone()
 			return err
+		}
+		t.s.clogEnds = ends
+		for _, e := range ends {
+			t.b.put(cfiMeta, clogEndKey(e.start), putInt64(e.end))
 		}
 	}
 	wb := grocksdb.WriteBatchFrom(t.b.encode(&t.s.cfIDs))
