@@ -152,6 +152,7 @@ type endJob struct {
 	reason  string // refusal reason (transaction.Reason*), "" when applied
 	topic   string // real topic
 	stored  int64  // the half's store time
+	born    int64  // the half's born time (the producer's clock), ms
 	body    int    // the message body's size (throughput metric)
 	timerAt int64  // >0: committed as a timer entry due then
 }
@@ -178,7 +179,7 @@ func (j *endJob) Apply(tx *popstore.Txn) error {
 	if err != nil {
 		return j.refuse(transaction.ReasonIllegal, Errorf(codec.SystemError, "stored half message unreadable: %v", err))
 	}
-	j.stored, j.body = m.StoreTimestamp, len(m.Body)
+	j.stored, j.born, j.body = m.StoreTimestamp, m.BornTimestamp, len(m.Body)
 	j.topic, _ = m.Property(codec.PropertyRealTopic)
 	now := b.Now()
 	if imm, ok := transaction.ImmunityMillis(m.Properties, b.Transactions.Settings().TimeoutMillis); ok && !r.FromTransactionCheck && now-j.stored > imm {
@@ -234,7 +235,8 @@ func (j *endJob) Done(err error) {
 	switch {
 	case err == nil && r.CommitOrRollback == codec.SysFlagTransactionCommit:
 		m.Commits.WithLabelValues(j.topic).Inc()
-		m.FinishLatency.WithLabelValues(j.topic).Observe(float64(max(b.Now()-j.stored, 0)) / float64(time.Second/time.Millisecond))
+		// Whole seconds from the producer's born time, as EndTransactionProcessor records it.
+		m.FinishLatency.WithLabelValues(j.topic).Observe(float64(max(b.Now()-j.born, 0) / 1000))
 		b.Metrics.PutNums.Add(1)
 		// Counted in the real topic's messages_in (type transaction), so
 		// that TOPIC_PUT_NUMS shows committed messages as Java's

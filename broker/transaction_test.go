@@ -2,13 +2,16 @@ package broker_test
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/brokertest"
@@ -90,7 +93,9 @@ func popBodies(t *testing.T, f *brokertest.Fixture, group, topic string) []codec
 func TestTransactionCommitOnce(t *testing.T) {
 	f := brokertest.Start(t, nil, nil)
 	createTopic(t, f, "TxnTopic", 1)
-	r := prepare(t, f, halfMessage(f, "TxnTopic", "PG", "b1"))
+	hm := halfMessage(f, "TxnTopic", "PG", "b1")
+	hm.BornTimestamp -= 75_000 // the producer made it 75 s before it was stored
+	r := prepare(t, f, hm)
 	if r.QueueOffset != 0 || r.QueueID != 0 || r.TransactionID != "UNIQ-b1" {
 		t.Fatalf("half result %+v", r)
 	}
@@ -142,6 +147,19 @@ func TestTransactionCommitOnce(t *testing.T) {
 	m2 := f.Broker.Transactions.Metrics()
 	if testutil.ToFloat64(m2.Commits.WithLabelValues("TxnTopic")) != 1 || testutil.ToFloat64(m2.Refused.WithLabelValues(transaction.ReasonNotFound)) != 1 {
 		t.Fatalf("commit and refusal not counted")
+	}
+	// Whole seconds from the born time, in Java's buckets (EndTransactionProcessor).
+	var dm dto.Metric
+	if err := m2.FinishLatency.WithLabelValues("TxnTopic").(prometheus.Metric).Write(&dm); err != nil {
+		t.Fatal(err)
+	}
+	h := dm.GetHistogram()
+	var bounds []float64
+	for _, b := range h.GetBucket() {
+		bounds = append(bounds, b.GetUpperBound())
+	}
+	if h.GetSampleCount() != 1 || h.GetSampleSum() != 75 || fmt.Sprint(bounds) != "[5 60 600 3600 43200 86400]" {
+		t.Fatalf("finish latency: count %d sum %v buckets %v, want 1, 75, Java's", h.GetSampleCount(), h.GetSampleSum(), bounds)
 	}
 }
 

@@ -62,8 +62,8 @@ func NewMetrics() *Metrics {
 		}, []string{"topic"}),
 		FinishLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rocketmq_finish_message_latency",
-			Help:    "Seconds from a half message's store time to its commit.",
-			Buckets: []float64{1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
+			Help:    "Whole seconds from a half message's born time (the producer's clock) to its commit, as the Java broker records it (its declared unit says ms; the values are seconds).",
+			Buckets: []float64{5, 60, 600, 3600, 43200, 86400}, // BrokerMetricsManager's commitLatencyBuckets
 		}, []string{"topic"}),
 		Checks: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "popshim_transaction_checks_total", Help: "CHECK_TRANSACTION_STATE rounds made durable.",
