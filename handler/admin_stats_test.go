@@ -53,6 +53,13 @@ func TestAdminStatsCodes(t *testing.T) {
 	require.Len(t, m, 2, body)
 	assert.Regexp(t, `^\{"brokerOffset":10,"consumerOffset":4,"lastTimestamp":[1-9]\d+,"pullOffset":4\}$`, m[0][3])
 	assert.Equal(t, `{"brokerOffset":0,"consumerOffset":0,"lastTimestamp":0,"pullOffset":0}`, m[1][3])
+	// Three more popped, not acked: in flight, not consumed (Diff 6, Inflight 3).
+	require.Len(t, popAll(t, c, popArgs{group: "GS", topic: "TS", queueID: 0, max: 3, invisible: 60000}, 3), 3)
+	resp = d2Call(t, c, codec.RequestGetConsumeStats, map[string]string{"consumerGroup": "GS"}, nil)
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	m = queueEntry.FindAllStringSubmatch(string(resp.Body), -1)
+	require.Len(t, m, 2, string(resp.Body))
+	assert.Regexp(t, `^\{"brokerOffset":10,"consumerOffset":4,"lastTimestamp":[1-9]\d+,"pullOffset":7\}$`, m[0][3])
 	resp = d2Call(t, c, codec.RequestGetConsumeStats, map[string]string{"consumerGroup": "nobody"}, nil)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	assert.Equal(t, `{"consumeTps":0.0,"offsetTable":{}}`, string(resp.Body))

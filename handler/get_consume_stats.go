@@ -11,12 +11,19 @@ package handler
 // do not subscribe are dropped when the group has live subscriptions.
 // Unknown topics are skipped. For each read queue of each topic:
 //   - brokerOffset: the queue's max offset (one past the last message);
-//   - consumerOffset: the group's committed offset, 0 when none. POP
-//     commits the offset to the end of what it returned in the same write
-//     as its checkpoints, so for POP consumers this is the POP offset;
-//     mqadmin consumerProgress prints brokerOffset − consumerOffset as Diff;
-//   - pullOffset: equal to consumerOffset (popshim keeps no separate pull
-//     offset), so Inflight prints 0;
+//   - pullOffset: the group's committed offset, 0 when none. POP commits
+//     the offset to the end of what it returned in the same write as its
+//     checkpoints, so for POP consumers this is the POP offset;
+//   - consumerOffset: pullOffset less the queue's POP checkpoints in flight
+//     (popped, not acked; popstore.Store.InflightOf), at least 0, as a
+//     5.5.1 broker answers for a POP group whose messages are not all
+//     acked: mqadmin consumerProgress prints brokerOffset − consumerOffset
+//     as Diff and pullOffset − consumerOffset as Inflight, statsAll sums
+//     Diff as Accumulation, and a message at or past consumerOffset tracks
+//     as NOT_CONSUME_YET. Until 2026-12-07 consumerOffset was the POP
+//     offset: in-flight messages showed as consumed. With acks out of
+//     order the lowest unacked offset may be lower than this figure;
+//     Diff still counts every message not acked;
 //   - lastTimestamp: store time in ms of the message at consumerOffset−1,
 //     0 when none.
 //
@@ -60,8 +67,9 @@ func (b *Broker) consumeStatsTopics(h codec.GetConsumeStatsRequestHeader) []stri
 
 // consumeStatsRows builds one OffsetWrapper per queue of each known topic
 // (queue counts from readQueues or the write queue count): brokerOffset
-// the max offset, consumerOffset and pullOffset the committed offset
-// (0 when none). Unknown topics are skipped. Memory only.
+// the max offset, pullOffset the committed offset (0 when none),
+// consumerOffset that less the queue's checkpoints in flight. Unknown
+// topics are skipped. Memory only.
 func (b *Broker) consumeStatsRows(group string, topics []string, readQueues bool) []codec.OffsetWrapper {
 	var rows []codec.OffsetWrapper
 	for _, topic := range topics {
@@ -78,7 +86,8 @@ func (b *Broker) consumeStatsRows(group string, topics []string, readQueues bool
 			off = max(off, 0)
 			rows = append(rows, codec.OffsetWrapper{
 				Queue:        codec.MessageQueue{Topic: topic, BrokerName: b.Cfg.BrokerName, QueueID: q},
-				BrokerOffset: max(b.Store.MaxOffset(topic, q), 0), ConsumerOffset: off, PullOffset: off,
+				BrokerOffset: max(b.Store.MaxOffset(topic, q), 0), PullOffset: off,
+				ConsumerOffset: max(off-b.Store.InflightOf(group, topic, q), 0),
 			})
 		}
 	}

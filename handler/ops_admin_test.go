@@ -98,11 +98,11 @@ func TestBrokerConsumeStats(t *testing.T) {
 	// fastjson's MessageQueue-object keys are not standard JSON: check the text.
 	text := string(resp.Body)
 	assert.True(t, strings.HasPrefix(text, `{"brokerAddr":"`+h.addr()+`","consumeStatsList":[`), text)
-	assert.Contains(t, text, `{"GB":[{"consumeTps":0.0,"offsetTable":{{"brokerName":"`+testBrokerName+`","queueId":0,"topic":"TB"}:{"brokerOffset":3,"consumerOffset":1,`)
+	assert.Contains(t, text, `{"GB":[{"consumeTps":0.0,"offsetTable":{{"brokerName":"`+testBrokerName+`","queueId":0,"topic":"TB"}:{"brokerOffset":3,"consumerOffset":0,"lastTimestamp":0,"pullOffset":1},`)
 	assert.Contains(t, text, `{"brokerName":"`+testBrokerName+`","queueId":1,"topic":"TB"}:{"brokerOffset":1,"consumerOffset":0,"lastTimestamp":0,"pullOffset":0}}}]}`)
 	assert.Contains(t, text, `{"TOOLS_CONSUMER":[]}`, "every subscription group, as Java")
-	// GB: queue 0 at 1 of 3, queue 1 not consumed (0 of 1).
-	assert.True(t, strings.HasSuffix(text, `"totalDiff":3,"totalInflightDiff":0}`), text)
+	// GB: queue 0 popped 1 of 3, not acked (in flight), queue 1 not consumed (0 of 1).
+	assert.True(t, strings.HasSuffix(text, `"totalDiff":4,"totalInflightDiff":1}`), text)
 
 	resp = d2Call(t, c, codec.RequestGetBrokerConsumeStats, map[string]string{"isOrder": "true"}, nil)
 	require.Equal(t, codec.Success, resp.Code)

@@ -2,10 +2,17 @@ package popstore
 
 import "sync"
 
+// GroupTopicQueue names one queue of a (consumerGroup, topic) pair.
+type GroupTopicQueue struct {
+	Group, Topic string
+	QueueId      int32
+}
+
 // inflightCounts is the number of durable checkpoints (messages popped and
-// not yet acknowledged, revived or expired) per (consumerGroup, topic),
-// kept in memory so that a metrics scrape does not scan the pop family.
-// Java keeps the same figure in memory too (PopInflightMessageCounter,
+// not yet acknowledged, revived or expired) per (consumerGroup, topic,
+// queueId), kept in memory so that a metrics scrape or GET_CONSUME_STATS
+// does not scan the pop family. Java keeps the same figure in memory too
+// (PopInflightMessageCounter,
 // broker/.../processor/PopInflightMessageCounter.java). Seeded by an
 // exact scan when the store opens or reopens (loadState); afterwards
 // every committed Txn adds its checkpoint puts and subtracts its deletes
@@ -13,15 +20,15 @@ import "sync"
 // was already gone (a second ACK of one receipt handle, an ACK after
 // revive) subtracts one that was not there: a count that would fall to
 // zero or below is dropped, so such drift never makes a figure negative
-// and ends when the pair has nothing in flight.
+// and ends when the queue has nothing in flight.
 type inflightCounts struct {
 	mu sync.Mutex
-	m  map[GroupTopic]int64
+	m  map[GroupTopicQueue]int64
 }
 
 // reset replaces the counts (loadState's scan). REQUIRES: no Txn is
 // publishing (Open, or Reopen holding serialMu and closeMu).
-func (c *inflightCounts) reset(m map[GroupTopic]int64) {
+func (c *inflightCounts) reset(m map[GroupTopicQueue]int64) {
 	c.mu.Lock()
 	c.m = m
 	c.mu.Unlock()
@@ -33,10 +40,10 @@ func (c *inflightCounts) apply(log []ckOverlay) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = make(map[GroupTopic]int64)
+		c.m = make(map[GroupTopicQueue]int64)
 	}
 	var (
-		cur GroupTopic
+		cur GroupTopicQueue
 		sum int64
 		set bool
 	)
@@ -50,20 +57,30 @@ func (c *inflightCounts) apply(log []ckOverlay) {
 			delete(c.m, cur)
 		}
 	}
-	// Consecutive writes mostly name one pair (a POP's checkpoints, a
+	// Consecutive writes mostly name one queue (a POP's checkpoints, a
 	// batch of one consumer's ACKs): sum runs before touching the map.
 	for i := range log {
 		v := &log[i]
 		if v.delta == 0 {
 			continue
 		}
-		if !set || v.ck.Key.Group != cur.Group || v.ck.Key.Topic != cur.Topic {
+		k := &v.ck.Key
+		if !set || k.QueueId != cur.QueueId || k.Group != cur.Group || k.Topic != cur.Topic {
 			flush()
-			cur, sum, set = GroupTopic{v.ck.Key.Group, v.ck.Key.Topic}, 0, true
+			cur, sum, set = GroupTopicQueue{k.Group, k.Topic, k.QueueId}, 0, true
 		}
 		sum += int64(v.delta)
 	}
 	flush()
+}
+
+// InflightOf returns the in-memory count of durable checkpoints of one
+// queue (see inflightCounts for its drift). Any goroutine; O(1).
+func (s *Store) InflightOf(group, topic string, queueId int32) int64 {
+	c := &s.inflight
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[GroupTopicQueue{group, topic, queueId}]
 }
 
 // InflightCheckpoints returns a copy of the in-memory count of durable
@@ -71,17 +88,18 @@ func (c *inflightCounts) apply(log []ckOverlay) {
 // would count, except after a blind ACK of a checkpoint already gone
 // (inflightCounts) — or nil and false when more than maxPairs pairs have
 // checkpoints in flight. In memory, any goroutine; cost proportional to
-// the number of pairs.
+// the number of queues with checkpoints in flight.
 func (s *Store) InflightCheckpoints(maxPairs int) (map[GroupTopic]int64, bool) {
 	c := &s.inflight
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) > maxPairs {
-		return nil, false
-	}
-	out := make(map[GroupTopic]int64, len(c.m))
+	out := make(map[GroupTopic]int64)
 	for k, n := range c.m {
-		out[k] = n
+		p := GroupTopic{k.Group, k.Topic}
+		if _, ok := out[p]; !ok && len(out) >= maxPairs {
+			return nil, false
+		}
+		out[p] += n
 	}
 	return out, true
 }

@@ -50,17 +50,22 @@ func (s *Store) CountCheckpoints(limit int) (counts map[GroupTopic]int64, comple
 		return nil, false, s.guardErr()
 	}
 	defer s.readDone()
-	return s.countCheckpoints(limit)
+	queues, complete, err := s.countCheckpoints(limit)
+	counts = make(map[GroupTopic]int64)
+	for k, n := range queues {
+		counts[GroupTopic{k.Group, k.Topic}] += n
+	}
+	return counts, complete, err
 }
 
-// countCheckpoints is CountCheckpoints without the read guard (loadState
-// runs with closeMu held).
-func (s *Store) countCheckpoints(limit int) (counts map[GroupTopic]int64, complete bool, err error) {
+// countCheckpoints is CountCheckpoints per queue and without the read
+// guard (loadState runs with closeMu held).
+func (s *Store) countCheckpoints(limit int) (counts map[GroupTopicQueue]int64, complete bool, err error) {
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()
 	it := s.db.NewIteratorCF(ro, s.cfPop())
 	defer it.Close()
-	counts = make(map[GroupTopic]int64)
+	counts = make(map[GroupTopicQueue]int64)
 	n := 0
 	for it.SeekToFirst(); it.Valid(); it.Next() {
 		if n >= limit {
@@ -70,7 +75,7 @@ func (s *Store) countCheckpoints(limit int) (counts map[GroupTopic]int64, comple
 		if err != nil {
 			return counts, false, err
 		}
-		counts[GroupTopic{k.Group, k.Topic}]++
+		counts[GroupTopicQueue{k.Group, k.Topic, k.QueueId}]++
 		n++
 	}
 	if err := it.Err(); err != nil {

@@ -132,8 +132,8 @@ type loaded struct {
 	offsets   map[offsetID]int64
 	orders    map[offsetID]OrderState
 	groupsVer *groupsVersion
-	inflight  map[GroupTopic]int64 // durable checkpoints (countAllCheckpoints)
-	clogEnds  map[int64]int64      // segment start → committed end (commitlog_check.go)
+	inflight  map[GroupTopicQueue]int64 // durable checkpoints per queue (countCheckpoints)
+	clogEnds  map[int64]int64           // segment start → committed end (commitlog_check.go)
 }
 
 // loadState reads the meta and offsets column families.
