@@ -33,16 +33,7 @@ var commands = []func() *cobra.Command{
 }
 
 func main() {
-	root := &cobra.Command{
-		Use:           "popshim",
-		Short:         "RocketMQ remoting broker for the POP path: group-commit ACKs on RocksDB",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	for _, mk := range commands {
-		root.AddCommand(mk())
-	}
-	if err := root.ExecuteContext(context.Background()); err != nil {
+	if err := newRoot().ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "popshim:", err)
 		var ec exitCodeError
 		if errors.As(err, &ec) {
@@ -50,6 +41,23 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// newRoot returns the popshim command with every subcommand.
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "popshim",
+		Short:         "RocketMQ remoting broker for the POP path: group-commit ACKs on RocksDB",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// --version prints what `popshim version` prints.
+		Version: versionString(),
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	for _, mk := range commands {
+		root.AddCommand(mk())
+	}
+	return root
 }
 
 // exitCodeError makes the process exit with code instead of 1.
@@ -89,13 +97,18 @@ func serveCommand() *cobra.Command {
 	return cmd
 }
 
+// versionString is the version line: popshim <version> (<go> <os>/<arch>).
+func versionString() string {
+	return fmt.Sprintf("popshim %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the popshim version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "popshim %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(cmd.OutOrStdout(), versionString())
 		},
 	}
 }

@@ -63,3 +63,18 @@ func TestToolCommandsRefuseBadFlags(t *testing.T) {
 		require.ErrorContains(t, cmd.Execute(), tc.want, tc.args)
 	}
 }
+
+// popshim --version prints the line `popshim version` prints.
+func TestVersionFlag(t *testing.T) {
+	var lines []string
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		root := newRoot()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetArgs(args)
+		require.NoError(t, root.Execute(), args)
+		lines = append(lines, out.String())
+	}
+	require.Regexp(t, `^popshim \S+ \(go[0-9.]+ \w+/\w+\)\n$`, lines[0])
+	require.Equal(t, lines[1], lines[0])
+}

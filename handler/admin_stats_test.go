@@ -131,6 +131,8 @@ func TestBrokerConfigAndTopicList(t *testing.T) {
 	cfg := h.b().Cfg
 	assert.Contains(t, text, "messageDelayLevel=1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h\n")
 	assert.Contains(t, text, fmt.Sprintf("timerMaxDelaySec=%d\n", cfg.TimerMaxDelaySec))
+	assert.Contains(t, text, "messageIndexEnable=true\n")
+	assert.NotContains(t, text, "message-index-enable=")
 	assert.Contains(t, text, fmt.Sprintf("reviveInterval=%d\n", cfg.ReviveInterval.Milliseconds()))
 	assert.Contains(t, text, fmt.Sprintf("serverChannelMaxIdleTimeSeconds=%d\n", int64(cfg.IdleTimeout.Seconds())))
 	assert.Regexp(t, `(?m)^registerNameServerPeriod=\d+$`, text)

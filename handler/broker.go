@@ -58,6 +58,9 @@ type Broker struct {
 	routes    *namesrv.RouteCache
 
 	closeOnce sync.Once
+	// sampleStop ends the runtime-stats sampler Start runs; sampleDone is
+	// closed when it returned. Both nil before Start.
+	sampleStop, sampleDone chan struct{}
 }
 
 // NewBroker applies the persisted UPDATE_BROKER_CONFIG overrides to cfg,
@@ -95,10 +98,23 @@ func NewBroker(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *b
 	return b, nil
 }
 
-// Close closes the core (broker.Broker.Close) and the auth verifier's file
-// watcher. Idempotent.
+// Start starts the core (broker.Broker.Start) and the goroutine that
+// samples the put/get counters every second for GET_BROKER_RUNTIME_INFO's
+// TPS figures (runtime_stats.go). Call once, before traffic.
+func (b *Broker) Start() {
+	b.Broker.Start()
+	b.sampleStop, b.sampleDone = make(chan struct{}), make(chan struct{})
+	go b.sampleRuntime(b.sampleStop, b.sampleDone)
+}
+
+// Close closes the core (broker.Broker.Close), the runtime-stats sampler
+// and the auth verifier's file watcher. Idempotent.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
+		if b.sampleStop != nil {
+			close(b.sampleStop)
+			<-b.sampleDone
+		}
 		b.Broker.Close()
 		b.Auth.Close()
 	})

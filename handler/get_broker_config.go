@@ -53,6 +53,7 @@ var brokerConfigJavaNames = map[string]struct {
 	"broker-permission":                    {"brokerPermission", nil},
 	"auto-create-subscription-group":       {"autoCreateSubscriptionGroup", nil},
 	"enable-property-filter":               {"enablePropertyFilter", nil},
+	"message-index-enable":                 {"messageIndexEnable", nil},
 	"default-topic-queue-nums":             {"defaultTopicQueueNums", nil},
 	"max-message-size":                     {"maxMessageSize", nil},
 	"wait-time-mills-in-send-queue":        {"waitTimeMillsInSendQueue", nil},

@@ -18,14 +18,16 @@ type countSample struct {
 
 // runtimeStats derives the TPS and per-day figures of
 // GET_BROKER_RUNTIME_INFO from the monotonic put/get counters
-// (broker.Metrics.PutNums, GetNums). No goroutine samples them: each
-// runtime-info request records one sample (at most one per second, the
-// last 11 minutes kept), so a TPS figure is the rate between now and the
-// newest recorded sample at least its window old, or since process start
-// when no request came that long ago (a first clusterList shows the average
-// since boot). Likewise the "morning" totals are the counts at the first
-// sample recorded on that local day (0 on the boot day, as a Java broker
-// that started today). Any goroutine (mu).
+// (broker.Metrics.PutNums, GetNums), sampled once a second by
+// Broker.Start's goroutine, as StoreStatsService samples its own, and by
+// each runtime-info request (at most one sample per second, the last 11
+// minutes kept): a TPS figure is the rate between now and the newest
+// sample at least its window old, or since process start in the broker's
+// first 10 minutes. (Until 2026-12-07 only requests sampled, so a
+// clusterList after a quiet spell showed the average since the previous
+// one.) Likewise the "morning" totals are the counts at the first sample
+// of that local day (0 on the boot day, as a Java broker that started
+// today). Any goroutine (mu).
 type runtimeStats struct {
 	mu sync.Mutex
 	// put and get are the recorded samples, oldest first. REQUIRES: mu held.
@@ -104,4 +106,20 @@ func rates(samples []countSample, now, boot time.Time, count uint64) string {
 		}
 	}
 	return fmt.Sprintf("%.2f %.2f %.2f", out[0], out[1], out[2])
+}
+
+// sampleRuntime records a sample of the put/get counters every second
+// until stop is closed, then closes done. Its own goroutine.
+func (b *Broker) sampleRuntime(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			b.rstats.observe(now, processStart, b.Metrics.PutNums.Load(), b.Metrics.GetNums.Load())
+		}
+	}
 }

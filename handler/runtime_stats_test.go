@@ -86,3 +86,24 @@ func TestGetSystemTopicListFromBroker(t *testing.T) {
 	assert.Contains(t, body.TopicList, h.b().Cfg.BrokerName)
 	assert.NotContains(t, body.TopicList, "userT")
 }
+
+// TestRuntimeTpsSampledWithoutRequests: the put rate of the last 10 s
+// falls to 0 once SENDs stop, although no runtime-info request came in
+// between (the broker samples its counters every second, as a Java
+// broker's StoreStatsService); the 60 s figure still shows them.
+func TestRuntimeTpsSampledWithoutRequests(t *testing.T) {
+	h := startHarness(t, nil)
+	c := h.dial()
+	h.createTopic("rtS", 1)
+	sendN(t, c, "rtS", 0, 20, "m", sendOpts{})
+	time.Sleep(11 * time.Second)
+	resp := call(t, c, codec.NewRequest(codec.RequestGetBrokerRuntimeInfo, 0, nil, nil))
+	require.Equal(t, codec.Success, resp.Code)
+	kv, err := codec.DecodeKVTable(resp.Body)
+	require.NoError(t, err)
+	var p10, p60, p600 float64
+	_, err = fmt.Sscan(kv.Table["putTps"], &p10, &p60, &p600)
+	require.NoError(t, err, "putTps %q", kv.Table["putTps"])
+	assert.Zero(t, p10, "putTps %q", kv.Table["putTps"])
+	assert.Greater(t, p60, 0.0, "putTps %q", kv.Table["putTps"])
+}
