@@ -187,8 +187,8 @@ type Config struct {
 	// ReplyMaxBytes is remoting.ServerOptions.MaxReplyBytes of the broker
 	// listener: reply bytes waiting for peers to read them (outbound
 	// buffers); while they reach it POP and PULL read no message bodies
-	// and wait, and a connection whose peer has not read for 5 s plus 1 s
-	// per MiB it holds is closed. 0 (default): half of QueueMaxBytes;
+	// and wait, and a connection whose peer has read none of it for 3 s while
+	// the bound is reached is closed. 0 (default): half of QueueMaxBytes;
 	// negative: no bound. --reply-max-bytes.
 	ReplyMaxBytes int64
 	// MemoryLimit is the Go runtime's soft memory limit, bytes

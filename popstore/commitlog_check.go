@@ -3,6 +3,9 @@ package popstore
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+
+	"github.com/linxGnu/grocksdb"
 )
 
 // Truncated segments. The synced RocksDB write of a batch whose records
@@ -39,11 +42,16 @@ func parseClogEnd(k, v []byte) (start, end int64, ok bool) {
 type segEnd struct{ start, end int64 }
 
 // checkEnds compares the open segments with the committed ends recorded
-// for them (start → end). A segment shorter than its end, or missing while
-// an older one exists (retention removes the oldest first), is an error
-// naming the file; ends of segments older than every open one (removed by
-// retention) are returned as stale. REQUIRES: called by Open only.
-func (c *commitLog) checkEnds(ends map[int64]int64) (stale []int64, err error) {
+// for them (start → end). A segment shorter than its end is an error
+// naming the file; so is a missing one that retention cannot have removed:
+// one newer than an open segment (retention removes the oldest first), or
+// one whose end lies above minIndexed, the lowest physical offset the
+// physical-offset index still holds (retention deletes every entry below
+// its floor before it removes a segment wholly below that floor; a segment
+// deleted by hand still has its messages indexed). The other missing ones
+// were removed by retention: returned as stale. REQUIRES: called by Open
+// only.
+func (c *commitLog) checkEnds(ends map[int64]int64, minIndexed int64) (stale []int64, err error) {
 	have := make(map[int64]*segment, len(c.segs))
 	for _, g := range c.segs {
 		have[g.start] = g
@@ -56,7 +64,7 @@ func (c *commitLog) checkEnds(ends map[int64]int64) (stale []int64, err error) {
 				"the file was truncated or replaced after they were acknowledged; restore it, or move the data directory aside",
 				g.f.Name(), len(g.data), end-start)
 		case ok:
-		case len(c.segs) > 0 && start > c.segs[0].start:
+		case len(c.segs) > 0 && start > c.segs[0].start, end > minIndexed:
 			return nil, fmt.Errorf("popstore: commit log segment %s/%020d is missing, but it holds committed records up to physical offset %d; "+
 				"restore it, or move the data directory aside", c.dir, start, end)
 		default:
@@ -64,4 +72,24 @@ func (c *commitLog) checkEnds(ends map[int64]int64) (stale []int64, err error) {
 		}
 	}
 	return stale, nil
+}
+
+// minIndexedPhys returns the lowest physical offset the physical-offset
+// index holds, math.MaxInt64 when it holds none. REQUIRES: called by Open
+// only.
+func (s *Store) minIndexedPhys() (int64, error) {
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	ro.SetIterateUpperBound(prefixLimit(physPrefix))
+	it := s.db.NewIteratorCF(ro, s.cfMessages())
+	defer it.Close()
+	if it.Seek(physPrefix); it.Valid() {
+		if k := it.Key().Data(); len(k) == len(physPrefix)+8 {
+			return int64(binary.BigEndian.Uint64(k[len(physPrefix):])), nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return 0, fmt.Errorf("popstore: commit log: read the physical-offset index: %w", err)
+	}
+	return math.MaxInt64, nil
 }

@@ -16,8 +16,9 @@ import (
 // A commit-log segment cut shorter than its committed records (after a
 // crash, or by hand) makes Open fail naming the file, where it used to
 // open and answer as if those messages had expired; the file restored, the
-// store opens and reads everything. A missing segment between two others
-// fails too. Cutting only the unwritten, sparse tail is harmless.
+// store opens and reads everything. A segment deleted by hand fails too,
+// also the oldest and all of them. Cutting only the unwritten, sparse tail
+// is harmless.
 func TestCommitLogTruncatedSegmentRefused(t *testing.T) {
 	dir := t.TempDir()
 	opts := popstore.Options{Dir: dir, RetentionMillis: -1, CommitLogSegmentBytes: 4096, CommitLogBatchMinBytes: -1}
@@ -58,19 +59,30 @@ func TestCommitLogTruncatedSegmentRefused(t *testing.T) {
 	requireStored(t, s, 0, sizes)
 	require.NoError(t, s.Close())
 
-	middle := segs[1]
-	saved, err := os.ReadFile(middle)
-	require.NoError(t, err)
-	require.NoError(t, os.Remove(middle))
-	_, err = popstore.Open(opts)
-	require.Error(t, err)
-	require.Contains(t, err.Error(), filepath.Base(middle))
-	require.Contains(t, err.Error(), "missing")
-	require.NoError(t, os.WriteFile(middle, saved, 0o644))
-	s, err = popstore.Open(opts)
-	require.NoError(t, err)
-	requireStored(t, s, 0, sizes)
-	require.NoError(t, s.Close())
+	// A segment deleted by hand: in the middle, the oldest (its messages
+	// are still indexed, so retention did not remove it), or all of them.
+	for _, gone := range [][]string{{segs[1]}, {segs[0]}, segs} {
+		var saved [][]byte
+		for _, name := range gone {
+			b, err := os.ReadFile(name)
+			require.NoError(t, err)
+			saved = append(saved, b)
+			require.NoError(t, os.Remove(name))
+		}
+		_, err = popstore.Open(opts)
+		require.Error(t, err, "%d removed", len(gone))
+		require.Contains(t, err.Error(), "missing")
+		if len(gone) == 1 {
+			require.Contains(t, err.Error(), filepath.Base(gone[0]))
+		}
+		for i, name := range gone {
+			require.NoError(t, os.WriteFile(name, saved[i], 0o644))
+		}
+		s, err = popstore.Open(opts)
+		require.NoError(t, err)
+		requireStored(t, s, 0, sizes)
+		require.NoError(t, s.Close())
+	}
 }
 
 // Segments retention removed leave no end behind that would fail a later

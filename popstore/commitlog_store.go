@@ -69,7 +69,12 @@ func (s *Store) openCommitLog(opts Options, ends map[int64]int64) error {
 		s.log.Warn().Strs("segments", removed).Int64("nextPhysicalOffset", s.nextPhys).
 			Msg("commit log segments past the last durable write removed")
 	}
-	stale, err := c.checkEnds(ends)
+	minIndexed, err := s.minIndexedPhys()
+	if err != nil {
+		c.close()
+		return err
+	}
+	stale, err := c.checkEnds(ends, minIndexed)
 	if err != nil {
 		c.close()
 		return err

@@ -30,11 +30,18 @@ import (
 // while it is not positive (broker.Settings.ReplyRoom): those wait, then
 // answer empty at the end of their poll, as if nothing had come. So that
 // peers that never read cannot keep every other consumer waiting, a
-// connection whose outbound bytes have not shrunk for as long as a slow
-// large frame is allowed (slowFrameAllowance of those bytes: 5 s plus 1 s
-// per MiB) is closed while the bound is reached (a Warn line,
+// connection whose outbound bytes have not shrunk for slowReplyGrace is
+// closed while the bound is reached (a Warn line,
 // popshim_remoting_slow_reply_closed_total); its POPs come back after
-// their invisibleTime, as for any client that goes away.
+// their invisibleTime, as for any client that goes away. A client that
+// reads at all, however slowly, shrinks its bytes between two looks; the
+// grace does not grow with what it holds (with 5 s plus 1 s per MiB, as
+// slow frames get, stuck connections that had several POPs answered kept
+// a healthy consumer's POPs empty for 31 s, 2026-12-07).
+
+// slowReplyGrace is how long a connection's outbound bytes may stay
+// without shrinking while the reply bound is reached.
+const slowReplyGrace = 3 * time.Second
 
 // outboundPollEvery is how often the ticker asks each connection with
 // outbound bytes to look at them again while any are held.
@@ -121,16 +128,19 @@ func (s *Server) pollOutbound() bool {
 }
 
 // closeSlowReaders closes the connections whose outbound bytes have not
-// shrunk within slowFrameAllowance of them, when ReplyRoom is not positive
-// at now (monoNanos). Ticker goroutine (OnTick); it reads atomics and calls
+// shrunk within slowReplyGrace (ServerOptions.slowGrace in tests), when
+// ReplyRoom is not positive at now (monoNanos). Ticker goroutine (OnTick); it reads atomics and calls
 // gnet.Conn.Close, which is safe from any goroutine.
 func (s *Server) closeSlowReaders(now int64) {
 	if s.ReplyRoom() > 0 {
 		return
 	}
+	grace := slowReplyGrace
+	if s.opts.slowGrace != 0 {
+		grace = s.opts.slowGrace
+	}
 	victims := s.connsWhere(func(c *conn) bool {
-		n := c.outboundHeld.Load()
-		return n > 0 && now-c.outboundSince.Load() > int64(s.slowFrameAllowance(int(n))) && !c.scanClosing.Load()
+		return c.outboundHeld.Load() > 0 && now-c.outboundSince.Load() > int64(grace) && !c.scanClosing.Load()
 	})
 	for _, c := range victims {
 		if !c.scanClosing.CompareAndSwap(false, true) {
@@ -139,7 +149,7 @@ func (s *Server) closeSlowReaders(now int64) {
 		n := c.outboundHeld.Load()
 		s.opts.Metrics.slowReplyClose(s.opts.Name)
 		s.log.Warn().Uint64("conn", c.id).Stringer("remote", c.remote).Int64("outbound_bytes", n).
-			Dur("allowed", s.slowFrameAllowance(int(n))).Int64("reply_max_bytes", s.opts.MaxReplyBytes).
+			Dur("allowed", grace).Int64("reply_max_bytes", s.opts.MaxReplyBytes).
 			Msg("closing connection: its peer has not read its replies in time while they hold the reply bound")
 		_ = c.gc.Close()
 	}
