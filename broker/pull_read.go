@@ -36,6 +36,8 @@ func (j *pullJob) run() {
 		body  []byte
 		found int
 	)
+	// The reply room the answer may take (reply_room.go); 0: none now.
+	limit := b.Svc.replyBytes(min(b.Settings.MaxPopBytes, MaxPullBytes))
 	switch {
 	case maxOff == 0:
 		code, next = codec.PullNotFound, 0
@@ -48,16 +50,15 @@ func (j *pullJob) run() {
 		code, next = codec.PullNotFound, off
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
-	case b.Svc.replyBytes(1) == 0:
+	case limit == 0:
 		// Clients hold the reply bound: read nothing until they read
 		// (reply_room.go); a suspended PULL looks again until its poll ends.
 		if h.SysFlag&codec.PullSysFlagSuspend != 0 && h.SuspendTimeoutMillis > 0 &&
-			retryForRoom(b.Now(), j.deadlineMillis, func() { j.rerun() }) {
+			retryForRoom(b.Now(), j.deadlineMillis, j.rerun) {
 			return
 		}
 		code, next = codec.PullNotFound, off
 	default:
-		limit := b.Svc.replyBytes(min(b.Settings.MaxPopBytes, MaxPullBytes))
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}

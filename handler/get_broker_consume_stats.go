@@ -25,19 +25,19 @@ import (
 
 func (b *Broker) handleGetBrokerConsumeStats(c remoting.Conn, req *codec.Command) {
 	isOrder := req.ExtFields["isOrder"] == "true"
-	var groups []codec.GroupConsumeStats
-	for _, g := range b.Store.GroupNames() {
-		gs := codec.GroupConsumeStats{Group: g}
-		for _, topic := range b.consumeStatsTopics(codec.GetConsumeStatsRequestHeader{ConsumerGroup: g}) {
-			if tc, ok := b.Topics.Get(topic); !ok || (isOrder && !tc.Order) {
-				continue
-			}
-			gs.Topics = append(gs.Topics, b.consumeStatsRows(g, []string{topic}, false))
-		}
-		groups = append(groups, gs)
-	}
 	addr := b.AdvertisedAddr()
 	job := func() {
+		var groups []codec.GroupConsumeStats
+		for _, g := range b.Store.GroupNames() {
+			gs := codec.GroupConsumeStats{Group: g}
+			for _, topic := range b.consumeStatsTopics(codec.GetConsumeStatsRequestHeader{ConsumerGroup: g}) {
+				if tc, ok := b.Topics.Get(topic); !ok || (isOrder && !tc.Order) {
+					continue
+				}
+				gs.Topics = append(gs.Topics, b.consumeStatsRows(g, []string{topic}, false))
+			}
+			groups = append(groups, gs)
+		}
 		for _, g := range groups {
 			for _, rows := range g.Topics {
 				if err := b.fillLastTimestamps(rows); err != nil {

@@ -30,7 +30,7 @@ package handler
 // consumeTps is 0: popshim keeps no per-group rate (the message counts are
 // in rocketmq_messages_out_total on /metrics). Offsets come from memory;
 // the store times need store reads, so the answer is built on the reader
-// pool. The body is a ConsumeStats with MessageQueue-object keys
+// pool (the in-flight counts too). The body is a ConsumeStats with MessageQueue-object keys
 // (codec.AppendConsumeStats).
 //
 // Response codes: SUCCESS (0); SYSTEM_BUSY (2) when the reader queue is
@@ -69,7 +69,8 @@ func (b *Broker) consumeStatsTopics(h codec.GetConsumeStatsRequestHeader) []stri
 // (queue counts from readQueues or the write queue count): brokerOffset
 // the max offset, pullOffset the committed offset (0 when none),
 // consumerOffset that less the queue's checkpoints in flight. Unknown
-// topics are skipped. Memory only.
+// topics are skipped. Memory only, but the in-flight counts share a lock
+// with the writer's publish: reader pool, not the event loop.
 func (b *Broker) consumeStatsRows(group string, topics []string, readQueues bool) []codec.OffsetWrapper {
 	var rows []codec.OffsetWrapper
 	for _, topic := range topics {
@@ -117,8 +118,9 @@ func (b *Broker) handleGetConsumeStats(c remoting.Conn, req *codec.Command) {
 		reply.HeaderError(c, req, err)
 		return
 	}
-	rows := b.consumeStatsRows(h.ConsumerGroup, b.consumeStatsTopics(h), true)
+	topics := b.consumeStatsTopics(h)
 	job := func() {
+		rows := b.consumeStatsRows(h.ConsumerGroup, topics, true)
 		if err := b.fillLastTimestamps(rows); err != nil {
 			reply.Code(c, req, codec.SystemError, "consume stats: "+err.Error())
 			return

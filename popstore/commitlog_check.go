@@ -75,8 +75,8 @@ func (c *commitLog) checkEnds(ends map[int64]int64, minIndexed int64) (stale []i
 }
 
 // minIndexedPhys returns the lowest physical offset the physical-offset
-// index holds, math.MaxInt64 when it holds none. REQUIRES: called by Open
-// only.
+// index holds, math.MaxInt64 when it holds none. Blocks on RocksDB (one
+// seek): Open, or a reader holding the read guard.
 func (s *Store) minIndexedPhys() (int64, error) {
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()

@@ -4,7 +4,6 @@ package popstore
 // it, resolving references on reads, and the extent runtime info reports.
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -146,15 +145,6 @@ func (s *Store) CommitLogExtent() (minOffset, maxOffset int64, err error) {
 		minOffset = min(minOffset, s.clog.segs[0].start)
 	}
 	s.clog.mu.RUnlock()
-	ro := grocksdb.NewDefaultReadOptions()
-	defer ro.Destroy()
-	ro.SetIterateUpperBound(prefixLimit(physPrefix))
-	it := s.db.NewIteratorCF(ro, s.cfMessages())
-	defer it.Close()
-	if it.Seek(physPrefix); it.Valid() {
-		if k := it.Key().Data(); len(k) == len(physPrefix)+8 {
-			minOffset = min(minOffset, int64(binary.BigEndian.Uint64(k[len(physPrefix):])))
-		}
-	}
-	return minOffset, maxOffset, it.Err()
+	indexed, err := s.minIndexedPhys()
+	return min(minOffset, indexed), maxOffset, err
 }
