@@ -219,7 +219,8 @@ func (b *Broker) Close() {
 // ClientHousekeepingService does on channel close) instead of after the
 // 120 s expiry, the remaining members of the consumer groups it left get
 // NOTIFY_CONSUMER_IDS_CHANGED (consumer_ids.go), and its parked long polls
-// are released without an answer.
+// and its POPs and PULLs waiting for reply room (reply_room.go) are
+// released without an answer.
 // connID is the protocol adapter's connection id (unique across
 // protocols). Called once per connection, after its last request.
 func (b *Broker) ConnClosed(connID uint64) {

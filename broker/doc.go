@@ -22,7 +22,7 @@
 //
 // Long polls (POP, PULL, NOTIFICATION) carry the adapter's connection id
 // (unique across protocols, see ConnClosed) so a closed connection releases
-// them at once.
+// them at once, parked or waiting for reply room.
 //
 // # What it owns
 //

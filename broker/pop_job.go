@@ -163,7 +163,7 @@ func (j *PopJob) Run() {
 	s.Polls.CountPopRun()
 	if j.maxBytes = s.replyBytes(s.Settings.MaxPopBytes); j.maxBytes == 0 {
 		// Clients hold the reply bound: read nothing until they read.
-		if j.h.PollTime <= 0 || !retryForRoom(s.nowMillis(), j.deadlineMillis, j.rerun) {
+		if j.h.PollTime <= 0 || !s.retryForRoom(j.h.ConnID, j.deadlineMillis, j.rerun, j.EndTaking) {
 			j.fail(errPollingTimeout)
 		}
 		return

@@ -54,7 +54,7 @@ func (j *pullJob) run() {
 		// Clients hold the reply bound: read nothing until they read
 		// (reply_room.go); a suspended PULL looks again until its poll ends.
 		if h.SysFlag&codec.PullSysFlagSuspend != 0 && h.SuspendTimeoutMillis > 0 &&
-			retryForRoom(b.Now(), j.deadlineMillis, j.rerun) {
+			b.Svc.retryForRoom(j.r.ConnID, j.deadlineMillis, j.rerun, nil) {
 			return
 		}
 		code, next = codec.PullNotFound, off

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"time"
+
+	"github.com/popshim/popshim/broker/longpoll"
 )
 
 // Reads wait while clients do not read their replies. The remoting
@@ -11,10 +13,12 @@ import (
 // it is run again every replyRoomRetry until its poll ends, then answered
 // as an empty poll (POLLING_TIMEOUT for POP, PULL_NOT_FOUND for a
 // suspended PULL), so memory stays near the bound instead of growing with
-// every consumer that stops reading. While there is room, a read takes at
-// most that room (and at least one message), and a POP's answer counts
-// from its read until its checkpoint is written, when the listener counts
-// it; so the reader pool adds at most Readers × MaxPopBytes past the bound.
+// every consumer that stops reading. When its connection closes meanwhile
+// it stops at once, unanswered and having read nothing (retryForRoom).
+// While there is room, a read takes at most that room (and at least one
+// message), and a POP's answer counts from its read until its checkpoint
+// is written, when the listener counts it; so the reader pool adds at
+// most Readers × MaxPopBytes past the bound.
 
 // replyRoomRetry is how long a read that found no reply room waits before
 // it looks again.
@@ -39,11 +43,14 @@ func (s *Service) replyBytes(limit int) int {
 
 // retryForRoom runs again after replyRoomRetry, unless the poll ends
 // (deadlineMillis, broker clock) before then: false when the caller must
-// answer now.
-func retryForRoom(nowMillis, deadlineMillis int64, again func()) bool {
-	if nowMillis+replyRoomRetry.Milliseconds() >= deadlineMillis {
+// answer now. The wait is held in the long-poll registry's connection
+// index (longpoll.Registry.Wait): when connection connID closes meanwhile
+// (ConnClosed), drop (nil: nothing) runs at once instead and the request
+// neither runs again nor is answered, as a parked poll of that connection.
+// Reader goroutine.
+func (s *Service) retryForRoom(connID uint64, deadlineMillis int64, again, drop func()) bool {
+	if s.nowMillis()+replyRoomRetry.Milliseconds() >= deadlineMillis {
 		return false
 	}
-	time.AfterFunc(replyRoomRetry, again)
-	return true
+	return s.Polls.Wait(&longpoll.Poll{ConnID: connID, OnExpire: again, OnDrop: drop}, replyRoomRetry)
 }

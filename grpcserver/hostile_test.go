@@ -79,6 +79,52 @@ func (g *gateHook) hook(_ uint64, write func() error) error {
 	return write()
 }
 
+// A ReceiveMessage the client cancels while its POP waits for reply room
+// (the remoting listener's bound is reached) stops looking for room at
+// once, as a parked one is released: no further POP run, nothing taken
+// when room is back, and the next receive gets the message.
+func TestReceiveCancelledWhileWaitingForRoom(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	var room atomic.Int64 // none until the cancelled receive is gone
+	f.core.Broker.Settings.ReplyRoom = room.Load
+	topic, group := unique("room"), unique("cg")
+	f.createTopic(topic, 1, "")
+	f.send("p@1", message(topic, "m0", "T"))
+
+	runs := func() uint64 { return f.core.Broker.Polls.Stats().PopRuns }
+	ctx, cancel := context.WithCancel(withClient(context.Background(), "c@1"))
+	defer cancel()
+	rs, err := f.c.ReceiveMessage(ctx, simpleReceive(group, topic, 20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(500, func() bool { return runs() >= 3 }) {
+		t.Fatalf("the receive does not look for room every 100 ms: %d runs", runs())
+	}
+	cancel()
+	if _, err := rs.Recv(); err == nil {
+		t.Fatal("cancelled stream delivered")
+	}
+	if !waitFor(500, func() bool { return f.srv.svc.abandoned.Load() == 1 }) {
+		t.Fatal("the handler did not see the cancellation")
+	}
+	time.Sleep(200 * time.Millisecond)
+	stopped := runs()
+	time.Sleep(400 * time.Millisecond)
+	if n := runs(); n != stopped {
+		t.Fatalf("the cancelled receive still looks for room: %d more runs", n-stopped)
+	}
+	room.Store(1 << 30)
+	time.Sleep(300 * time.Millisecond) // three retry periods with room
+	if n := runs(); n != stopped {
+		t.Fatalf("the cancelled receive ran again once room was back: %d more runs", n-stopped)
+	}
+	got := f.receiveN("c@1", simpleReceive(group, topic, 5*time.Second), 1, 10)
+	if string(got[0].GetBody()) != "m0" {
+		t.Fatalf("%v", got[0])
+	}
+}
+
 // A ReceiveMessage abandoned while its POP is being written (the POP
 // answers after the client left) loses nothing: the popped message is
 // made visible again at once and the next receive gets it.

@@ -28,8 +28,10 @@ func (r *Registry) claim(p *Poll, woken bool) bool {
 		p.timer.Stop()
 	}
 	p.mu.Unlock()
-	r.count.Add(-1)
-	r.gauge()
+	if !p.waitOnly {
+		r.count.Add(-1)
+		r.gauge()
+	}
 	return true
 }
 

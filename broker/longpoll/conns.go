@@ -1,6 +1,9 @@
 package longpoll
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // recentClosedConns is how many closed connection ids connPolls remembers,
 // to catch a request parked just after its connection closed.
@@ -116,4 +119,33 @@ func (r *Registry) DropConn(connID uint64) int {
 		}
 	}
 	return n
+}
+
+// Wait holds p for d without registering its Keys and without counting it
+// as parked (it takes no slot of --max-parked-polls): p.OnExpire runs once
+// d has passed, unless p's connection closes first, when DropConn releases
+// p at once and runs p.OnDrop (if set) instead, through the same index as
+// a parked poll. For a request that waits for time, not messages: a POP or
+// PULL waiting for reply room (broker/reply_room.go). p.DeadlineMillis and
+// p.OnWake are not used. It returns false, running neither, when the
+// registry is closed (answer now). Any goroutine; never blocks beyond
+// short mutexes.
+func (r *Registry) Wait(p *Poll, d time.Duration) bool {
+	if r.closed.Load() {
+		return false
+	}
+	p.waitOnly = true
+	if p.ConnID != 0 && !r.conns.add(p) {
+		// Closed before or while it was being indexed (see connPolls).
+		if r.claim(p, false) && p.OnDrop != nil {
+			p.OnDrop()
+		}
+		return true
+	}
+	p.mu.Lock()
+	if !p.done.Load() { // else DropConn claimed it meanwhile
+		p.timer = time.AfterFunc(d, func() { r.expire(p) })
+	}
+	p.mu.Unlock()
+	return true
 }

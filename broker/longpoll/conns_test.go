@@ -2,6 +2,7 @@ package longpoll
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -39,4 +40,39 @@ func TestPollRegistryDropConnRaces(t *testing.T) {
 		require.Empty(t, r.conns.stripes[i].polls, "conn stripe %d keeps a released poll", i)
 	}
 	r.Close()
+}
+
+// A Wait ends with OnExpire after its duration, or with OnDrop at once
+// when its connection closes (before or during the wait), never both; it
+// takes no parked slot, and a closed registry refuses it.
+func TestPollRegistryWaitEndsWithItsConnection(t *testing.T) {
+	r := NewRegistry(1, func() int64 { return 0 }, nil)
+	noCall := func() { t.Error("a dropped wait must not expire") }
+	dropped := make(chan uint64, 3)
+	waitOn := func(conn uint64, d time.Duration, expire func()) bool {
+		return r.Wait(&Poll{ConnID: conn, OnExpire: expire, OnDrop: func() { dropped <- conn }}, d)
+	}
+
+	expired := make(chan struct{})
+	require.True(t, waitOn(1, 10*time.Millisecond, func() { close(expired) }))
+	<-expired
+	require.Zero(t, r.DropConn(1), "an expired wait leaves the index")
+
+	require.True(t, waitOn(2, time.Hour, noCall))
+	require.True(t, waitOn(3, time.Hour, noCall))
+	require.Zero(t, r.ParkedCount(), "a wait is not a parked poll")
+	require.Equal(t, 2, r.Stats().ConnPolls)
+	require.Equal(t, 1, r.DropConn(2))
+	require.Equal(t, uint64(2), <-dropped)
+
+	r.DropConn(4)
+	require.True(t, waitOn(4, time.Hour, noCall))
+	require.Equal(t, uint64(4), <-dropped, "a wait of a closed connection is dropped at once")
+	require.Equal(t, 1, r.Stats().ConnPolls, "only connection 3's wait remains")
+
+	r.Close()
+	require.False(t, waitOn(5, time.Hour, noCall), "a closed registry refuses a wait")
+	require.Equal(t, 1, r.DropConn(3))
+	require.Equal(t, uint64(3), <-dropped)
+	require.Zero(t, r.Stats().ConnPolls)
 }

@@ -11,8 +11,10 @@
 // Callers and goroutines: handlers on the gnet event loops park and
 // register takers (Snapshot, Park, AddTaker); the reader goroutines of the
 // POP path park, wake (WakeSome) and ask what peers want (WantsOf); the
-// batch writer's append listener calls Appended; connection-close hooks
-// call DropConn; Close runs once at shutdown. Every method is safe from any
+// batch writer's append listener calls Appended; a POP or PULL waiting for
+// reply room waits through Wait, so that, like a parked poll, it ends when
+// its connection does; connection-close hooks call DropConn; Close runs
+// once at shutdown. Every method is safe from any
 // goroutine and never blocks beyond short mutexes; Poll callbacks run on
 // the waking goroutine after the poll left the registry and must not
 // block. Tag probes run on a reader through TagSource.SubmitProbe.

@@ -88,10 +88,11 @@ type Poll struct {
 	// without an answer because its connection closed (dropConn).
 	OnDrop func()
 
-	seq   uint64      // park order, set by park
-	done  atomic.Bool // set by whoever removes the poll first
-	mu    sync.Mutex  // guards timer
-	timer *time.Timer
+	waitOnly bool        // set by Wait: waits for time only, not counted as parked
+	seq      uint64      // park order, set by park
+	done     atomic.Bool // set by whoever removes the poll first
+	mu       sync.Mutex  // guards timer
+	timer    *time.Timer
 }
 
 // ParkResult is the outcome of pollRegistry.park.
