@@ -67,9 +67,10 @@ package broker
 // TOPIC_NOT_EXIST (17); NO_PERMISSION (16) topic not readable, or
 // "subscription group no permission, <group>" for consumeEnable=false;
 // SUBSCRIPTION_GROUP_NOT_EXIST (26) "subscription group [<group>] does not
-// exist, " + FAQ for an unknown group with auto-creation off;
+// exist, " + FAQ for an unknown group with auto-creation off, and for an
+// illegal group name (IllegalGroupError);
 // INVALID_PARAMETER (29) maxMsgNums outside 1..32,
-// queueId out of range, negative invisibleTime, invalid group name;
+// queueId out of range, negative invisibleTime;
 // SUBSCRIPTION_PARSE_FAILED (23) unknown expression type or an SQL92
 // selector that does not compile; SYSTEM_ERROR (1) for SQL92 with
 // --enable-property-filter off (ParseFilter).
@@ -236,18 +237,18 @@ func (b *Broker) readableTopic(topic, what string) (popstore.TopicMeta, *Error) 
 	return meta, nil
 }
 
-// CheckConsumeGroup refuses a consumerGroup a consuming request (POP,
-// PULL, NOTIFICATION) may not use, in PopMessageProcessor's order: an
-// invalid name → INVALID_PARAMETER (29); an unknown group that may not be
-// auto-created → SUBSCRIPTION_GROUP_NOT_EXIST (26) with Java's remark and
-// FAQ; a group with consumeEnable=false → NO_PERMISSION (16). An unknown
+// CheckConsumeGroup refuses a consumerGroup a POP may not use, in
+// PopMessageProcessor's order: an illegal name → IllegalGroupError (26);
+// an unknown group that may not be auto-created →
+// SUBSCRIPTION_GROUP_NOT_EXIST (26) with Java's remark and FAQ; a group
+// with consumeEnable=false → NO_PERMISSION (16). An unknown
 // group is created with SubscriptionGroupConfig's defaults when
 // --auto-create-subscription-group is on or its name starts with
 // CID_RMQ_SYS_ (the write is queued, not waited for). Any goroutine;
 // memory only.
 func (b *Broker) CheckConsumeGroup(group string) *Error {
 	if err := codec.ValidateGroup(group); err != nil {
-		return &Error{Code: codec.InvalidParameter, Remark: err.Error()}
+		return IllegalGroupError(group, err)
 	}
 	g, ok := b.Groups.Find(group)
 	if !ok {
@@ -296,6 +297,18 @@ const FAQSuffix = "\nSee https://rocketmq.apache.org/docs/faq/ for further detai
 // (PopMessageProcessor/PullMessageProcessor).
 func GroupNotExistRemark(group string) string {
 	return "subscription group [" + group + "] does not exist, " + FAQSuffix
+}
+
+// IllegalGroupError is the refusal of a POP or PULL whose consumerGroup
+// is not a legal name (err from codec.ValidateGroup):
+// SUBSCRIPTION_GROUP_NOT_EXIST (26), as a Java broker answers, whose
+// SubscriptionGroupManager.findSubscriptionGroupConfig returns null for a
+// name TopicValidator.validateGroup refuses, with a remark naming the field
+// and why (Java's says only that the group does not exist). Checked before
+// the group reaches the store or a metrics label (Prometheus panics on a
+// label that is not UTF-8).
+func IllegalGroupError(group string, err error) *Error {
+	return Errorf(codec.SubscriptionGroupNotExist, "subscription group [%s] does not exist: illegal consumerGroup: %v", group, err)
 }
 
 // GroupNoPermissionRemark is the remark of NO_PERMISSION (16) for a group

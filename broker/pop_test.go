@@ -67,7 +67,7 @@ func TestCorePopRefusals(t *testing.T) {
 		{"batch too large", func(r *broker.PopRequest) { r.MaxMsgNums = broker.MaxPopBatch + 1 }, codec.InvalidParameter},
 		{"queue out of range", func(r *broker.PopRequest) { r.QueueID = 5 }, codec.InvalidParameter},
 		{"negative invisibleTime", func(r *broker.PopRequest) { r.InvisibleTime = -1 }, codec.InvalidParameter},
-		{"bad group", func(r *broker.PopRequest) { r.ConsumerGroup = "bad group!" }, codec.InvalidParameter},
+		{"illegal group name", func(r *broker.PopRequest) { r.ConsumerGroup = "bad group!" }, codec.SubscriptionGroupNotExist},
 		{"sql92 that does not compile", func(r *broker.PopRequest) { r.ExpType, r.Exp = "SQL92", "a >" }, codec.SubscriptionParseFailed},
 		{"empty, no poll", func(r *broker.PopRequest) {}, codec.PollingTimeout},
 	}

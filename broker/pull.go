@@ -131,11 +131,7 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 		return
 	}
 	if err := codec.ValidateGroup(h.ConsumerGroup); err != nil {
-		// A Java broker's findSubscriptionGroupConfig returns null for an
-		// illegal group name. Checked before the group reaches the store
-		// (offset commit) or a metrics label (Prometheus panics on a label
-		// that is not UTF-8).
-		refuse(Errorf(codec.SubscriptionGroupNotExist, "subscription group [%s] does not exist: %v", h.ConsumerGroup, err))
+		refuse(IllegalGroupError(h.ConsumerGroup, err))
 		return
 	}
 	group, ok := b.Groups.Find(h.ConsumerGroup)

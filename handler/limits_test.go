@@ -90,13 +90,19 @@ func TestREV_LargePassIsWrittenInChunks(t *testing.T) {
 	}
 }
 
-// TestACK_InvalidGroupAnsweredAsPOPDoes: ACK and CHANGE refuse a
-// consumerGroup that POP refuses, with the same code and a remark naming it.
-func TestACK_InvalidGroupAnsweredAsPOPDoes(t *testing.T) {
+// TestPOP_InvalidGroupNotExist: a POP whose consumerGroup is not a legal
+// name (a character outside [%|a-zA-Z0-9_-], longer than 255) is answered
+// SUBSCRIPTION_GROUP_NOT_EXIST (26), as a Java broker, whose
+// findSubscriptionGroupConfig returns null for such a name
+// (SubscriptionGroupManager.java, validateGroup), with a remark naming the
+// field. ACK and CHANGE refuse the same names with INVALID_PARAMETER (29):
+// popshim only, a Java broker does not check the name there.
+func TestPOP_InvalidGroupNotExist(t *testing.T) {
 	_, c, ms := oneInFlight(t, sendOpts{}, 60000)
 	for _, g := range []string{"a b", string(bytes.Repeat([]byte("g"), 300)), "x@y"} {
 		resp := call(t, c, popArgs{group: g, topic: "T", queueID: 0, max: 1, invisible: 60000}.request())
-		require.Equal(t, codec.InvalidParameter, resp.Code, "POP group %q", g)
+		require.Equal(t, codec.SubscriptionGroupNotExist, resp.Code, "POP group %q: %s", g, resp.Remark)
+		require.Contains(t, resp.Remark, "consumerGroup")
 		resp = call(t, c, ackReq(g, "T", ms[0]))
 		require.Equal(t, codec.InvalidParameter, resp.Code, "ACK group %q: %s", g, resp.Remark)
 		require.Contains(t, resp.Remark, "group")
