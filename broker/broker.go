@@ -144,7 +144,7 @@ func New(cfg *conf.Config, log zerolog.Logger, store *popstore.Store, w *batch.W
 			Retry: b.Metrics.ReviveRetry, SendToDLQ: b.Metrics.SendToDLQ,
 		},
 	})
-	levels, err := timer.ParseDelayLevels(cfg.MessageDelayLevel)
+	levels, err := cfg.DelayLevelMillis()
 	if err != nil {
 		return nil, fmt.Errorf("broker: --message-delay-level: %w", err)
 	}

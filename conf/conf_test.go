@@ -329,3 +329,25 @@ func TestMessagesMemtableFollowsQueueBound(t *testing.T) {
 		require.Equal(t, tc.want, c.MessagesMemtableBytes(), "--queue-max-bytes %d", c.QueueMaxBytes)
 	}
 }
+
+// --message-delay-level is parsed by Validate (a bad value stops Load,
+// before serve touches the data directory), not first by the broker.
+func TestMessageDelayLevelValidated(t *testing.T) {
+	c, err := parse(t, nil, nil)
+	require.NoError(t, err)
+	l, err := c.DelayLevelMillis()
+	require.NoError(t, err)
+	require.Len(t, l, 18)
+	require.EqualValues(t, 1000, l[0])
+	require.EqualValues(t, 7200_000, l[17])
+	c, err = parse(t, []string{"--message-delay-level=2s 1d"}, nil)
+	require.NoError(t, err)
+	l, _ = c.DelayLevelMillis()
+	require.Equal(t, []int64{2000, 86_400_000}, l)
+	for _, bad := range []string{"1s 5x", " ", "1s -2m", "s"} {
+		_, err = parse(t, []string{"--message-delay-level=" + bad}, nil)
+		require.ErrorContains(t, err, "--message-delay-level", "%q", bad)
+	}
+	_, err = parse(t, nil, map[string]string{"POPSHIM_MESSAGE_DELAY_LEVEL": "1s 5x"})
+	require.ErrorContains(t, err, `--message-delay-level "1s 5x": bad delay level "5x"`)
+}

@@ -1,6 +1,8 @@
 package conf
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -110,3 +112,25 @@ const (
 	// (Netty SslHandler's 10 s).
 	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
+
+// DelayLevelMillis returns the delays of DELAY levels 1..N, ms, from
+// MessageDelayLevel: space-separated durations with unit s, m, h or d, as
+// ScheduleMessageService.parseDelayLevel reads messageDelayLevel. An error
+// names the first bad entry, or says there is none; Validate reports it
+// under --message-delay-level.
+func (c *Config) DelayLevelMillis() ([]int64, error) {
+	units := map[byte]int64{'s': 1000, 'm': 60 * 1000, 'h': 3600 * 1000, 'd': 24 * 3600 * 1000}
+	var out []int64
+	for _, f := range strings.Fields(c.MessageDelayLevel) {
+		unit, ok := units[f[len(f)-1]]
+		n, err := strconv.ParseInt(f[:len(f)-1], 10, 64)
+		if !ok || err != nil || n < 0 {
+			return nil, fmt.Errorf("bad delay level %q (want a number and s, m, h or d)", f)
+		}
+		out = append(out, n*unit)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no delay levels")
+	}
+	return out, nil
+}

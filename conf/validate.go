@@ -105,6 +105,9 @@ func (c *Config) Validate() error {
 	if !(c.TimerDrainShare > 0 && c.TimerDrainShare <= 1) {
 		v.errf("--timer-drain-share %v: want more than 0 and at most 1", c.TimerDrainShare)
 	}
+	if _, err := c.DelayLevelMillis(); err != nil {
+		v.errf("--message-delay-level %q: %v", c.MessageDelayLevel, err)
+	}
 	if c.TimerMaxDelaySec < 1 || c.TimerMaxDelaySec > 100*365*24*3600 {
 		v.errf("--timer-max-delay-sec %d: want 1 to 3153600000 seconds", c.TimerMaxDelaySec)
 	}

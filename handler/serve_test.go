@@ -209,3 +209,39 @@ func TestServePprofOptIn(t *testing.T) {
 		t.Fatal("the CPU profile request outlived the server")
 	}
 }
+
+// The "popshim serving" line shows the retention, the disk ratios and the
+// auto-create settings as the broker applies them: from the flags at the
+// first start, and at the next start an autoCreateTopicEnable stored by
+// UPDATE_BROKER_CONFIG, which wins over the flag.
+func TestServeLogsEffectiveSettings(t *testing.T) {
+	dir := t.TempDir()
+	config := func() *conf.Config {
+		cfg := d2Config(dir)
+		cfg.Retention, cfg.RetentionInterval = 5*time.Hour, 90*time.Second
+		cfg.DiskSpaceWarningLevelRatio, cfg.DiskSpaceCleanForciblyRatio = 0.8, 0.7
+		cfg.AutoCreateTopic, cfg.AutoCreateSubscriptionGroup = true, false
+		cfg.DefaultTopicQueueNums = 3
+		return cfg
+	}
+	fields, _, stop := serving(t, config())
+	want := map[string]any{
+		"retention": "5h0m0s", "retentionInterval": "1m30s",
+		"diskSpaceWarningLevelRatio": 0.8, "diskSpaceCleanForciblyRatio": 0.7,
+		"autoCreateTopicEnable": true, "autoCreateSubscriptionGroup": false, "defaultTopicQueueNums": 3.0,
+	}
+	for k, v := range want {
+		assert.Equal(t, v, fields[k], "field %s of %v", k, fields)
+	}
+	c, err := client.Dial(fields["broker"].(string))
+	require.NoError(t, err)
+	resp := d2Call(t, c, codec.RequestUpdateBrokerConfig, nil, []byte("autoCreateTopicEnable=false\n"))
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	require.NoError(t, c.Close())
+	stop()
+
+	fields, _, stop = serving(t, config())
+	defer stop()
+	assert.Equal(t, false, fields["autoCreateTopicEnable"], "the stored value, not the flag")
+	assert.Equal(t, "5h0m0s", fields["retention"])
+}

@@ -227,22 +227,7 @@ func StartStack(cfg *conf.Config, log zerolog.Logger, opts ...Option) (_ *Stack,
 		st.registrar.Start()
 		st.routes.Start()
 	}
-	ev := log.Info().Str("brokerName", cfg.BrokerName).Str("cluster", cfg.ClusterName).
-		Str("broker", st.BrokerAddr()).Str("advertised", st.Broker.Topics.BrokerAddr()).
-		Str("dataDir", cfg.DataDir).Str("writeMode", string(mode))
-	if a := st.NamesrvAddr(); a != "" {
-		ev = ev.Str("namesrv", a)
-	}
-	if a := st.GRPCAddr(); a != "" {
-		ev = ev.Str("grpc", a)
-	}
-	if a := st.MetricsAddr(); a != "" {
-		ev = ev.Str("metrics", a)
-		if cfg.Pprof {
-			ev = ev.Bool("pprof", true)
-		}
-	}
-	ev.Strs("registerWith", cfg.NamesrvAddrs()).Msg("popshim serving")
+	st.logServing(cfg, mode)
 	return st, nil
 }
 

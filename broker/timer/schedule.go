@@ -10,37 +10,16 @@ import (
 	"github.com/popshim/popshim/codec"
 )
 
-// DefaultDelayLevels is RocketMQ's default messageDelayLevel.
-const DefaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
-
 // DefaultMaxDelaySec is RocketMQ's default timerMaxDelaySec (3 days).
 const DefaultMaxDelaySec = 3 * 24 * 3600
 
 // Settings are the delay knobs, read from the configuration once.
 type Settings struct {
-	// LevelMillis[i] is the delay of level i+1 (--message-delay-level).
+	// LevelMillis[i] is the delay of level i+1 (--message-delay-level,
+	// conf.Config.DelayLevelMillis).
 	LevelMillis []int64
 	// MaxDelayMillis bounds timer messages (--timer-max-delay-sec).
 	MaxDelayMillis int64
-}
-
-// ParseDelayLevels parses a messageDelayLevel string: space-separated
-// durations with unit s, m, h or d (as ScheduleMessageService.parseDelayLevel).
-func ParseDelayLevels(s string) ([]int64, error) {
-	units := map[byte]int64{'s': 1000, 'm': 60 * 1000, 'h': 3600 * 1000, 'd': 24 * 3600 * 1000}
-	var out []int64
-	for _, f := range strings.Fields(s) {
-		unit, ok := units[f[len(f)-1]]
-		n, err := strconv.ParseInt(f[:len(f)-1], 10, 64)
-		if !ok || err != nil || n < 0 {
-			return nil, fmt.Errorf("timer: bad delay level %q (want a number and s, m, h or d)", f)
-		}
-		out = append(out, n*unit)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("timer: no delay levels")
-	}
-	return out, nil
 }
 
 // ErrIllegal is Resolve's refusal of a timer message: a timer property

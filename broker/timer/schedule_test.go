@@ -6,22 +6,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/conf"
 )
 
-func TestParseDelayLevels(t *testing.T) {
-	l, err := ParseDelayLevels(DefaultDelayLevels)
-	require.NoError(t, err)
-	require.Len(t, l, 18)
-	require.EqualValues(t, 1000, l[0])
-	require.EqualValues(t, 7200_000, l[17])
-	_, err = ParseDelayLevels("1s 5x")
-	require.Error(t, err)
-	_, err = ParseDelayLevels(" ")
-	require.Error(t, err)
-}
-
 func TestResolve(t *testing.T) {
-	l, _ := ParseDelayLevels(DefaultDelayLevels)
+	l, err := conf.Default().DelayLevelMillis()
+	require.NoError(t, err)
 	s := &Settings{LevelMillis: l, MaxDelayMillis: 3 * 24 * 3600 * 1000}
 	const now = 1_000_000
 	props := func(kv ...string) string {
