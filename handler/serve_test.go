@@ -44,7 +44,7 @@ func TestServeStartsAndStopsCleanly(t *testing.T) {
 	limit := debug.SetMemoryLimit(-1)
 	require.GreaterOrEqual(t, limit, cfg.EffectiveMemoryLimit(), "Serve applied the default soft memory limit")
 	require.LessOrEqual(t, limit, cfg.MemoryLimitCeiling(), "raised at most to the ceiling (stack/memlimit.go)")
-	brokerAddr, _ := fields["broker"].(string)
+	brokerAddr, _ := fields["listen"].(string)
 	nsAddr, _ := fields["namesrv"].(string)
 	metricsAddr, _ := fields["metrics"].(string)
 	require.NotEmpty(t, brokerAddr)
@@ -233,7 +233,7 @@ func TestServeLogsEffectiveSettings(t *testing.T) {
 	for k, v := range want {
 		assert.Equal(t, v, fields[k], "field %s of %v", k, fields)
 	}
-	c, err := client.Dial(fields["broker"].(string))
+	c, err := client.Dial(fields["listen"].(string))
 	require.NoError(t, err)
 	resp := d2Call(t, c, codec.RequestUpdateBrokerConfig, nil, []byte("autoCreateTopicEnable=false\n"))
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)

@@ -27,7 +27,7 @@ import (
 // Start-up goroutine (StartStack).
 func (st *Stack) logServing(cfg *conf.Config, mode batch.Mode) {
 	ev := st.log.Info().Str("brokerName", cfg.BrokerName).Str("cluster", cfg.ClusterName).
-		Str("broker", st.BrokerAddr()).Str("advertised", st.Broker.Topics.BrokerAddr()).
+		Str("listen", st.BrokerAddr()).Str("advertised", st.Broker.Topics.BrokerAddr()).
 		Str("dataDir", cfg.DataDir).Str("writeMode", string(mode))
 	if a := st.NamesrvAddr(); a != "" {
 		ev = ev.Str("namesrv", a)
