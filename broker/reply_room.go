@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"math"
 	"time"
 
 	"github.com/popshim/popshim/broker/longpoll"
@@ -34,12 +35,37 @@ func (s *Service) replyBytes(limit int) int {
 	if s.Settings.ReplyRoom == nil {
 		return limit
 	}
-	room := s.Settings.ReplyRoom() - s.replyPending.Load()
+	room := s.ReplyRoomLeft()
 	if room <= 0 {
 		return 0
 	}
 	return int(min(int64(limit), room))
 }
+
+// ReplyRoomLeft returns how many more bytes of answers may be held for
+// clients before reads wait: Settings.ReplyRoom (the remoting listener's
+// room under --reply-max-bytes) less the POP answers waiting for their
+// checkpoint write and the answers another protocol's adapter holds
+// (HoldReply); math.MaxInt64 when Settings.ReplyRoom is nil (no bound).
+// Zero or negative: the bound is reached. Any goroutine.
+func (s *Service) ReplyRoomLeft() int64 {
+	if s.Settings.ReplyRoom == nil {
+		return math.MaxInt64
+	}
+	return s.Settings.ReplyRoom() - s.replyPending.Load() - s.replyOut.Load()
+}
+
+// HoldReply adds n bytes (negative: releases them) to the answers an
+// adapter other than remoting holds for a client that has not taken them
+// yet: the gRPC endpoint's ReceiveMessage messages from their conversion
+// until their stream write returns (grpcserver/receive_room.go). They
+// count against the same bound as remoting's held replies, so reads wait
+// while a v5 client's streams are not read (100 unread streams of one
+// connection held 4 GiB before, 2026-12-07). Any goroutine.
+func (s *Service) HoldReply(n int64) { s.replyOut.Add(n) }
+
+// HeldReplyBytes returns the bytes HoldReply counts now. Any goroutine.
+func (s *Service) HeldReplyBytes() int64 { return s.replyOut.Load() }
 
 // retryForRoom runs again after replyRoomRetry, unless the poll ends
 // (deadlineMillis, broker clock) before then: false when the caller must

@@ -51,6 +51,9 @@ type Service struct {
 	// their checkpoint write (reply_room.go): the reply room they will
 	// take. Reader goroutines add, the op's Done subtracts.
 	replyPending atomic.Int64
+	// replyOut counts the bytes of answers other adapters hold for their
+	// clients (HoldReply, reply_room.go).
+	replyOut atomic.Int64
 	// popSeq counts POP requests per stripe of (group, topic): it drives
 	// the retry-first ratio and the round-robin start queue of queueId -1.
 	popSeq  [stripeCount]atomic.Uint64

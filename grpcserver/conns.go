@@ -34,6 +34,11 @@ type connInfo struct {
 	id   uint64
 	peer netip.AddrPort
 
+	// closeConn closes the connection (receive_room.go: a stream that
+	// takes none of its messages); nil when there is none to close. Set
+	// before the connection serves calls.
+	closeConn func()
+
 	mu      sync.Mutex
 	clients map[string]struct{} // REQUIRES: mu held
 	closed  bool                // REQUIRES: mu held

@@ -30,6 +30,10 @@ import (
 //	popshim_grpc_lease_renewals_total{result} counter, renewals: ok, failed, gave_up (the 3 h nack)
 //	popshim_grpc_releases_total{result}      counter, messages made visible again (a receive that could not
 //	    deliver them, a client gone, shutdown): ok, failed
+//	popshim_grpc_reply_held_bytes            gauge, bytes of ReceiveMessage messages converted and not yet taken
+//	    by grpc-go's write quota (counted against --reply-max-bytes, receive_room.go)
+//	popshim_grpc_slow_receive_closed_total   counter, connections closed because a ReceiveMessage stream took
+//	    none of its messages for 3 s while the reply bound was reached
 type Metrics struct {
 	latency   *prometheus.HistogramVec
 	conns     prometheus.Gauge
@@ -38,6 +42,8 @@ type Metrics struct {
 	untracked prometheus.Counter
 	renewals  *prometheus.CounterVec
 	releases  *prometheus.CounterVec
+	replyHeld prometheus.Gauge
+	slowRecv  prometheus.Counter
 	// observers caches latency's children by latencyKey
 	// (prometheus.Observer values).
 	observers sync.Map
@@ -62,8 +68,12 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels, latenc
 			Help: "Lease renewals by result: ok, failed, gave_up.", ConstLabels: constLabels}, []string{"result"}),
 		releases: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "popshim_grpc_releases_total",
 			Help: "Messages made visible again by the gRPC endpoint, by result: ok, failed.", ConstLabels: constLabels}, []string{"result"}),
+		replyHeld: prometheus.NewGauge(prometheus.GaugeOpts{Name: "popshim_grpc_reply_held_bytes",
+			Help: "Bytes of ReceiveMessage messages converted and not yet taken by the stream's write quota.", ConstLabels: constLabels}),
+		slowRecv: prometheus.NewCounter(prometheus.CounterOpts{Name: "popshim_grpc_slow_receive_closed_total",
+			Help: "gRPC connections closed because a ReceiveMessage stream took none of its messages while the reply bound was reached.", ConstLabels: constLabels}),
 	}
-	for _, c := range []prometheus.Collector{m.conns, m.opened, m.leases, m.untracked, m.renewals, m.releases} {
+	for _, c := range []prometheus.Collector{m.conns, m.opened, m.leases, m.untracked, m.renewals, m.releases, m.replyHeld, m.slowRecv} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -87,6 +97,18 @@ func (m *Metrics) connClosed() {
 func (m *Metrics) leasesHeld(n int) {
 	if m != nil {
 		m.leases.Set(float64(n))
+	}
+}
+
+func (m *Metrics) replyHeldAdd(n int64) {
+	if m != nil {
+		m.replyHeld.Add(float64(n))
+	}
+}
+
+func (m *Metrics) slowReceiveClosed() {
+	if m != nil {
+		m.slowRecv.Inc()
 	}
 }
 

@@ -160,9 +160,12 @@ func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, auto
 	if len(msgs) == 0 {
 		return rw.finish(StatusOf(OpReceive, codec.PollingTimeout, ""))
 	}
+	res.Records = nil // converted: only msgs are held from here (receive_room.go)
 	if autoRenew {
 		s.leases.track(clientID, group, topic, msgs)
 	}
+	hold := s.holdReplies(connOf(rw.stream.Context()), msgs)
+	defer hold.end()
 	if err := rw.send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Status{Status: StatusOK()}}); err != nil {
 		s.releaseMessages(clientID, group, topic, msgs)
 		return err
@@ -172,6 +175,7 @@ func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, auto
 			s.releaseMessages(clientID, group, topic, msgs[i:])
 			return err
 		}
+		hold.sent(i)
 	}
 	return rw.deliveryTimestamp()
 }

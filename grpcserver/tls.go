@@ -89,7 +89,9 @@ func (c *sniffCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthIn
 		return nil, nil, err
 	}
 	ci := &connInfo{id: newConnID(), peer: addrPortOf(raw.RemoteAddr())}
-	return &trackedConn{Conn: conn, info: ci, onOpen: c.onOpen, onClose: c.onClose}, connAuth{AuthInfo: info, conn: ci}, nil
+	tc := &trackedConn{Conn: conn, info: ci, onOpen: c.onOpen, onClose: c.onClose}
+	ci.closeConn = func() { _ = tc.Close() }
+	return tc, connAuth{AuthInfo: info, conn: ci}, nil
 }
 
 // handshake sniffs the first byte and runs the TLS handshake when the mode

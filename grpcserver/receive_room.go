@@ -1,0 +1,128 @@
+package grpcserver
+
+import (
+	"sync"
+	"time"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+)
+
+// Messages of a ReceiveMessage stream that the client does not read.
+// grpc-go's Send returns once a message is queued on the transport and
+// blocks the next Send until the client's flow-control window takes the
+// queued bytes, so a stream nobody reads holds the messages it converted
+// until its client's deadline. 100 such streams of one connection held
+// 4 GiB of 4 MiB messages (2026-12-07) while the remoting listener's
+// reply bound (--reply-max-bytes) saw none of it. Now:
+//
+//   - deliver counts the messages it holds against that bound
+//     (broker.Service.HoldReply) from their conversion until the next
+//     Send returns (the previous message has then left grpc-go's write
+//     quota) or the delivery ends, so other reads wait while they fill it
+//     (broker/reply_room.go);
+//   - a delivery whose Send makes no progress for stuckSendGrace while
+//     the bound is reached closes its connection, as remoting closes a
+//     connection that reads none of its replies (remoting/replyheld.go):
+//     the blocked Send then fails and the messages not sent are made
+//     visible again.
+
+// stuckSendGrace is how long a delivery's Send may make no progress while
+// the reply bound is reached before its connection is closed.
+const stuckSendGrace = 3 * time.Second
+
+// stuckSendRecheck is how soon a stuck Send is looked at again when the
+// bound was not reached at stuckSendGrace.
+const stuckSendRecheck = time.Second
+
+// heldMessageBytes is what deliver counts for a converted message: its
+// body and property bytes.
+func heldMessageBytes(m *v2.Message) int64 {
+	n := int64(len(m.GetBody()))
+	for k, v := range m.GetUserProperties() {
+		n += int64(len(k) + len(v))
+	}
+	return n
+}
+
+// replyHold is one delivery's held bytes and its stuck-Send watch. Made by
+// holdReplies on the stream's goroutine; sent and end run there too, fire
+// on a timer goroutine.
+type replyHold struct {
+	s     *service
+	conn  *connInfo
+	sizes []int64 // per message, in send order
+	next  int     // sizes[:next] are released
+	mu    sync.Mutex
+	timer *time.Timer // nil: no connection to close
+	ended bool        // REQUIRES: mu held
+}
+
+// holdReplies counts msgs as held for the stream of conn (nil: a handler
+// called without a connection, no watch).
+func (s *service) holdReplies(conn *connInfo, msgs []*v2.Message) *replyHold {
+	h := &replyHold{s: s, conn: conn, sizes: make([]int64, len(msgs))}
+	var total int64
+	for i, m := range msgs {
+		h.sizes[i] = heldMessageBytes(m)
+		total += h.sizes[i]
+	}
+	s.holdBytes(total)
+	if conn != nil && conn.closeConn != nil {
+		h.timer = time.AfterFunc(stuckSendGrace, h.fire)
+	}
+	return h
+}
+
+// holdBytes adds n to the core's held replies and the gauge.
+func (s *service) holdBytes(n int64) {
+	if n == 0 {
+		return
+	}
+	s.core.Svc.HoldReply(n)
+	s.metrics.replyHeldAdd(n)
+}
+
+// sent records that the Send of message i returned: every message before
+// it has left the write quota, and the watch starts again.
+func (h *replyHold) sent(i int) {
+	var n int64
+	for ; h.next < i; h.next++ {
+		n += h.sizes[h.next]
+	}
+	h.s.holdBytes(-n)
+	h.mu.Lock()
+	if h.timer != nil && !h.ended {
+		h.timer.Reset(stuckSendGrace)
+	}
+	h.mu.Unlock()
+}
+
+// end releases what is still counted and stops the watch. Once.
+func (h *replyHold) end() {
+	h.mu.Lock()
+	h.ended = true
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.mu.Unlock()
+	h.sent(len(h.sizes))
+}
+
+// fire runs when no Send returned for stuckSendGrace: with the bound
+// reached the connection is closed, else it looks again later.
+func (h *replyHold) fire() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return
+	}
+	if h.s.core.Svc.ReplyRoomLeft() > 0 {
+		h.timer.Reset(stuckSendRecheck)
+		return
+	}
+	h.ended = true
+	h.s.metrics.slowReceiveClosed()
+	h.s.log.Warn().Str("peer", h.conn.peer.String()).Dur("grace", stuckSendGrace).
+		Msg("gRPC connection closed: a ReceiveMessage stream took none of its messages while the reply bound (--reply-max-bytes) was reached")
+	go h.conn.closeConn()
+}
