@@ -50,7 +50,7 @@ func (b *Broker) handleGetBrokerConsumeStats(c remoting.Conn, req *codec.Command
 		resp.Body = codec.AppendConsumeStatsList(nil, addr, groups)
 		reply.Respond(c, req, resp)
 	}
-	if !b.SubmitRead(job) {
+	if !b.submitLargeRead(c, req, job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

@@ -129,7 +129,7 @@ func (b *Broker) handleGetConsumeStats(c remoting.Conn, req *codec.Command) {
 		resp.Body = codec.AppendConsumeStats(nil, rows, 0)
 		reply.Respond(c, req, resp)
 	}
-	if !b.SubmitRead(job) {
+	if !b.submitLargeRead(c, req, job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

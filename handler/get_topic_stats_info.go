@@ -57,7 +57,7 @@ func (b *Broker) handleGetTopicStatsInfo(c remoting.Conn, req *codec.Command) {
 		resp.Body = codec.AppendTopicStatsTable(nil, rows, 0)
 		reply.Respond(c, req, resp)
 	}
-	if !b.SubmitRead(job) {
+	if !b.submitLargeRead(c, req, job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

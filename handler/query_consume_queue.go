@@ -136,7 +136,7 @@ func (b *Broker) handleQueryConsumeQueue(c remoting.Conn, req *codec.Command) {
 		resp.Body, _ = json.Marshal(body)
 		reply.Respond(c, req, resp)
 	}
-	if !b.SubmitRead(job) {
+	if !b.submitLargeRead(c, req, job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

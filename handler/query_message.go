@@ -78,7 +78,7 @@ func (b *Broker) handleQueryMessage(c remoting.Conn, req *codec.Command) {
 		}
 		reply.Respond(c, req, resp)
 	}
-	if !b.SubmitRead(job) {
+	if !b.submitLargeRead(c, req, job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }

@@ -10,7 +10,8 @@ import (
 // request code, the handler named after the Java constant. Router.Handle
 // panics when a code is registered twice. Codes not listed are answered
 // REQUEST_CODE_NOT_SUPPORTED by the remoting layer. Call before the server
-// starts.
+// starts. Codes whose answer can be large are wrapped in largeReply
+// (reply_bound.go).
 func RegisterBroker(r *remoting.Router, b *Broker) {
 	// The produce handlers encode the stored record before they return
 	// (broker.SendRequest keeps no part of Body), so they read the body
@@ -48,26 +49,26 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestUpdateAndCreateTopic, b.handleUpdateAndCreateTopic)
 	r.Handle(codec.RequestGetTopicConfig, b.handleGetTopicConfig)
 	r.Handle(codec.RequestDeleteTopicInBroker, b.handleDeleteTopicInBroker)
-	r.Handle(codec.RequestGetAllTopicConfig, b.handleGetAllTopicConfig)
+	r.Handle(codec.RequestGetAllTopicConfig, b.largeReply(b.handleGetAllTopicConfig))
 	r.Handle(codec.RequestUpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup)
 	r.Handle(codec.RequestUpdateAndCreateSubscriptionGroupList, b.handleUpdateAndCreateSubscriptionGroupList)
-	r.Handle(codec.RequestGetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroupConfig)
+	r.Handle(codec.RequestGetAllSubscriptionGroupConfig, b.largeReply(b.handleGetAllSubscriptionGroupConfig))
 	r.Handle(codec.RequestGetSubscriptionGroupConfig, b.handleGetSubscriptionGroupConfig)
 	r.Handle(codec.RequestDeleteSubscriptionGroup, b.handleDeleteSubscriptionGroup)
 	r.Handle(codec.RequestDeleteSubscriptionGroupList, b.handleDeleteSubscriptionGroupList)
 	r.Handle(codec.RequestGetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo)
-	r.Handle(codec.RequestViewMessageByID, b.handleViewMessageByID)
-	r.Handle(codec.RequestQueryMessage, b.handleQueryMessage)
+	r.Handle(codec.RequestViewMessageByID, b.largeReply(b.handleViewMessageByID))
+	r.Handle(codec.RequestQueryMessage, b.largeReply(b.handleQueryMessage))
 	r.Handle(requestViewBrokerStatsData, b.handleViewBrokerStatsData)
-	r.Handle(codec.RequestGetTopicStatsInfo, b.handleGetTopicStatsInfo)
-	r.Handle(codec.RequestGetConsumeStats, b.handleGetConsumeStats)
-	r.Handle(codec.RequestGetConsumerConnectionList, b.handleGetConsumerConnectionList)
-	r.Handle(codec.RequestGetProducerConnectionList, b.handleGetProducerConnectionList)
-	r.Handle(codec.RequestGetAllProducerInfo, b.handleGetAllProducerInfo)
+	r.Handle(codec.RequestGetTopicStatsInfo, b.largeReply(b.handleGetTopicStatsInfo))
+	r.Handle(codec.RequestGetConsumeStats, b.largeReply(b.handleGetConsumeStats))
+	r.Handle(codec.RequestGetConsumerConnectionList, b.largeReply(b.handleGetConsumerConnectionList))
+	r.Handle(codec.RequestGetProducerConnectionList, b.largeReply(b.handleGetProducerConnectionList))
+	r.Handle(codec.RequestGetAllProducerInfo, b.largeReply(b.handleGetAllProducerInfo))
 	r.Handle(codec.RequestGetBrokerConfig, b.handleGetBrokerConfig)
 	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
-	r.Handle(codec.RequestQueryTopicConsumeByWho, b.handleQueryTopicConsumeByWho)
-	r.Handle(codec.RequestGetSystemTopicListFromBroker, b.handleGetSystemTopicListFromBroker)
+	r.Handle(codec.RequestQueryTopicConsumeByWho, b.largeReply(b.handleQueryTopicConsumeByWho))
+	r.Handle(codec.RequestGetSystemTopicListFromBroker, b.largeReply(b.handleGetSystemTopicListFromBroker))
 	r.Handle(auth.RequestCreateUser, b.handleAuthCreateUser)
 	r.Handle(auth.RequestUpdateUser, b.handleAuthUpdateUser)
 	r.Handle(auth.RequestDeleteUser, b.handleAuthDeleteUser)
@@ -81,9 +82,9 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestCleanExpiredConsumeQueue, b.handleCleanExpiredConsumeQueue)
 	r.Handle(codec.RequestGetConsumerRunningInfo, b.handleGetConsumerRunningInfo)
 	r.Handle(codec.RequestConsumeMessageDirectly, b.handleConsumeMessageDirectly)
-	r.Handle(codec.RequestGetBrokerConsumeStats, b.handleGetBrokerConsumeStats)
+	r.Handle(codec.RequestGetBrokerConsumeStats, b.largeReply(b.handleGetBrokerConsumeStats))
 	r.Handle(codec.RequestUpdateBrokerConfig, b.handleUpdateBrokerConfig)
-	r.Handle(codec.RequestQueryConsumeQueue, b.handleQueryConsumeQueue)
+	r.Handle(codec.RequestQueryConsumeQueue, b.largeReply(b.handleQueryConsumeQueue))
 }
 
 // RegisterNameServer fills the name-server port's dispatch table (the

@@ -67,7 +67,7 @@ func (b *Broker) handleViewMessageByID(c remoting.Conn, req *codec.Command) {
 		resp.Body = rec
 		reply.Respond(c, req, resp)
 	}
-	if !b.SubmitRead(job) {
+	if !b.submitLargeRead(c, req, job) {
 		reply.Code(c, req, codec.SystemBusy, reply.BusyRemark)
 	}
 }
