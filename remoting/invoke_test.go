@@ -20,16 +20,23 @@ type invokeResult struct {
 	err  error
 }
 
-// dialAnswering connects a client whose OnRequest is answer and returns
-// the server-side id of its connection (learnt from one echo request).
-func dialAnswering(t *testing.T, answer func(*codec.Command) *codec.Command) (*Server, *client.Conn, uint64) {
-	t.Helper()
-	var connID atomic.Uint64
+// idRouter answers codeEcho and stores the id of the connection it came
+// on in connID.
+func idRouter(connID *atomic.Uint64) *Router {
 	r := NewRouter()
 	r.Handle(codeEcho, func(c Conn, req *codec.Command) {
 		connID.Store(c.ID())
 		echoHandler(c, req)
 	})
+	return r
+}
+
+// dialAnswering connects a client whose OnRequest is answer and returns
+// the server-side id of its connection (learnt from one echo request).
+func dialAnswering(t *testing.T, answer func(*codec.Command) *codec.Command) (*Server, *client.Conn, uint64) {
+	t.Helper()
+	var connID atomic.Uint64
+	r := idRouter(&connID)
 	s := startServer(t, r, ServerOptions{})
 	cl, err := client.DialContext(context.Background(), s.Addr().String(), client.Options{OnRequest: answer})
 	require.NoError(t, err)

@@ -56,6 +56,8 @@ var resultNames = [...]string{
 //	popshim_remoting_read_paused_connections{server}    gauge, connections whose reads are paused
 //	popshim_remoting_read_paused_buffered_bytes{server} gauge, bytes gnet holds for paused connections
 //	popshim_remoting_read_pauses_total{server}          counter, times a connection's reads were paused
+//	popshim_remoting_reply_held_bytes, popshim_remoting_slow_reply_closed_total,
+//	popshim_remoting_push_dropped_total: metrics_reply.go
 //
 // request_code and response_code are the lower-case Java constant names
 // (pop_message, system_busy), as RemotingHelper.getRequestCodeDesc gives. A
@@ -65,23 +67,22 @@ var resultNames = [...]string{
 // the series count without bound. A response code popshim cannot name
 // (never sent by popshim's own handlers) is "unknown".
 type Metrics struct {
-	rpcLatency *prometheus.HistogramVec
-	conns      *prometheus.GaugeVec
-	opened     *prometheus.CounterVec
-	malformed  *prometheus.CounterVec
-	idleClosed *prometheus.CounterVec
-	slowClosed *prometheus.CounterVec
-	refused    *prometheus.CounterVec
-	acceptErrs *prometheus.CounterVec
-	flush      prometheus.Histogram
-	direct     *prometheus.CounterVec
-	tlsConns   *prometheus.CounterVec
-	readBytes  *prometheus.GaugeVec
-	readPaused *prometheus.GaugeVec
-	readBuffed *prometheus.GaugeVec
-	readPauses *prometheus.CounterVec
-	replyHeld  *prometheus.GaugeVec
-	slowReply  *prometheus.CounterVec
+	rpcLatency   *prometheus.HistogramVec
+	conns        *prometheus.GaugeVec
+	opened       *prometheus.CounterVec
+	malformed    *prometheus.CounterVec
+	idleClosed   *prometheus.CounterVec
+	slowClosed   *prometheus.CounterVec
+	refused      *prometheus.CounterVec
+	acceptErrs   *prometheus.CounterVec
+	flush        prometheus.Histogram
+	direct       *prometheus.CounterVec
+	tlsConns     *prometheus.CounterVec
+	readBytes    *prometheus.GaugeVec
+	readPaused   *prometheus.GaugeVec
+	readBuffed   *prometheus.GaugeVec
+	readPauses   *prometheus.CounterVec
+	replyMetrics // metrics_reply.go
 
 	reqNames  map[int32]string // read-only after NewMetrics
 	respNames map[int32]string // read-only after NewMetrics
@@ -173,14 +174,9 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		readPauses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "popshim_remoting_read_pauses_total", Help: "Times a connection's reads were paused for the read budget.", ConstLabels: constLabels,
 		}, []string{"server"}),
-		replyHeld: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "popshim_remoting_reply_held_bytes", Help: "Reply bytes held for clients that have not read them: large replies not yet written, and connections' outbound buffers as last seen; POP and PULL read no messages while this reaches --reply-max-bytes.", ConstLabels: constLabels,
-		}, []string{"server"}),
-		slowReply: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "popshim_remoting_slow_reply_closed_total", Help: "Connections closed because their peer did not read its replies in time while the reply bound (--reply-max-bytes) was reached.", ConstLabels: constLabels,
-		}, []string{"server"}),
-		reqNames:  make(map[int32]string),
-		respNames: make(map[int32]string),
+		replyMetrics: newReplyMetrics(constLabels),
+		reqNames:     make(map[int32]string),
+		respNames:    make(map[int32]string),
 	}
 	for _, c := range codec.RequestCodes() {
 		m.reqNames[c] = strings.ToLower(codec.RequestName(c))
@@ -189,7 +185,7 @@ func NewMetrics(reg prometheus.Registerer, constLabels prometheus.Labels) (*Metr
 		m.respNames[e.Code] = strings.ToLower(e.Name)
 	}
 	for _, c := range []prometheus.Collector{m.rpcLatency, m.conns, m.opened, m.malformed, m.idleClosed, m.slowClosed, m.refused, m.acceptErrs, m.flush, m.direct, m.tlsConns,
-		m.readBytes, m.readPaused, m.readBuffed, m.readPauses, m.replyHeld, m.slowReply} {
+		m.readBytes, m.readPaused, m.readBuffed, m.readPauses, m.replyHeld, m.slowReply, m.pushDropped} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -285,22 +281,6 @@ func (m *Metrics) directCounter(server string) prometheus.Counter {
 		return nil
 	}
 	return m.direct.WithLabelValues(server)
-}
-
-// slowReplyClose counts a connection closed by the slow-reader scan.
-func (m *Metrics) slowReplyClose(server string) {
-	if m != nil {
-		m.slowReply.WithLabelValues(server).Inc()
-	}
-}
-
-// replyGauge resolves server's popshim_remoting_reply_held_bytes;
-// nil when m is nil.
-func (m *Metrics) replyGauge(server string) prometheus.Gauge {
-	if m == nil {
-		return nil
-	}
-	return m.replyHeld.WithLabelValues(server)
 }
 
 // observeFlush records one reply flush that took d.
