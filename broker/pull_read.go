@@ -6,7 +6,8 @@ import (
 )
 
 // pullJob is one validated PULL request on the reader pool; a woken PULL
-// runs again with the same job. Fields are immutable after Pull.
+// runs again as a copy with the filter registered then (rerun). Fields are
+// immutable after Pull.
 type pullJob struct {
 	b              *Broker
 	r              PullRequest
@@ -107,9 +108,30 @@ func (j *pullJob) run() {
 }
 
 // rerun submits the pull to the reader pool again; SYSTEM_BUSY when the
-// pool is full. Any goroutine.
+// pool is full. A PULL that filters with the group's registered
+// subscription (no sysFlag 0x4) takes the one registered now, as a Java
+// broker runs a woken PULL through PullMessageProcessor again: a consumer
+// that changed its selector while its PULLs were parked was otherwise
+// served messages only the old selector matched (one per queue with
+// rocketmq-client 5.5.0, found side by side with 5.5.1). If the group no
+// longer subscribes the topic, the answer is that refusal. Any goroutine.
 func (j *pullJob) rerun() {
-	if !j.b.ResubmitRead(j.run) {
+	next := j
+	if h := &j.r.PullMessageRequestHeader; h.SysFlag&codec.PullSysFlagSubscription == 0 {
+		expType, exp, e := j.b.pullSubscription(h)
+		var f *longpoll.Filter
+		if e == nil {
+			f, e = j.b.ParseFilter(expType, exp)
+		}
+		if e != nil {
+			j.done(PullResult{}, e)
+			return
+		}
+		fresh := *j
+		fresh.filter = f
+		next = &fresh
+	}
+	if !j.b.ResubmitRead(next.run) {
 		j.done(PullResult{}, errBusy)
 	}
 }
