@@ -3,6 +3,7 @@ package handler
 import (
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/handler/namesrv"
+	"github.com/popshim/popshim/remoting"
 )
 
 // What the whole-stack tests (package handler_test) need of the adapter's
@@ -40,3 +41,7 @@ func (b *Broker) Self() namesrv.Self { return b.self }
 
 // HBCache is the HEART_BEAT fast-path cache.
 func (b *Broker) HBCache() *clients.HeartbeatCache { return b.hbCache }
+
+// TableReply is (*Broker).tableReply, for the test that it leaves the
+// event loop.
+func (b *Broker) TableReply(h remoting.HandlerFunc) remoting.HandlerFunc { return b.tableReply(h) }

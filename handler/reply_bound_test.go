@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/codec"
+	"github.com/popshim/popshim/remoting"
 )
 
 // While unread answers hold the reply bound, VIEW_MESSAGE_BY_ID and
@@ -56,4 +58,44 @@ func TestLargeAnswersRefusedWhileReplyBoundReached(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, codec.Success, resp.Code, resp.Remark)
 	require.Greater(t, len(resp.Body), 256<<10)
+}
+
+// A table handler wrapped in tableReply runs on the reader pool: the
+// wrapper returns while the handler still waits (run inline, the wrapper
+// would not return until the handler did, and the test fails after its
+// bound), and GET_ALL_TOPIC_CONFIG through the broker port still answers
+// every topic.
+func TestTableAnswersLeaveTheEventLoop(t *testing.T) {
+	h := startHarness(t, nil)
+	release, ran := make(chan struct{}), make(chan struct{})
+	wrapped := h.b().TableReply(func(remoting.Conn, *codec.Command) {
+		<-release
+		close(ran)
+	})
+	returned := make(chan struct{})
+	go func() {
+		wrapped(nil, codec.NewRequest(codec.RequestGetAllTopicConfig, 1, nil, nil))
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("the table handler ran on the calling goroutine")
+	}
+	close(release)
+	<-ran
+
+	reqs := make([]broker.CreateTopicRequest, 500)
+	for i := range reqs {
+		reqs[i] = broker.CreateTopicRequest{Topic: "Table" + strconv.Itoa(i), ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}
+	}
+	created := make(chan error, 1)
+	h.b().CreateTopics(reqs, func(err error) { created <- err })
+	require.NoError(t, <-created)
+	resp := call(t, h.dial(), codec.NewRequest(codec.RequestGetAllTopicConfig, 0, nil, nil))
+	require.Equal(t, codec.Success, resp.Code, resp.Remark)
+	n, err := strconv.Atoi(resp.ExtFields["totalTopicNum"])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n, 500)
 }

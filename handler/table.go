@@ -10,8 +10,8 @@ import (
 // request code, the handler named after the Java constant. Router.Handle
 // panics when a code is registered twice. Codes not listed are answered
 // REQUEST_CODE_NOT_SUPPORTED by the remoting layer. Call before the server
-// starts. Codes whose answer can be large are wrapped in largeReply
-// (reply_bound.go).
+// starts. Codes whose answer can be large are wrapped in largeReply, those
+// that encode a whole table in tableReply (reply_bound.go).
 func RegisterBroker(r *remoting.Router, b *Broker) {
 	// The produce handlers encode the stored record before they return
 	// (broker.SendRequest keeps no part of Body), so they read the body
@@ -49,10 +49,10 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestUpdateAndCreateTopic, b.handleUpdateAndCreateTopic)
 	r.Handle(codec.RequestGetTopicConfig, b.handleGetTopicConfig)
 	r.Handle(codec.RequestDeleteTopicInBroker, b.handleDeleteTopicInBroker)
-	r.Handle(codec.RequestGetAllTopicConfig, b.largeReply(b.handleGetAllTopicConfig))
+	r.Handle(codec.RequestGetAllTopicConfig, b.tableReply(b.handleGetAllTopicConfig))
 	r.Handle(codec.RequestUpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup)
 	r.Handle(codec.RequestUpdateAndCreateSubscriptionGroupList, b.handleUpdateAndCreateSubscriptionGroupList)
-	r.Handle(codec.RequestGetAllSubscriptionGroupConfig, b.largeReply(b.handleGetAllSubscriptionGroupConfig))
+	r.Handle(codec.RequestGetAllSubscriptionGroupConfig, b.tableReply(b.handleGetAllSubscriptionGroupConfig))
 	r.Handle(codec.RequestGetSubscriptionGroupConfig, b.handleGetSubscriptionGroupConfig)
 	r.Handle(codec.RequestDeleteSubscriptionGroup, b.handleDeleteSubscriptionGroup)
 	r.Handle(codec.RequestDeleteSubscriptionGroupList, b.handleDeleteSubscriptionGroupList)
@@ -64,10 +64,10 @@ func RegisterBroker(r *remoting.Router, b *Broker) {
 	r.Handle(codec.RequestGetConsumeStats, b.largeReply(b.handleGetConsumeStats))
 	r.Handle(codec.RequestGetConsumerConnectionList, b.largeReply(b.handleGetConsumerConnectionList))
 	r.Handle(codec.RequestGetProducerConnectionList, b.largeReply(b.handleGetProducerConnectionList))
-	r.Handle(codec.RequestGetAllProducerInfo, b.largeReply(b.handleGetAllProducerInfo))
+	r.Handle(codec.RequestGetAllProducerInfo, b.tableReply(b.handleGetAllProducerInfo))
 	r.Handle(codec.RequestGetBrokerConfig, b.handleGetBrokerConfig)
 	r.Handle(codec.RequestUpdateAndCreateTopicList, b.handleUpdateAndCreateTopicList)
-	r.Handle(codec.RequestQueryTopicConsumeByWho, b.largeReply(b.handleQueryTopicConsumeByWho))
+	r.Handle(codec.RequestQueryTopicConsumeByWho, b.tableReply(b.handleQueryTopicConsumeByWho))
 	r.Handle(codec.RequestGetSystemTopicListFromBroker, b.largeReply(b.handleGetSystemTopicListFromBroker))
 	r.Handle(auth.RequestCreateUser, b.handleAuthCreateUser)
 	r.Handle(auth.RequestUpdateUser, b.handleAuthUpdateUser)
