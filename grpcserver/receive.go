@@ -175,7 +175,7 @@ func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, auto
 			s.releaseMessages(clientID, group, topic, msgs[i:])
 			return err
 		}
-		hold.sent(i)
+		hold.sent()
 	}
 	return rw.deliveryTimestamp()
 }

@@ -40,8 +40,9 @@ func TestUnreadReceiveStreamHeldAgainstReplyBound(t *testing.T) {
 	ctx, cancel := context.WithTimeout(withClient(context.Background(), "stuck@1"), 30*time.Second)
 	defer cancel()
 	held := func() int64 { return f.core.Broker.Svc.HeldReplyBytes() }
-	// A read takes at most the room left (at least one message), so two
-	// unread streams fill it: the first takes 3 messages, the second 1.
+	// A read takes at most the room left (at least one message): the
+	// first unread stream takes 3 messages, counted with the copy on the
+	// transport; a second one takes the rest of the room, if any.
 	var stuck []v2.MessagingService_ReceiveMessageClient
 	for i, want := range []int64{3 * int64(len(body)), bound} {
 		s, err := v2.NewMessagingServiceClient(cc).ReceiveMessage(ctx, simpleReceive(group, topic, 0))
