@@ -89,6 +89,7 @@ type Broker struct {
 	skewMillis atomic.Int64
 	hostCache  atomic.Pointer[cachedHost] // StoreHost's parse of the advertised address
 	hooks      hooks                      // installed by protocol adapters (hooks.go)
+	ids        idsQueue                   // groups waiting for NOTIFY_CONSUMER_IDS_CHANGED (consumer_ids_queue.go)
 	callers    clientCallers              // adapters' routes to their clients (client_caller.go)
 
 	startOnce sync.Once
@@ -205,6 +206,7 @@ func (b *Broker) Start() {
 // the writer. Idempotent; safe if Start was never called.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() {
+		b.stopIDs()
 		b.Revive.Stop()
 		b.Timers.Stop()
 		b.Transactions.Stop()

@@ -28,7 +28,6 @@ package broker
 
 import (
 	"github.com/popshim/popshim/broker/clients"
-	"github.com/popshim/popshim/codec"
 )
 
 // ConsumerIDsNotifier tells a consumer group's members that the group's
@@ -39,9 +38,10 @@ type ConsumerIDsNotifier interface {
 	// NotifyConsumerIDsChanged sends the notice for group to each of
 	// members (the group's live channels, sorted by ClientID, the newest
 	// member included). A channel the adapter does not own (another
-	// protocol's ConnID) or whose connection is gone is skipped. Called
-	// on the goroutine of the operation that changed the group, often a
-	// gnet event loop: it must not block or wait for an answer.
+	// protocol's ConnID) or whose connection is gone is skipped.
+	// Called on the broker's announcement goroutine
+	// (consumer_ids_queue.go), one group at a time; it must not block or
+	// wait for an answer.
 	NotifyConsumerIDsChanged(group string, members []clients.ClientChannel)
 }
 
@@ -59,24 +59,13 @@ func (b *Broker) SetConsumerIDsNotifier(n ConsumerIDsNotifier) {
 	b.hooks.idsNotifier.Store(&consumerIDsNotifierRef{n: n})
 }
 
-// consumerIDsChanged announces each of groups to its live members, as
-// described at the top of this file. checkGroupConfig applies the
-// group's notifyConsumerIdsChangedEnable. Any goroutine; memory only.
+// consumerIDsChanged queues each of groups for its announcement to the
+// live members it has then (consumer_ids_queue.go), as described at the
+// top of this file. checkGroupConfig applies the group's
+// notifyConsumerIdsChangedEnable. Any goroutine; memory only.
 func (b *Broker) consumerIDsChanged(groups []string, checkGroupConfig bool) {
-	ref := b.hooks.idsNotifier.Load()
-	if ref == nil {
+	if len(groups) == 0 || b.hooks.idsNotifier.Load() == nil {
 		return
 	}
-	for _, group := range groups {
-		if checkGroupConfig {
-			if g, ok := b.Groups.Get(group); ok && !g.NotifyConsumerIdsChangedEnable {
-				continue
-			}
-		}
-		info, ok := b.Clients.Consumer(group)
-		if !ok || info.MessageModel == codec.MessageModelBroadcst {
-			continue
-		}
-		ref.n.NotifyConsumerIDsChanged(group, info.Channels)
-	}
+	b.markIDsChanged(groups, !checkGroupConfig)
 }

@@ -15,9 +15,10 @@ import (
 // (NotifyConsumerIdsChangedRequestHeader.java) and no body, to every member
 // of the group whose connection is on this listener
 // (Broker2Client.notifyConsumerIdsChanged). remoting.Server.Send only
-// queues the frame, so the caller (a gnet event loop running HEART_BEAT,
-// UNREGISTER_CLIENT or a connection close) never waits; a member whose
-// connection is not this server's (a gRPC stream) or is gone is skipped.
+// queues the frame, so the caller (the core's announcement goroutine,
+// broker/consumer_ids_queue.go) never waits; a member whose connection is
+// not this server's (a gRPC stream), is gone, or has not read what it was
+// sent (remoting.ErrPushBacklog) is skipped.
 type idsNotifier struct {
 	srv    *remoting.Server
 	opaque atomic.Int32
@@ -40,7 +41,7 @@ func (n *idsNotifier) NotifyConsumerIDsChanged(group string, members []clients.C
 		req := codec.NewRequest(codec.RequestNotifyConsumerIDsChanged, n.opaque.Add(1), nil, nil)
 		req.Flag |= codec.FlagOneway
 		codec.NotifyConsumerIDsChangedRequestHeader{ConsumerGroup: group}.Encode(req)
-		if err := n.srv.Send(members[i].ConnID, req); err != nil && !errors.Is(err, net.ErrClosed) {
+		if err := n.srv.Send(members[i].ConnID, req); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, remoting.ErrPushBacklog) {
 			n.log(group, members[i].ConnID, err)
 		}
 	}
