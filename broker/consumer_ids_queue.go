@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/popshim/popshim/codec"
@@ -73,13 +75,13 @@ func (b *Broker) announceLoop(wake, stop, done chan struct{}) {
 		groups := q.dirty
 		q.dirty = nil
 		q.mu.Unlock()
-		for group, forced := range groups {
+		for _, group := range slices.Sorted(maps.Keys(groups)) { // in name order, as one change's groups were
 			select {
 			case <-stop:
 				return
 			default:
 			}
-			b.announce(group, forced)
+			b.announce(group, groups[group])
 		}
 	}
 }
