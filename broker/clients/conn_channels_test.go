@@ -2,6 +2,7 @@ package clients
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +74,40 @@ func TestClipLog(t *testing.T) {
 	got := ClipLog(long)
 	require.Equal(t, strings.Repeat("a", 63)+"…", got)
 	require.True(t, utf8.ValidString(got))
+}
+
+// BenchmarkRemoveConnManyGroups closes, one by one, 400 connections that
+// each hold a consumer channel in the same 1,000 groups (the work of a
+// closing flood of heartbeats that joined every group). ns/op is per
+// close.
+func BenchmarkRemoveConnManyGroups(b *testing.B) {
+	const conns, groups = 400, 1000
+	regs := make([]ConsumerRegistration, groups)
+	for i := range regs {
+		regs[i] = hbReg("G" + strconv.Itoa(i))
+	}
+	fill := func() *ClientTable {
+		ct := NewClientTable(zerolog.Nop())
+		for c := range conns {
+			_, err := ct.RegisterHeartbeat(Heartbeat{Channel: ClientChannel{ClientID: "c" + strconv.Itoa(c), ConnID: uint64(c + 1)},
+				Consumers: regs}, groups)
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return ct
+	}
+	ct, next := fill(), 1
+	b.ResetTimer()
+	for range b.N {
+		if next > conns {
+			b.StopTimer()
+			ct, next = fill(), 1
+			b.StartTimer()
+		}
+		if len(ct.RemoveConn(uint64(next))) != groups {
+			b.Fatal("a close left groups unchanged")
+		}
+		next++
+	}
 }

@@ -151,6 +151,7 @@ func (t *ClientTable) putConsumerLocked(reg ConsumerRegistration, ch ClientChann
 	old, had := g.channels[ch.ClientID]
 	moved := had && old.ConnID != ch.ConnID
 	t.putChannelLocked(g.channels, ch)
+	t.indexLocked(ch, reg.Group, true)
 	if !had || moved {
 		t.log.Debug().Str("consumerGroup", reg.Group).Str("clientId", ch.ClientID).Str("remote", ch.RemoteAddr).Msg("consumer registered")
 	}
@@ -166,6 +167,7 @@ func (t *ClientTable) putProducerLocked(group string, ch ClientChannel) {
 		t.producers[group] = m
 	}
 	t.putChannelLocked(m, ch)
+	t.indexLocked(ch, group, false)
 }
 
 // putChannelLocked stores ch in m under its clientID, moving the
@@ -201,7 +203,20 @@ func (t *ClientTable) connReleaseLocked(connID uint64) {
 		t.connChannels[connID] = n
 	} else {
 		delete(t.connChannels, connID)
+		delete(t.connGroups, connID)
 	}
+}
+
+// indexLocked notes that ch's connection holds ch's channel in group (a
+// consumer group when consumer, else a producer group). REQUIRES: t.mu
+// held for writing.
+func (t *ClientTable) indexLocked(ch ClientChannel, group string, consumer bool) {
+	keys := t.connGroups[ch.ConnID]
+	if keys == nil {
+		keys = make(map[channelKey]struct{})
+		t.connGroups[ch.ConnID] = keys
+	}
+	keys[channelKey{group: group, clientID: ch.ClientID, consumer: consumer}] = struct{}{}
 }
 
 // ConnChannels returns how many channels (consumer and producer group
@@ -244,33 +259,37 @@ func (t *ClientTable) Unregister(clientID, producerGroup, consumerGroup string) 
 
 // RemoveConn drops every registration made over connection connID (the
 // remoting connection-close hook calls it). It returns the consumer groups
-// whose client list changed, sorted.
+// whose client list changed, sorted. It visits only the channels the
+// connection registered (connGroups), not every group.
 func (t *ClientTable) RemoveConn(connID uint64) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var changed []string
-	for name, g := range t.consumers {
-		for id, ch := range g.channels {
-			if ch.ConnID == connID {
-				delete(g.channels, id)
-				changed = append(changed, name)
+	for k := range t.connGroups[connID] {
+		if k.consumer {
+			g := t.consumers[k.group]
+			if g == nil {
+				continue
 			}
-		}
-		if len(g.channels) == 0 {
-			delete(t.consumers, name)
-		}
-	}
-	for name, m := range t.producers {
-		for id, ch := range m {
-			if ch.ConnID == connID {
-				delete(m, id)
+			if ch := g.channels[k.clientID]; ch != nil && ch.ConnID == connID {
+				delete(g.channels, k.clientID)
+				changed = append(changed, k.group)
 			}
+			if len(g.channels) == 0 {
+				delete(t.consumers, k.group)
+			}
+			continue
 		}
-		if len(m) == 0 {
-			delete(t.producers, name)
+		m := t.producers[k.group]
+		if ch := m[k.clientID]; ch != nil && ch.ConnID == connID {
+			delete(m, k.clientID)
+		}
+		if m != nil && len(m) == 0 {
+			delete(t.producers, k.group)
 		}
 	}
 	delete(t.connChannels, connID)
+	delete(t.connGroups, connID)
 	slices.Sort(changed)
 	return slices.Compact(changed)
 }
