@@ -158,12 +158,7 @@ func (b *Broker) Pull(r PullRequest, done func(PullResult, error)) {
 			return
 		}
 	}
-	expType, exp, e := b.pullSubscription(h)
-	if e != nil {
-		refuse(e)
-		return
-	}
-	filter, e := b.ParseFilter(expType, exp)
+	filter, e := b.pullFilter(h)
 	if e != nil {
 		refuse(e)
 		return
@@ -200,6 +195,16 @@ func (b *Broker) pullSubscription(h *codec.PullMessageRequestHeader) (expType, e
 		return "", "", &Error{Code: codec.SubscriptionNotExist, Remark: "the consumer's subscription not exist"}
 	}
 	return sub.ExpressionType, sub.SubString, nil
+}
+
+// pullFilter is the filter of pullSubscription's expression (nil: every
+// message), or the refusal of either step. Memory only.
+func (b *Broker) pullFilter(h *codec.PullMessageRequestHeader) (*longpoll.Filter, *Error) {
+	expType, exp, e := b.pullSubscription(h)
+	if e != nil {
+		return nil, e
+	}
+	return b.ParseFilter(expType, exp)
 }
 
 // commitPullOffset stores a consumer's committed offset without waiting

@@ -108,32 +108,35 @@ func (j *pullJob) run() {
 }
 
 // rerun submits the pull to the reader pool again; SYSTEM_BUSY when the
-// pool is full. A PULL that filters with the group's registered
-// subscription (no sysFlag 0x4) takes the one registered now, as a Java
-// broker runs a woken PULL through PullMessageProcessor again: a consumer
-// that changed its selector while its PULLs were parked was otherwise
-// served messages only the old selector matched (one per queue with
-// rocketmq-client 5.5.0, found side by side with 5.5.1). If the group no
-// longer subscribes the topic, the answer is that refusal. Any goroutine.
+// pool is full. Any goroutine (a wake-up runs it on the writer's): the
+// work is done by rerunFresh on the reader.
 func (j *pullJob) rerun() {
-	next := j
-	if h := &j.r.PullMessageRequestHeader; h.SysFlag&codec.PullSysFlagSubscription == 0 {
-		expType, exp, e := j.b.pullSubscription(h)
-		var f *longpoll.Filter
-		if e == nil {
-			f, e = j.b.ParseFilter(expType, exp)
-		}
-		if e != nil {
-			j.done(PullResult{}, e)
-			return
-		}
-		fresh := *j
-		fresh.filter = f
-		next = &fresh
-	}
-	if !j.b.ResubmitRead(next.run) {
+	if !j.b.ResubmitRead(j.rerunFresh) {
 		j.done(PullResult{}, errBusy)
 	}
+}
+
+// rerunFresh runs the pull again. A PULL that filters with the group's
+// registered subscription (no sysFlag 0x4) takes the one registered now,
+// as a Java broker runs a woken PULL through PullMessageProcessor again:
+// a consumer that changed its selector while its PULLs were parked was
+// otherwise served messages only the old selector matched (one per queue
+// with rocketmq-client 5.5.0, found side by side with 5.5.1). If the group
+// no longer subscribes the topic, the answer is that refusal. Reader
+// goroutine.
+func (j *pullJob) rerunFresh() {
+	if j.r.SysFlag&codec.PullSysFlagSubscription != 0 {
+		j.run()
+		return
+	}
+	f, e := j.b.pullFilter(&j.r.PullMessageRequestHeader)
+	if e != nil {
+		j.done(PullResult{}, e)
+		return
+	}
+	fresh := *j
+	fresh.filter = f
+	fresh.run()
 }
 
 // park suspends the pull; false when it must be answered now. Reader

@@ -18,6 +18,23 @@ func pullReq(group, topic string, queueID int32, offset int64) broker.PullReques
 	return r
 }
 
+// pullAnswer is the answer of a PULL started by pullParked.
+type pullAnswer struct {
+	r   broker.PullResult
+	err error
+}
+
+// pullParked runs r (a suspendable PULL that parks) through the core and
+// returns once it parked; its answer arrives on the channel.
+func pullParked(f *brokertest.Fixture, r broker.PullRequest) <-chan pullAnswer {
+	parked := make(chan struct{}, 4)
+	r.OnPark = func() { parked <- struct{}{} }
+	got := make(chan pullAnswer, 2)
+	f.Broker.Pull(r, func(res broker.PullResult, err error) { got <- pullAnswer{res, err} })
+	<-parked
+	return got
+}
+
 // pull runs r through the core and waits for its answer.
 func pull(t *testing.T, f *brokertest.Fixture, r broker.PullRequest) (broker.PullResult, error) {
 	t.Helper()
@@ -121,18 +138,10 @@ func TestCorePullLongPollWokenByAppend(t *testing.T) {
 	f := brokertest.Start(t, nil, nil)
 	createTopic(t, f, "TopicW", 1)
 	appendBodies(t, f, "TopicW", 0, "old")
-	parked := make(chan struct{}, 4)
 	r := pullReq("GroupW", "TopicW", 0, 1)
 	r.SysFlag |= codec.PullSysFlagSuspend
 	r.SuspendTimeoutMillis, r.ConnID = 20_000, 9
-	r.OnPark = func() { parked <- struct{}{} }
-	type answer struct {
-		r   broker.PullResult
-		err error
-	}
-	got := make(chan answer, 2)
-	f.Broker.Pull(r, func(res broker.PullResult, err error) { got <- answer{res, err} })
-	<-parked
+	got := pullParked(f, r)
 	appendBodies(t, f, "TopicW", 0, "new")
 	a := <-got
 	wantPull(t, a.r, a.err, codec.Success, "FOUND", 2, 0, 2)

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/popshim/popshim/broker"
 	"github.com/popshim/popshim/broker/brokertest"
 	"github.com/popshim/popshim/broker/clients"
 	"github.com/popshim/popshim/codec"
@@ -26,18 +25,10 @@ func TestCorePullWokenTakesNewSubscription(t *testing.T) {
 			clients.ClientChannel{ClientID: "127.0.0.1@w", ConnID: 1})
 	}
 	register("a < 5")
-	parked := make(chan struct{}, 4)
 	r := pullReq("GroupW", "TopicW", 0, 0)
 	r.SysFlag = codec.PullSysFlagSuspend
 	r.SuspendTimeoutMillis = 30_000
-	r.OnPark = func() { parked <- struct{}{} }
-	type answer struct {
-		r   broker.PullResult
-		err error
-	}
-	got := make(chan answer, 1)
-	f.Broker.Pull(r, func(res broker.PullResult, err error) { got <- answer{res, err} })
-	<-parked
+	got := pullParked(f, r)
 	register("a >= 5")
 	appendProps(t, f, "TopicW", 0, pmsg("old-only", "a", "0"))
 	a := <-got

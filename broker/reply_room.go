@@ -32,9 +32,6 @@ const replyRoomRetry = 100 * time.Millisecond
 // writer took 400 connections to 243 MiB against a 128 MiB bound); 0 when
 // there is no room. Any goroutine.
 func (s *Service) replyBytes(limit int) int {
-	if s.Settings.ReplyRoom == nil {
-		return limit
-	}
 	room := s.ReplyRoomLeft()
 	if room <= 0 {
 		return 0
@@ -58,7 +55,7 @@ func (s *Service) ReplyRoomLeft() int64 {
 // HoldReply adds n bytes (negative: releases them) to the answers an
 // adapter other than remoting holds for a client that has not taken them
 // yet: the gRPC endpoint's ReceiveMessage messages from their conversion
-// until their stream write returns (grpcserver/receive_room.go). They
+// until their delivery ends (grpcserver/receive_room.go). They
 // count against the same bound as remoting's held replies, so reads wait
 // while a v5 client's streams are not read (100 unread streams of one
 // connection held 4 GiB before, 2026-12-07). Any goroutine.

@@ -291,18 +291,10 @@ func TestCorePullSQL92(t *testing.T) {
 func TestCorePullSQL92LongPoll(t *testing.T) {
 	f := brokertest.Start(t, nil, nil)
 	createTopic(t, f, "TopicQ", 1)
-	parked := make(chan struct{}, 4)
 	r := sqlPullReq("GroupQ", "TopicQ", "v STARTSWITH 'ok'", 0)
 	r.SysFlag |= codec.PullSysFlagSuspend
 	r.SuspendTimeoutMillis = 30_000
-	r.OnPark = func() { parked <- struct{}{} }
-	type answer struct {
-		r   broker.PullResult
-		err error
-	}
-	got := make(chan answer, 1)
-	f.Broker.Pull(r, func(res broker.PullResult, err error) { got <- answer{res, err} })
-	<-parked
+	got := pullParked(f, r)
 	appendProps(t, f, "TopicQ", 0, pmsg("hit", "v", "ok-1"))
 	a := <-got
 	wantPull(t, a.r, a.err, codec.Success, "FOUND", 1, 0, 1)

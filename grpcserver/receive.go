@@ -160,7 +160,6 @@ func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, auto
 	if len(msgs) == 0 {
 		return rw.finish(StatusOf(OpReceive, codec.PollingTimeout, ""))
 	}
-	res.Records = nil // converted: only msgs are held from here (receive_room.go)
 	if autoRenew {
 		s.leases.track(clientID, group, topic, msgs)
 	}

@@ -51,11 +51,9 @@ func (b *Broker) submitLargeRead(c remoting.Conn, req *codec.Command, job func()
 // with the reply-bound check above. Event-loop goroutine, as h.
 func (b *Broker) largeReply(h remoting.HandlerFunc) remoting.HandlerFunc {
 	return func(c remoting.Conn, req *codec.Command) {
-		if b.Svc != nil {
-			if left := b.Svc.ReplyRoomLeft(); left <= 0 {
-				reply.Code(c, req, codec.SystemBusy, replyBoundRemark(left))
-				return
-			}
+		if left := b.Svc.ReplyRoomLeft(); left <= 0 {
+			reply.Code(c, req, codec.SystemBusy, replyBoundRemark(left))
+			return
 		}
 		h(c, req)
 	}

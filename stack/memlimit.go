@@ -147,8 +147,6 @@ func (st *Stack) heldFrameBytes() int64 {
 	if st.grpc != nil {
 		n += st.grpc.srv.HeldSendBytes()
 	}
-	if st.Broker != nil && st.Broker.Svc != nil {
-		n += st.Broker.Svc.HeldReplyBytes() // gRPC ReceiveMessage messages not yet taken
-	}
+	n += st.Broker.Svc.HeldReplyBytes() // gRPC ReceiveMessage messages not yet taken
 	return n
 }
