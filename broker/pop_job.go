@@ -26,7 +26,11 @@ type PopJob struct {
 	deadlineMillis int64 // end of the long poll, broker clock
 	// maxBytes bounds this run's reply body: Settings.MaxPopBytes capped
 	// by the reply room (reply_room.go). Set by Run.
-	maxBytes  int
+	maxBytes int
+	// room is the reply room this run holds (reserveReply): maxBytes
+	// during its read, then its answer's bytes until the answer is given
+	// or the op takes them. Reader goroutine.
+	room      int64
 	keys      []longpoll.Key // what wakes it: the topic and its pop retry topics
 	seqStripe int            // popSeq stripe of (group, topic)
 	// taker stands for this request in the registry's takerTable from its
@@ -161,21 +165,25 @@ func (j *PopJob) Run() {
 	}()
 	j.StartTaking()
 	s.Polls.CountPopRun()
-	if j.maxBytes = s.replyBytes(s.Settings.MaxPopBytes); j.maxBytes == 0 {
+	if j.maxBytes = s.reserveReply(s.Settings.MaxPopBytes); j.maxBytes == 0 {
 		// Clients hold the reply bound: read nothing until they read.
 		if j.h.PollTime <= 0 || !s.retryForRoom(j.h.ConnID, j.deadlineMillis, j.rerun, j.EndTaking) {
 			j.fail(errPollingTimeout)
 		}
 		return
 	}
+	j.room = int64(j.maxBytes)
 	seen := s.Polls.Snapshot(j.keys)
 	j.collect(o)
+	j.keepRoom(int64(len(o.body)))
 	if o.contended {
+		j.keepRoom(0)
 		j.release(o)
 		j.orderSpin(o, seen)
 		return
 	}
 	if len(o.cks) == 0 && len(o.commits) == 0 {
+		j.keepRoom(0)
 		j.release(o)
 		j.finishEmpty(o, seen)
 		return
@@ -186,8 +194,10 @@ func (j *PopJob) Run() {
 			(*hook)()
 		}
 	}
-	pending := int64(len(o.body)) // the answer's room, until Done
-	s.replyPending.Add(pending)
+	// The answer's room belongs to the op from here: Done gives it back
+	// once the answer is counted where it goes.
+	pending := j.room
+	j.room = 0
 	op := &batch.Op{
 		Lane:  batch.LaneForeground,
 		Bytes: 64*len(o.cks) + 32*len(o.commits),
@@ -212,9 +222,14 @@ func (j *PopJob) Run() {
 			return j.putLeases(tx, o)
 		},
 		Done: func(err error) {
-			s.replyPending.Add(-pending)
+			// The room goes back after the answer is given, so the
+			// adapter counts it (remoting's held replies, HoldReply)
+			// before others may take it.
+			defer func() { s.releaseReply(pending) }()
 			j.release(o)
 			if errors.Is(err, errLeaseMoved) {
+				s.releaseReply(pending)
+				pending = 0
 				j.rerun() // an ACK or CHANGE moved a lease since the read
 				return
 			}
@@ -239,7 +254,7 @@ func (j *PopJob) Run() {
 	// From here Done (completer goroutine) may release o.held at any time.
 	owned = false
 	if err := s.Writer.Submit(op); err != nil {
-		s.replyPending.Add(-pending)
+		s.releaseReply(pending)
 		j.release(o)
 		j.fail(SubmitError("pop", err))
 	}
@@ -254,9 +269,17 @@ func (j *PopJob) recover(v any, o *popOutcome, owned bool) {
 	j.s.Log.Error().Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
 		Str("group", j.h.ConsumerGroup).Str("topic", j.h.Topic).Msg("pop: job panicked; queue locks released, answered SYSTEM_ERROR")
 	if owned {
+		j.keepRoom(0)
 		j.release(o)
 	}
 	j.fail(Errorf(codec.SystemError, "pop failed: internal error: %v", v))
+}
+
+// keepRoom keeps n bytes of the reply room this run holds and gives back
+// the rest. Reader goroutine.
+func (j *PopJob) keepRoom(n int64) {
+	j.s.releaseReply(j.room - n)
+	j.room = n
 }
 
 // collect reads every source queue in RocketMQ's order into o: the

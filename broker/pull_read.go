@@ -38,7 +38,9 @@ func (j *pullJob) run() {
 		found int
 	)
 	// The reply room the answer may take (reply_room.go); 0: none now.
-	limit := b.Svc.replyBytes(min(b.Settings.MaxPopBytes, MaxPullBytes))
+	// Given back once the answer is given (the listener counts it then).
+	limit := b.Svc.reserveReply(min(b.Settings.MaxPopBytes, MaxPullBytes))
+	defer b.Svc.releaseReply(int64(limit))
 	switch {
 	case maxOff == 0:
 		code, next = codec.PullNotFound, 0

@@ -17,26 +17,40 @@ import (
 // every consumer that stops reading. When its connection closes meanwhile
 // it stops at once, unanswered and having read nothing (retryForRoom).
 // While there is room, a read takes at most that room (and at least one
-// message), and a POP's answer counts from its read until its checkpoint
-// is written, when the listener counts it; so the reader pool adds at
-// most Readers × MaxPopBytes past the bound.
+// message), and the room it took counts from before its read until its
+// answer is counted where it goes (after a POP's checkpoint write); so
+// the reader pool adds at most one message per reader past the bound.
 
 // replyRoomRetry is how long a read that found no reply room waits before
 // it looks again.
 const replyRoomRetry = 100 * time.Millisecond
 
-// replyBytes returns how many bytes of messages a read may put in its
-// reply now: limit, capped by Settings.ReplyRoom less the POP answers
-// waiting for their checkpoint write (Service.replyPending, which the room
-// does not see yet: without them, POPs read while earlier ones were in the
-// writer took 400 connections to 243 MiB against a 128 MiB bound); 0 when
-// there is no room. Any goroutine.
-func (s *Service) replyBytes(limit int) int {
+// reserveReply takes up to limit bytes of reply room for one read and
+// returns how many it took: limit, capped by ReplyRoomLeft; 0 when there
+// is no room. The taken bytes count in Service.replyPending until the
+// caller gives them back (releaseReply), which it does once the answer is
+// counted where it goes: the remoting listener's held replies, or an
+// adapter's HoldReply. Look and take happen under roomMu: when every
+// reader looked first and took later, four readers each took the whole
+// room and 4 gRPC connections × 25 unread streams held 239 MiB against a
+// 128 MiB bound (2026-12-07). Any goroutine.
+func (s *Service) reserveReply(limit int) int {
+	s.roomMu.Lock()
+	defer s.roomMu.Unlock()
 	room := s.ReplyRoomLeft()
 	if room <= 0 {
 		return 0
 	}
-	return int(min(int64(limit), room))
+	n := min(int64(limit), room)
+	s.replyPending.Add(n)
+	return int(n)
+}
+
+// releaseReply gives back n bytes taken by reserveReply. Any goroutine.
+func (s *Service) releaseReply(n int64) {
+	if n != 0 {
+		s.replyPending.Add(-n)
+	}
 }
 
 // ReplyRoomLeft returns how many more bytes of answers may be held for

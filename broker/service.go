@@ -47,10 +47,11 @@ type Service struct {
 
 	locks   queueLocks
 	readers *readerPool
-	// replyPending counts the bytes of POP answers read and waiting for
-	// their checkpoint write (reply_room.go): the reply room they will
-	// take. Reader goroutines add, the op's Done subtracts.
+	// replyPending counts the reply room reads have taken (reserveReply,
+	// reply_room.go) and not yet handed to where their answers go.
+	// Readers add under roomMu, releaseReply subtracts.
 	replyPending atomic.Int64
+	roomMu       sync.Mutex
 	// replyOut counts the bytes of answers other adapters hold for their
 	// clients (HoldReply, reply_room.go).
 	replyOut atomic.Int64

@@ -107,24 +107,26 @@ func (s *service) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messag
 // ok is false when the call was abandoned first: the parked POP is
 // released (ConnClosed of the stream's id) and whatever a POP already
 // running delivers later is made visible again.
-func (s *service) pop(ctx context.Context, pr broker.PopRequest) (broker.PopResult, error, bool) {
+func (s *service) pop(ctx context.Context, pr broker.PopRequest) (popped, error, bool) {
 	var (
 		mu   sync.Mutex
 		gone bool
 	)
-	ch := make(chan outcome[broker.PopResult], 1)
+	ch := make(chan outcome[popped], 1)
 	group, topic := pr.ConsumerGroup, pr.Topic
 	s.core.Pop(pr, func(r broker.PopResult, err error) {
 		mu.Lock()
-		abandoned := gone
-		mu.Unlock()
-		if abandoned {
+		defer mu.Unlock() // the send too: pop must not give up between them
+		if gone {
 			if err == nil {
 				s.releasePopped(group, topic, r.Records)
 			}
 			return
 		}
-		ch <- outcome[broker.PopResult]{r, err}
+		// Counted before the core gives the read's reply room back.
+		p := popped{PopResult: r, held: poppedBytes(r.Records)}
+		s.holdBytes(p.held)
+		ch <- outcome[popped]{p, err}
 	})
 	select {
 	case o := <-ch:
@@ -143,12 +145,19 @@ func (s *service) pop(ctx context.Context, pr broker.PopRequest) (broker.PopResu
 	mu.Unlock()
 	s.abandoned.Add(1)
 	s.core.ConnClosed(pr.ConnID)
-	return broker.PopResult{}, nil, false
+	return popped{}, nil, false
+}
+
+// popped is a POP's answer to a ReceiveMessage call and the bytes its
+// callback counted as held for it (poppedBytes), which deliver takes over.
+type popped struct {
+	broker.PopResult
+	held int64
 }
 
 // deliver converts and writes the messages of a successful POP. Messages
 // not written are made visible again.
-func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, autoRenew bool, res broker.PopResult) error {
+func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, autoRenew bool, res popped) error {
 	counts := orderCounts(res.OrderCountInfo)
 	opt := DeliveryOptions{Now: nowOf(s.core), MaxInflatedBytes: s.receive.MaxInflatedBytes}
 	msgs := make([]*v2.Message, 0, len(res.Records))
@@ -158,12 +167,13 @@ func (s *service) deliver(rw *receiveWriter, clientID, group, topic string, auto
 		msgs = append(msgs, ReceivedMessageOf(&r.Msg, r.ExtraInfo, opt))
 	}
 	if len(msgs) == 0 {
+		s.holdBytes(-res.held)
 		return rw.finish(StatusOf(OpReceive, codec.PollingTimeout, ""))
 	}
 	if autoRenew {
 		s.leases.track(clientID, group, topic, msgs)
 	}
-	hold := s.holdReplies(connOf(rw.stream.Context()), msgs)
+	hold := s.holdReplies(connOf(rw.stream.Context()), msgs, res.held)
 	defer hold.end()
 	if err := rw.send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Status{Status: StatusOK()}}); err != nil {
 		s.releaseMessages(clientID, group, topic, msgs)

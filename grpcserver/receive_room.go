@@ -5,6 +5,8 @@ import (
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/popshim/popshim/broker"
 )
 
 // Messages of a ReceiveMessage stream that the client does not read.
@@ -58,9 +60,26 @@ type replyHold struct {
 	ended bool        // REQUIRES: mu held
 }
 
+// poppedBytes is what a POP's records are held as from the moment the
+// core answers (pop's callback, on the goroutine that answers) until
+// their conversion: their bodies plus the largest once more. Counting
+// them there, before the core gives back the room the read took
+// (broker/reply_room.go), leaves no moment in which another read sees
+// the room free.
+func poppedBytes(recs []broker.PoppedRecord) int64 {
+	var n, largest int64
+	for i := range recs {
+		b := int64(len(recs[i].Msg.Body))
+		n += b
+		largest = max(largest, b)
+	}
+	return n + largest
+}
+
 // holdReplies counts msgs as held for the stream of conn (nil: a handler
-// called without a connection, no watch).
-func (s *service) holdReplies(conn *connInfo, msgs []*v2.Message) *replyHold {
+// called without a connection, no watch), taking over pre bytes already
+// counted for them (poppedBytes).
+func (s *service) holdReplies(conn *connInfo, msgs []*v2.Message, pre int64) *replyHold {
 	h := &replyHold{s: s, conn: conn}
 	var largest int64
 	for _, m := range msgs {
@@ -69,7 +88,7 @@ func (s *service) holdReplies(conn *connInfo, msgs []*v2.Message) *replyHold {
 		largest = max(largest, n)
 	}
 	h.held += largest
-	s.holdBytes(h.held)
+	s.holdBytes(h.held - pre)
 	if conn != nil && conn.closeConn != nil {
 		h.timer = time.AfterFunc(stuckSendGrace, h.fire)
 	}
