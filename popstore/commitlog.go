@@ -306,45 +306,6 @@ func (c *commitLog) from(phys int64) []byte {
 	return g.data[phys-g.start:]
 }
 
-// read appends the n bytes at phys to dst. errGone when no segment holds
-// them. Any goroutine.
-func (c *commitLog) read(dst []byte, phys int64, n int) ([]byte, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	b := c.at(phys, n)
-	if b == nil {
-		return dst, errGone
-	}
-	return append(dst, b...), nil
-}
-
-// resolve replaces each reference among recs[first:] by a copy, appended
-// to dst (which must have room for all of them: the slices point into it),
-// of what it names, and removes from recs those errGone would answer. One
-// shared lock for the whole set. Any goroutine.
-func (c *commitLog) resolve(dst []byte, recs [][]byte, first int) ([]byte, [][]byte) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	kept := first
-	for _, v := range recs[first:] {
-		phys, n, ok := isRef(v)
-		if !ok {
-			recs[kept] = v
-			kept++
-			continue
-		}
-		b := c.at(phys, n)
-		if b == nil {
-			continue // removed by retention while the read ran
-		}
-		at := len(dst)
-		dst = append(dst, b...)
-		recs[kept] = dst[at:len(dst):len(dst)]
-		kept++
-	}
-	return dst, recs[:kept]
-}
-
 func (g *segment) unmap() {
 	_ = unix.Munmap(g.data)
 	g.data = nil

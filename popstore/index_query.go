@@ -198,51 +198,37 @@ func recordOfTopic(key, rec []byte, topic string) bool {
 }
 
 // commitLogRecord returns a copy of the record the commit log holds at
-// phys if it is a stored message, of topic unless topic is "": it decodes
-// in place (no copy, whatever its TOTALSIZE says) within the segment and
-// below the committed end, its PHYSICALOFFSET is phys, and its message key
-// still references phys with its size. Only then is it copied. A hole, an
-// offset inside a record, bytes of a batch whose RocksDB write failed and
-// a removed message answer ErrNotFound. REQUIRES: readGuard held.
+// phys if it is a stored message, of topic unless topic is "": read below
+// the committed end (commitLog.recordAt, which reads no more than a
+// header unless it carries PHYSICALOFFSET phys), it decodes whole, and
+// its message key still references phys with its size. A hole, an offset
+// inside a record, bytes of a batch whose RocksDB write failed and a
+// removed message answer ErrNotFound; a failed read its error.
+// REQUIRES: readGuard held.
 func (s *Store) commitLogRecord(topic string, phys int64) ([]byte, error) {
 	end := s.committedPhys.Load()
 	if phys < 0 || phys >= end || end-phys < recMinLen {
 		return nil, ErrNotFound
 	}
-	mk, n, ok := s.commitLogRecordKey(topic, phys, end)
-	if !ok {
+	rec, err := s.clog.recordAt(phys, end)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
 		return nil, ErrNotFound
 	}
-	v, err := s.getCF(s.cfMessages(), mk)
+	m, n, err := codec.UnsafeDecodeMessage(rec)
+	if err != nil || n != len(rec) || m.PhysicalOffset != phys || (topic != "" && m.Topic != topic) || checkName("topic", m.Topic) != nil {
+		return nil, ErrNotFound
+	}
+	v, err := s.getCF(s.cfMessages(), messageKey(nil, m.Topic, m.QueueID, m.QueueOffset))
 	if err != nil {
 		return nil, err
 	}
 	if p, size, ok := isRef(v); !ok || p != phys || size != n {
 		return nil, ErrNotFound
 	}
-	rec, err := s.clog.read(make([]byte, 0, n), phys, n)
-	if err != nil {
-		return nil, ErrNotFound
-	}
 	return rec, nil
-}
-
-// commitLogRecordKey decodes the record at phys in the commit log's
-// mapping, bytes below end only, and returns its message key and size;
-// ok=false unless it is a well-formed record stamped with phys (of topic
-// unless topic is ""). REQUIRES: readGuard held.
-func (s *Store) commitLogRecordKey(topic string, phys, end int64) (mk []byte, n int, ok bool) {
-	s.clog.mu.RLock()
-	defer s.clog.mu.RUnlock()
-	b := s.clog.from(phys)
-	if int64(len(b)) > end-phys {
-		b = b[:end-phys]
-	}
-	m, n, err := codec.UnsafeDecodeMessage(b)
-	if err != nil || m.PhysicalOffset != phys || (topic != "" && m.Topic != topic) || checkName("topic", m.Topic) != nil {
-		return nil, 0, false
-	}
-	return messageKey(nil, m.Topic, m.QueueID, m.QueueOffset), n, true
 }
 
 // EarliestMessageTime returns the STORETIMESTAMP (Unix ms) of the oldest
