@@ -54,3 +54,28 @@ func TestReserveReplyTakesRoomOnce(t *testing.T) {
 		t.Fatalf("room left %d, want 0", left)
 	}
 }
+
+// An answer built with WithReplyRoom holds its room while it is built,
+// shows in ReadingReplyBytes for the memory limiter, gives the room back
+// after, and is not built at all while the bound is reached.
+func TestWithReplyRoomHoldsWhileBuilding(t *testing.T) {
+	const bound = 1 << 20
+	s := &Service{Settings: &Settings{ReplyRoom: func() int64 { return bound }}}
+	var during, inner int64
+	ran := s.WithReplyRoom(768<<10, func() {
+		during = s.ReadingReplyBytes()
+		inner = int64(s.reserveReply(bound))
+		s.releaseReply(inner)
+	})
+	if !ran || during != 768<<10 || inner != 256<<10 {
+		t.Fatalf("ran %v, held %d while building (want %d), a read beside it took %d (want %d)", ran, during, 768<<10, inner, 256<<10)
+	}
+	if got := s.ReadingReplyBytes(); got != 0 {
+		t.Fatalf("%d bytes still held after the build", got)
+	}
+	n := s.reserveReply(bound)
+	if s.WithReplyRoom(1, func() { t.Fatal("built with no room left") }) {
+		t.Fatal("WithReplyRoom ran with the bound reached")
+	}
+	s.releaseReply(int64(n))
+}

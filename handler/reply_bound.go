@@ -35,15 +35,14 @@ func replyBoundRemark(left int64) string {
 // reader pool, behind the same check made when it runs: requests a
 // connection pipelined all pass the check at dispatch before the first
 // answer is counted (60 VIEW_MESSAGE_BY_ID held 11 MiB against a 1 MiB
-// bound that way), so the reader looks again. False when the pool's queue
+// bound that way), so the reader looks again, and job runs holding reply
+// room (broker.Service.WithReplyRoom). False when the pool's queue
 // is full (the caller answers SYSTEM_BUSY). Event-loop goroutine.
 func (b *Broker) submitLargeRead(c remoting.Conn, req *codec.Command, job func()) bool {
 	return b.SubmitRead(func() {
-		if left := b.Svc.ReplyRoomLeft(); left <= 0 {
-			reply.Code(c, req, codec.SystemBusy, replyBoundRemark(left))
-			return
+		if !b.Svc.WithReplyRoom(b.Settings.MaxPopBytes, job) {
+			reply.Code(c, req, codec.SystemBusy, replyBoundRemark(b.Svc.ReplyRoomLeft()))
 		}
-		job()
 	})
 }
 

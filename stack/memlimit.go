@@ -15,8 +15,12 @@ const (
 	memoryLimitWindow = 20
 )
 
-// liveHeapMetric is the runtime's live heap after the last GC, bytes.
-const liveHeapMetric = "/gc/heap/live:bytes"
+// liveHeapMetric is the runtime's live heap after the last GC, bytes, and
+// gcCyclesMetric the number of GC cycles completed.
+const (
+	liveHeapMetric = "/gc/heap/live:bytes"
+	gcCyclesMetric = "/gc/cycles/total:gc-cycles"
+)
 
 // memoryLimiter keeps the Go runtime's soft memory limit, when
 // --memory-limit is left at 0, at
@@ -53,6 +57,8 @@ type memoryLimiter struct {
 	others  [memoryLimitWindow]int64 // live − held of the last samples, bytes
 	n       int                      // samples taken
 	set     int64                    // the limit last applied, bytes
+	cycles  uint64                   // GC cycles at the last sample
+	heldGC  int64                    // held at the first sample after the last GC, bytes
 }
 
 // gcPercent returns the GC target in force (GOGC or --gc-percent),
@@ -78,7 +84,7 @@ func newMemoryLimiter(base, ceiling int64, gcPercent int, held func() int64) *me
 	}
 	return &memoryLimiter{
 		base: base, ceiling: max(base, ceiling), growth: 1 + float64(gcPercent)/100, held: held,
-		sample: []metrics.Sample{{Name: liveHeapMetric}},
+		sample: []metrics.Sample{{Name: liveHeapMetric}, {Name: gcCyclesMetric}},
 	}
 }
 
@@ -94,15 +100,33 @@ func (m *memoryLimiter) limitFor(live, held int64) int64 {
 	return min(m.ceiling, max(m.base, int64(float64(least)*m.growth)))
 }
 
+// limitAt pairs the live heap of GC cycle cycles with the held frames
+// sampled first after that cycle (m.held), and returns limitFor of them.
+// live changes only at a GC, held at any time: pairing a live heap
+// measured while a flood's frames were held with held frames sampled
+// after they went counted the flood as broker state, and 10 s after 1,000
+// GET_ALL_TOPIC_CONFIG the limit rose from 320 to 856 MiB with no GC
+// between (2026-12-07).
+func (m *memoryLimiter) limitAt(cycles uint64, live int64) int64 {
+	if m.n == 0 || cycles != m.cycles {
+		m.cycles, m.heldGC = cycles, m.held()
+	}
+	return m.limitFor(live, m.heldGC)
+}
+
 // update reads the live heap and applies the limit when it moved by more
 // than 1 MiB; it returns the limit in force.
 func (m *memoryLimiter) update() int64 {
 	metrics.Read(m.sample)
 	var live int64
+	var cycles uint64
 	if m.sample[0].Value.Kind() == metrics.KindUint64 {
 		live = int64(m.sample[0].Value.Uint64())
 	}
-	next := m.limitFor(live, m.held())
+	if m.sample[1].Value.Kind() == metrics.KindUint64 {
+		cycles = m.sample[1].Value.Uint64()
+	}
+	next := m.limitAt(cycles, live)
 	if d := next - m.set; d > 1<<20 || d < -(1<<20) {
 		debug.SetMemoryLimit(next)
 		m.set = next
@@ -138,7 +162,11 @@ func (m *memoryLimiter) run(ctx context.Context, done chan<- struct{}) {
 // outbound buffers for clients that do not read them count too
 // (remoting.Server.HeldReplyBytes, bounded by --reply-max-bytes): 400
 // connections that each POPped 15 MiB and read nothing raised the limit
-// with them (peak RSS 714 MiB with the bound, 2026-12-07). Any goroutine.
+// with them (peak RSS 714 MiB with the bound, 2026-12-07). So does the
+// reply room reads hold while they read or build an answer
+// (broker.Service.ReadingReplyBytes): answers to 1,000 pipelined
+// GET_ALL_TOPIC_CONFIG built four at a time raised the limit to 662 MiB.
+// Any goroutine.
 func (st *Stack) heldFrameBytes() int64 {
 	n := st.broker.HeldReadBytes() + st.broker.HeldReplyBytes() + st.Writer.QueuedBytes()
 	if st.namesrv != nil {
@@ -148,5 +176,6 @@ func (st *Stack) heldFrameBytes() int64 {
 		n += st.grpc.srv.HeldSendBytes()
 	}
 	n += st.Broker.Svc.HeldReplyBytes() // gRPC ReceiveMessage messages not yet taken
+	n += st.Broker.Svc.ReadingReplyBytes()
 	return n
 }

@@ -39,6 +39,25 @@ func TestMemoryLimiterFollowsLiveHeapButNotFrames(t *testing.T) {
 }
 
 // run applies the limit to the runtime at once and stops with its context.
+// Held frames are sampled once per GC cycle, with the live heap that
+// cycle measured: frames that go after a GC do not turn that GC's live
+// heap into broker state until the next GC measures it again.
+func TestMemoryLimiterPairsHeldWithItsGC(t *testing.T) {
+	const mib = 1 << 20
+	held := int64(150 * mib)
+	m := newMemoryLimiter(320*mib, 2000*mib, 400, func() int64 { return held })
+	require.Equal(t, int64(320*mib), m.limitAt(7, 200*mib), "50 MiB other × 5 is under the base")
+	held = 20 * mib // the flood's frames are gone; no GC since
+	for range 2 * memoryLimitWindow {
+		require.Equal(t, int64(320*mib), m.limitAt(7, 200*mib), "the same GC's live heap against later frames")
+	}
+	require.Equal(t, int64(320*mib), m.limitAt(8, 60*mib), "the next GC measures the heap without them")
+	for range memoryLimitWindow {
+		m.limitAt(9, 180*mib)
+	}
+	require.Equal(t, int64(800*mib), m.limitAt(9, 180*mib), "160 MiB of state measured at a GC × 5")
+}
+
 func TestMemoryLimiterAppliesAndStops(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(prev)
