@@ -194,10 +194,9 @@ func (j *PopJob) Run() {
 			(*hook)()
 		}
 	}
-	// The answer's room belongs to the op from here: Done gives it back
-	// once the answer is counted where it goes.
+	// The answer's room belongs to the op once submitted: Done gives it
+	// back after the answer is counted where it goes.
 	pending := j.room
-	j.room = 0
 	op := &batch.Op{
 		Lane:  batch.LaneForeground,
 		Bytes: 64*len(o.cks) + 32*len(o.commits),
@@ -251,8 +250,9 @@ func (j *PopJob) Run() {
 			j.finishEmpty(o, seen)
 		},
 	}
-	// From here Done (completer goroutine) may release o.held at any time.
-	owned = false
+	// From here Done (completer goroutine) may release o.held and the
+	// room at any time.
+	owned, j.room = false, 0
 	if err := s.Writer.Submit(op); err != nil {
 		s.releaseReply(pending)
 		j.release(o)

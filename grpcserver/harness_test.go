@@ -41,6 +41,15 @@ func newFixture(t *testing.T, tune func(*conf.Config), edit func(*Config)) *fixt
 		tune(ccfg)
 	}
 	core := brokertest.Start(t, ccfg, nil)
+	// Runs after the server stopped (cleanups run last-in first-out): every
+	// delivery and read has given back what it held against the reply bound.
+	t.Cleanup(func() {
+		svc := core.Broker.Svc
+		waitFor(100, func() bool { return svc.HeldReplyBytes() == 0 && svc.ReadingReplyBytes() == 0 })
+		if h, r := svc.HeldReplyBytes(), svc.ReadingReplyBytes(); h != 0 || r != 0 {
+			t.Errorf("after the server stopped: %d bytes of gRPC deliveries and %d of reads still count against the reply bound", h, r)
+		}
+	})
 	cfg := DefaultConfig()
 	cfg.Core = core.Broker
 	cfg.Receive.MinLongPolling = 0 // a receive asking for no long poll answers at once

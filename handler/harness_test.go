@@ -105,6 +105,15 @@ func (h *harness) stop() {
 	if h.st == nil {
 		return
 	}
+	// Every read gives its reply room back once answered: room still taken
+	// after the reads settle would shrink every later read's answers.
+	svc := h.st.Broker.Svc
+	for i := 0; i < 100 && svc.ReadingReplyBytes() != 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := svc.ReadingReplyBytes(); n != 0 {
+		h.t.Errorf("%d bytes of reply room still taken at the stack's stop", n)
+	}
 	stacktest.Stop(h.t, h.st)
 	h.st = nil
 }

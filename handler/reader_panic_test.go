@@ -15,7 +15,8 @@ import (
 
 // TestPOP_PanicInJobReleasesLocks injects a panic (test hook) into a POP
 // that holds the locks of two queues: the client gets SYSTEM_ERROR, no lock
-// stays held, the offsets did not move, and the next POP gets every message.
+// stays held, nor the reply room its read took, the offsets did not move,
+// and the next POP gets every message.
 func TestPOP_PanicInJobReleasesLocks(t *testing.T) {
 	h := startHarness(t, nil)
 	h.createTopic("T", 2)
@@ -37,6 +38,7 @@ func TestPOP_PanicInJobReleasesLocks(t *testing.T) {
 	require.Contains(t, r.Remark, "internal error")
 	require.True(t, fired.Load())
 	require.Zero(t, h.b().Svc.HeldLocks(), "a queue stayed locked after the panic")
+	require.Zero(t, h.b().Svc.ReadingReplyBytes(), "the read's reply room stayed taken after the panic")
 	require.EqualValues(t, -1, committedOffset(h, "G", "T", 0))
 	require.EqualValues(t, -1, committedOffset(h, "G", "T", 1))
 
@@ -46,4 +48,5 @@ func TestPOP_PanicInJobReleasesLocks(t *testing.T) {
 		require.Equal(t, codec.Success, ack(t, c, "G", "T", m))
 	}
 	require.Zero(t, h.b().Svc.HeldLocks())
+	require.Zero(t, h.b().Svc.ReadingReplyBytes())
 }
