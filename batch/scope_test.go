@@ -94,7 +94,8 @@ func TestCompletionScopeBracketsBatches(t *testing.T) {
 // The retention loop unmaps the commit-log pages that reads mapped every
 // MappedReleaseInterval (here 20 ms), between retention passes (here an
 // hour apart) and with retention off: a store whose 4 MiB of records were
-// read has them mapped, then not.
+// read has them mapped, then not. The records are 16 KiB: from 32 KiB reads
+// use pread and map nothing.
 func TestRetentionLoopReleasesMappedPages(t *testing.T) {
 	for _, every := range []time.Duration{time.Hour, -1} {
 		t.Run(fmt.Sprintf("retention=%v", every), func(t *testing.T) { testReleasesMappedPages(t, every) })
@@ -107,13 +108,14 @@ func testReleasesMappedPages(t *testing.T, retentionEvery time.Duration) {
 	require.NoError(t, err)
 	defer store.Close()
 	tx := store.Begin()
-	for i := 0; i < 64; i++ { // one 4 MiB batch: the commit log
-		_, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, make([]byte, 64<<10)))
+	const n = 256
+	for i := 0; i < n; i++ { // one 4 MiB batch: the commit log
+		_, _, err := tx.AppendMessage("T", 0, popstoretest.Record("T", 0, 1000, make([]byte, 16<<10)))
 		require.NoError(t, err)
 	}
 	require.NoError(t, tx.Commit())
 	read := func() {
-		for i := 0; i < 64; i++ {
+		for i := 0; i < n; i++ {
 			recs, _, err := store.ReadMessages("T", 0, int64(i), 1, 1<<20)
 			require.NoError(t, err)
 			require.Len(t, recs, 1)
