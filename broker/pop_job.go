@@ -163,6 +163,10 @@ func (j *PopJob) Run() {
 			j.recover(v, o, owned)
 		}
 	}()
+	if s.Polls.ConnGone(j.h.ConnID) {
+		j.EndTaking() // the client is gone: read nothing, answer nothing
+		return
+	}
 	j.StartTaking()
 	s.Polls.CountPopRun()
 	if j.maxBytes = s.reserveReply(s.Settings.MaxPopBytes); j.maxBytes == 0 {

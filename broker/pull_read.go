@@ -21,6 +21,9 @@ type pullJob struct {
 // empty suspendable read. Reader goroutine.
 func (j *pullJob) run() {
 	b, h := j.b, &j.r.PullMessageRequestHeader
+	if b.Polls.ConnGone(j.r.ConnID) {
+		return // the client is gone: read nothing, answer nothing
+	}
 	seen := b.Polls.Snapshot(j.keys)
 	st := b.Store
 	minOff, maxOff := st.MinOffset(h.Topic, h.QueueID), st.MaxOffset(h.Topic, h.QueueID)

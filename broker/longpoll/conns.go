@@ -23,7 +23,7 @@ const recentClosedConns = 4096
 type connPolls struct {
 	stripes [stripeCount]connStripe
 
-	mu     sync.Mutex          // guards closed, ring, next
+	mu     sync.RWMutex        // guards closed, ring, next
 	closed map[uint64]struct{} // the ids in ring
 	ring   [recentClosedConns]uint64
 	next   int
@@ -70,8 +70,8 @@ func (c *connPolls) remove(p *Poll) {
 }
 
 func (c *connPolls) isClosed(connID uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	_, ok := c.closed[connID]
 	return ok
 }
@@ -119,6 +119,16 @@ func (r *Registry) DropConn(connID uint64) int {
 		}
 	}
 	return n
+}
+
+// ConnGone reports whether connection connID (0: none, false) has closed
+// (DropConn), as far as the last recentClosedConns closes tell. A POP or
+// PULL that waited in the reader pool's queue while its connection closed
+// looks before it reads, so it takes no message for a client that is gone
+// (it used to run once, and its messages stayed invisible until
+// invisibleTime). Any goroutine.
+func (r *Registry) ConnGone(connID uint64) bool {
+	return connID != 0 && r.conns.isClosed(connID)
 }
 
 // Wait holds p for d without registering its Keys and without counting it
