@@ -180,7 +180,9 @@ func requireClient(ctx context.Context) (string, *v2.Status) {
 // stays open until the client ends it or the server stops. Errors, as the
 // proxy: no client id ⇒ a CLIENT_ID_REQUIRED status item, then gRPC
 // INVALID_ARGUMENT; Settings without publishing or subscription, a bad
-// topic or group name ⇒ gRPC INVALID_ARGUMENT.
+// topic or group name ⇒ gRPC INVALID_ARGUMENT; a client id that holds
+// maxTelemetryStreams open already ⇒ gRPC RESOURCE_EXHAUSTED (popshim
+// only: the proxy has no bound).
 func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 	ctx := stream.Context()
 	ts := newTelemetryStream(stream)
@@ -189,6 +191,11 @@ func (s *service) Telemetry(stream v2.MessagingService_TelemetryServer) error {
 		_ = ts.send(&v2.TelemetryCommand{Status: NewStatus(v2.Code_CLIENT_ID_REQUIRED, MetaClientID+" is required")})
 		return status.Error(codes.InvalidArgument, MetaClientID+" is required")
 	}
+	if !s.clients.openTelemetry(id) {
+		s.log.Debug().Str("client", id).Int("open", maxTelemetryStreams).Msg("grpc telemetry stream refused: the client holds the most allowed")
+		return status.Errorf(codes.ResourceExhausted, "client %s holds %d Telemetry streams already", id, maxTelemetryStreams)
+	}
+	defer s.clients.closeTelemetry(id)
 	defer s.callsStreamEnded(ts)
 	defer s.clients.streamEnded(id, ts)
 
