@@ -40,10 +40,6 @@ func (j *pullJob) run() {
 		body  []byte
 		found int
 	)
-	// The reply room the answer may take (reply_room.go); 0: none now.
-	// Given back once the answer is given (the listener counts it then).
-	limit := b.Svc.reserveReply(min(b.Settings.MaxPopBytes, MaxPullBytes))
-	defer b.Svc.releaseReply(int64(limit))
 	switch {
 	case maxOff == 0:
 		code, next = codec.PullNotFound, 0
@@ -56,15 +52,21 @@ func (j *pullJob) run() {
 		code, next = codec.PullNotFound, off
 	case off > maxOff:
 		code, next = codec.PullOffsetMoved, maxOff
-	case limit == 0:
-		// Clients hold the reply bound: read nothing until they read
-		// (reply_room.go); a suspended PULL looks again until its poll ends.
-		if h.SysFlag&codec.PullSysFlagSuspend != 0 && h.SuspendTimeoutMillis > 0 &&
-			b.Svc.retryForRoom(j.r.ConnID, j.deadlineMillis, j.rerun, nil) {
-			return
-		}
-		code, next = codec.PullNotFound, off
 	default:
+		// The reply room the answer may take (reply_room.go), given back
+		// once the answer is given (the listener counts it then).
+		limit := b.Svc.reserveReply(min(b.Settings.MaxPopBytes, MaxPullBytes))
+		defer b.Svc.releaseReply(int64(limit))
+		if limit == 0 {
+			// Clients hold the reply bound: read nothing until they read;
+			// a suspended PULL looks again until its poll ends.
+			if h.SysFlag&codec.PullSysFlagSuspend != 0 && h.SuspendTimeoutMillis > 0 &&
+				b.Svc.retryForRoom(j.r.ConnID, j.deadlineMillis, j.rerun, nil) {
+				return
+			}
+			code, next = codec.PullNotFound, off
+			break
+		}
 		if h.MaxMsgBytes > 0 {
 			limit = min(limit, int(h.MaxMsgBytes))
 		}
