@@ -4,7 +4,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
@@ -75,6 +80,33 @@ abstract class InteropBase {
 
     DefaultMQPushConsumer track(DefaultMQPushConsumer c) {
         shutdowns.add(c::shutdown);
+        return c;
+    }
+
+    /**
+     * A push consumer in PULL mode (client-side rebalance) of {@code group} on {@code topic}, from the first
+     * offset, recording every message into {@code got} as consumed; started when {@code start} (false
+     * leaves starting, and its CHECK_CLIENT_CONFIG, to the caller). The caller tracks it.
+     */
+    DefaultMQPushConsumer pullConsumer(String group, String topic, MessageSelector sel, Received got, boolean start) throws Exception {
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group, wire);
+        c.setNamesrvAddr(shim.namesrvAddr());
+        c.setInstanceName(group + "-" + System.nanoTime());
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.setConsumeThreadMin(4);
+        c.setConsumeThreadMax(4);
+        c.setPullBatchSize(32);
+        c.setAwaitTerminationMillisWhenShutdown(5_000);
+        c.subscribe(topic, sel);
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                got.record(m, ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        if (start) {
+            c.start();
+        }
         return c;
     }
 

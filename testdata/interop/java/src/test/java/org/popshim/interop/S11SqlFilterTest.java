@@ -19,7 +19,6 @@ import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.Test;
 
@@ -133,32 +132,9 @@ class S11SqlFilterTest extends InteropBase {
         }
     }
 
-    /** A started push consumer in PULL mode (client-side rebalance) recording into {@code got}. */
+    /** A started push consumer in PULL mode recording into {@code got} (InteropBase.pullConsumer). */
     private DefaultMQPushConsumer pullConsumer(String group, String topic, MessageSelector sel, Received got) throws Exception {
         return pullConsumer(group, topic, sel, got, true);
-    }
-
-    /** As above; {@code start} false leaves starting (and its CHECK_CLIENT_CONFIG) to the caller. */
-    private DefaultMQPushConsumer pullConsumer(String group, String topic, MessageSelector sel, Received got, boolean start) throws Exception {
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group, wire);
-        c.setNamesrvAddr(shim.namesrvAddr());
-        c.setInstanceName(group + "-" + System.nanoTime());
-        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        c.setConsumeThreadMin(4);
-        c.setConsumeThreadMax(4);
-        c.setPullBatchSize(32);
-        c.setAwaitTerminationMillisWhenShutdown(5_000);
-        c.subscribe(topic, sel);
-        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            for (MessageExt m : msgs) {
-                got.record(m, ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
-            }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
-        if (start) {
-            c.start();
-        }
-        return c;
     }
 
     private void checkReplies(int code, String group, List<Spec> specs, Predicate<Spec> match) {

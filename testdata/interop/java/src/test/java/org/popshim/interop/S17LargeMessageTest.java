@@ -14,13 +14,11 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
-import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
-import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageClientExt;
 import org.apache.rocketmq.common.message.MessageConst;
@@ -151,20 +149,7 @@ class S17LargeMessageTest extends InteropBase {
     void pullConsumerGetsEveryLargeBodyIntact() throws Exception {
         String group = unique("s17_pull");
         Received got = new Received();
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group, wire);
-        c.setNamesrvAddr(shim.namesrvAddr());
-        c.setInstanceName(group + "-" + System.nanoTime());
-        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        c.setConsumeThreadMin(4);
-        c.setConsumeThreadMax(4);
-        c.setPullBatchSize(32);
-        c.setAwaitTerminationMillisWhenShutdown(5_000);
-        c.subscribe(topic, "*");
-        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            msgs.forEach(m -> got.record(m, ConsumeConcurrentlyStatus.CONSUME_SUCCESS));
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
-        track(c).start();
+        track(pullConsumer(group, topic, MessageSelector.byTag("*"), got, true));
         awaitAll("PULL consumer " + group, got);
         assertFalse(wire.of(PULL_MESSAGE, e -> group.equals(e.req("consumerGroup")) && e.responseCode() == SUCCESS).isEmpty(),
             "no successful PULL_MESSAGE for " + group + "\n" + diag());
